@@ -1,0 +1,35 @@
+"""tenpy_ad._core: the compiled heart of the engine.
+
+One extension module built from per-concern include files, so the hot paths inline into
+each other:
+
+* ``counters.pxi``  deterministic counters (nodes interned, probes, visits, ...)
+* ``release.pxi``   iterative release of deep object chains (no C-stack recursion on drop)
+* ``metadata.pxi``  dtype/shape table in typed arrays, indexed by node id
+* ``surface.pxi``   the numpy-like operator surface shared by traced and eager tensors
+* ``keys.pxi``      primitives, interned graph nodes (TracedTensor), fingerprints,
+                    memoised iterative structural equality
+* ``graph_sweep.pxi`` topological order and the forward/reverse sweeps over traced graphs
+* ``execute.pxi``   the Program interpreter loop
+* ``eager.pxi``     eager Tensor, its tape and the reverse sweep behind ``.backward()``
+"""
+cimport cython
+from cpython.ref cimport PyObject
+from cpython.dict cimport PyDict_GetItem
+from libc.stdint cimport int8_t, int64_t, uint8_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memcpy, memset
+
+cdef extern from *:
+    const char* TENPY_AD_SOURCE_HASH
+
+SOURCE_HASH = TENPY_AD_SOURCE_HASH.decode("ascii")
+
+include "counters.pxi"
+include "release.pxi"
+include "metadata.pxi"
+include "surface.pxi"
+include "keys.pxi"
+include "graph_sweep.pxi"
+include "execute.pxi"
+include "eager.pxi"

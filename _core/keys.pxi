@@ -1,0 +1,400 @@
+# Primitives and interned graph nodes.
+#
+# A node is identified by (primitive, static params, output slot, ids of its inputs).  The
+# inputs are interned before the node, so this key is shallow: hashing and comparing it is
+# O(arity), never a walk of the graph.  Building the same structure twice returns the same
+# node object, so key equality is identity.  The table maps keys to node ids and holds
+# nodes weakly: a node that nothing references is freed and leaves the table.
+
+cdef dict _intern_table = {}
+cdef dict _errors = {}
+
+
+def install_errors(dict classes) -> None:
+    """Register the exception classes of tenpy_ad.errors (called once at import)."""
+    _errors.update(classes)
+
+
+# ---------------------------------------------------------------- fingerprints
+
+cdef inline uint64_t _splitmix(uint64_t x) noexcept:
+    x += 0x9E3779B97F4A7C15ULL
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL
+    return x ^ (x >> 31)
+
+
+cdef inline uint64_t _mix(uint64_t h, uint64_t v) noexcept:
+    return _splitmix((h * 0x100000001B3ULL) ^ v)
+
+
+cdef uint64_t _fp_bytes(const unsigned char[:] data) noexcept:
+    """FNV-1a over the bytes, finished with splitmix (process-independent)."""
+    cdef uint64_t h = 0xCBF29CE484222325ULL
+    cdef Py_ssize_t i
+    for i in range(data.shape[0]):
+        h = (h ^ data[i]) * 0x100000001B3ULL
+    return _splitmix(h)
+
+
+cdef uint64_t _fp_double(double x) noexcept:
+    cdef uint64_t bits
+    memcpy(&bits, &x, sizeof(double))
+    return _mix(0x666C6F6174, bits)
+
+
+cdef uint64_t _fp_object(object obj) except? 0:
+    """Deterministic 64-bit hash of a static parameter (not Python's salted ``hash``)."""
+    cdef uint64_t h
+    if obj is None:
+        return 0x4E6F6E65
+    if isinstance(obj, bool):
+        return _mix(0x626F6F6C, <uint64_t>(1 if obj else 0))
+    if isinstance(obj, int):
+        if -(1 << 62) < obj < (1 << 62):
+            return _mix(0x696E74, <uint64_t>(<int64_t>obj))
+        return _mix(0x626967, _fp_bytes(str(obj).encode()))
+    if isinstance(obj, float):
+        return _fp_double(obj)
+    if isinstance(obj, complex):
+        return _mix(_fp_double(obj.real), _fp_double(obj.imag))
+    if isinstance(obj, str):
+        return _mix(0x737472, _fp_bytes((<str>obj).encode("utf-8")))
+    if isinstance(obj, bytes):
+        return _mix(0x6279746573, _fp_bytes(obj))
+    if isinstance(obj, (tuple, list)):
+        h = _mix(0x7475706C65, <uint64_t>len(obj))
+        for item in obj:                # params nest a few levels at most
+            h = _mix(h, _fp_object(item))
+        return h
+    fingerprint = getattr(obj, "fingerprint", None)
+    if fingerprint is not None:
+        return <uint64_t>fingerprint
+    return _mix(0x72657072, _fp_bytes(repr(obj).encode("utf-8")))
+
+
+def fingerprint_of(obj) -> int:
+    """The deterministic 64-bit fingerprint used for a static parameter value."""
+    return _fp_object(obj)
+
+
+def fingerprint_bytes(data) -> int:
+    """Deterministic 64-bit fingerprint of a bytes-like object (used for constants)."""
+    return _fp_bytes(memoryview(data).cast("B"))
+
+
+def scalar_bits(x) -> tuple:
+    """Bit patterns of a Python scalar, so that keys tell 0.0 from -0.0 and NaNs apart."""
+    cdef double re, im
+    cdef int64_t a, b
+    if isinstance(x, complex):
+        re, im = x.real, x.imag
+        memcpy(&a, &re, sizeof(double))
+        memcpy(&b, &im, sizeof(double))
+        return (a, b)
+    re = x
+    memcpy(&a, &re, sizeof(double))
+    return (a,)
+
+
+# ---------------------------------------------------------------- primitives
+
+@cython.final
+cdef class Primitive:
+    """An operation of the graph, with its rules side by side.
+
+    ``impl(params, *arrays)``            -> ndarray (or tuple for multi-output primitives)
+    ``shape_rule(params, *inputs)``      -> ``(dtype_code, shape)`` (or a list of them)
+    ``jvp(params, tangents, out, xs)``   -> output tangent (tuple for multi-output); tangents
+                                            hold ``None`` for symbolic zeros
+    ``vjp(params, ct, out, xs, active)`` -> tuple of input cotangents (``None`` = zero); only
+                                            entries with ``active[i]`` true are used
+    ``format_params(params)``            -> short text for program listings
+    """
+    cdef readonly str name
+    cdef readonly int n_outputs
+    cdef public object impl
+    cdef public object shape_rule
+    cdef public object jvp
+    cdef public object vjp
+    cdef public object format_params
+    cdef public object params_fingerprint
+    cdef public bint linear
+    cdef readonly uint64_t fingerprint
+
+    def __init__(self, str name, int n_outputs=1):
+        self.name = name
+        self.n_outputs = n_outputs
+        self.fingerprint = _mix(0x7072696D, _fp_bytes(name.encode("utf-8")))
+
+    def __repr__(self):
+        return f"Primitive({self.name!r})"
+
+
+# ---------------------------------------------------------------- nodes
+
+@cython.no_gc
+@cython.final
+cdef class TracedTensor(ArraySurface):
+    """A value in a traced graph: an interned node (primitive, params, inputs, slot).
+
+    Created by ``tp.input`` and by every operation on traced values; it holds no data.
+    Two TracedTensors built from the same structure are the same object.  ``shape`` and
+    ``dtype`` live in the engine's metadata table, indexed by ``id``.
+    """
+    cdef readonly Primitive prim
+    cdef readonly object params
+    cdef readonly tuple inputs
+    cdef readonly Py_ssize_t id
+    cdef readonly int slot
+    cdef readonly uint64_t fingerprint
+    cdef object _key
+    cdef object __weakref__
+
+    def __cinit__(self):
+        self.id = -1
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("TracedTensor is not constructed directly; use tp.input(shape, dtype)")
+
+    def __dealloc__(self):
+        if self.id >= 0:
+            if self._key is not None and _intern_table is not None:
+                _intern_table.pop(self._key, None)
+            _meta_release(self.id)
+            _counters.nodes_released += 1
+        if self.inputs is not None and len(self.inputs):
+            _release_queue.append(self.inputs)
+            self.inputs = None
+            _drain_release_queue()
+
+    @property
+    def shape(self) -> tuple:
+        return _meta_shape(self.id)
+
+    @property
+    def dtype(self):
+        return _dtype_objects[_dtype_codes[self.id]]
+
+    @property
+    def dtype_code(self) -> int:
+        return _dtype_codes[self.id]
+
+    @property
+    def ndim(self) -> int:
+        return _ndims[self.id]
+
+    @property
+    def name(self):
+        """The name given to ``tp.input`` (None for other nodes)."""
+        if self.prim.name == "input":
+            return self.params
+        return None
+
+    def same_meta(self, TracedTensor other) -> bool:
+        """True when ``other`` has the same dtype and shape (a C comparison)."""
+        return _meta_same(self.id, other.id)
+
+    def same_shape(self, TracedTensor other) -> bool:
+        return _meta_same_shape(self.id, other.id)
+
+    def __repr__(self):
+        dims = ",".join(str(d) for d in self.shape)
+        label = self.prim.name if self.prim.name != "input" else f"input {self.params!r}"
+        return f"TracedTensor({label}, {self.dtype.name}[{dims}])"
+
+    def _concrete(self, what):
+        raise _errors["ConcretizationError"](
+            f"{what} needs a value, but {self!r} is a traced placeholder: it has no value "
+            "until the graph runs. Use tp.evaluate / tp.compile, or eager mode (tp.tensor)."
+        )
+
+    def __bool__(self):
+        self._concrete("bool()")
+
+    def __float__(self):
+        self._concrete("float()")
+
+    def __int__(self):
+        self._concrete("int()")
+
+    def __index__(self):
+        self._concrete("using a tensor as an index")
+
+    def __array__(self, dtype=None, copy=None):
+        self._concrete("conversion to a NumPy array")
+
+    def __iter__(self):
+        self._concrete("iteration")
+
+    def __reduce__(self):
+        raise TypeError("TracedTensor cannot be pickled; save a compiled Program instead")
+
+
+cdef inline tuple _make_key(Primitive prim, object params, int slot, tuple inputs):
+    cdef Py_ssize_t n = len(inputs)
+    if n == 1:
+        return (prim, params, slot, (<TracedTensor?>inputs[0]).id)
+    if n == 2:
+        return (prim, params, slot, (<TracedTensor?>inputs[0]).id,
+                (<TracedTensor?>inputs[1]).id)
+    parts = [prim, params, slot]
+    for item in inputs:
+        parts.append((<TracedTensor?>item).id)
+    return tuple(parts)
+
+
+cdef inline TracedTensor _lookup(tuple key):
+    _counters.table_probes += 1
+    cdef PyObject* hit = PyDict_GetItem(_intern_table, key)
+    if hit == NULL:
+        return None
+    _counters.table_hits += 1
+    return <TracedTensor>_node_at[<Py_ssize_t>(<object>hit)]
+
+
+cdef TracedTensor _new_node(Primitive prim, object params, tuple inputs, int slot):
+    cdef TracedTensor node = TracedTensor.__new__(TracedTensor)
+    node.prim = prim
+    node.params = params
+    node.inputs = inputs
+    node.slot = slot
+    node.id = _meta_alloc()
+    _node_at[node.id] = <PyObject*>node
+    return node
+
+
+cdef int _finish(TracedTensor node, tuple key) except -1:
+    cdef uint64_t h = node.prim.fingerprint
+    hook = node.prim.params_fingerprint
+    h = _mix(h, _fp_object(node.params) if hook is None else <uint64_t>hook(node.params))
+    h = _mix(h, <uint64_t>node.slot)
+    h = _mix(h, _meta_fingerprint(node.id))
+    for item in node.inputs:
+        h = _mix(h, (<TracedTensor>item).fingerprint)
+    node.fingerprint = h
+    if key is not None:
+        _intern_table[key] = node.id
+        node._key = key
+        _counters.nodes_interned += 1
+    else:
+        _counters.unique_nodes += 1
+    return 0
+
+
+cpdef TracedTensor intern(Primitive prim, object params, tuple inputs, int dtype_code,
+                          tuple shape):
+    """The node for ``prim(params)(*inputs)`` with the given output dtype code and shape."""
+    cdef tuple key = _make_key(prim, params, 0, inputs)
+    cdef TracedTensor node = _lookup(key)
+    if node is not None:
+        return node
+    node = _new_node(prim, params, inputs, 0)
+    _meta_set(node.id, dtype_code, shape)
+    _finish(node, key)
+    return node
+
+
+cpdef TracedTensor intern_like(Primitive prim, object params, tuple inputs,
+                               TracedTensor like):
+    """Like ``intern``, with the output dtype and shape copied from ``like``."""
+    cdef tuple key = _make_key(prim, params, 0, inputs)
+    cdef TracedTensor node = _lookup(key)
+    if node is not None:
+        return node
+    node = _new_node(prim, params, inputs, 0)
+    _meta_copy(node.id, like.id)
+    _finish(node, key)
+    return node
+
+
+cpdef tuple intern_multi(Primitive prim, object params, tuple inputs, list avals):
+    """All output nodes of a multi-output primitive; ``avals[k] = (dtype_code, shape)``."""
+    cdef Py_ssize_t slot
+    cdef tuple key
+    cdef TracedTensor node
+    outputs = []
+    for slot in range(len(avals)):
+        key = _make_key(prim, params, slot, inputs)
+        node = _lookup(key)
+        if node is None:
+            node = _new_node(prim, params, inputs, slot)
+            code, shape = avals[slot]
+            _meta_set(node.id, code, shape)
+            _finish(node, key)
+        outputs.append(node)
+    return tuple(outputs)
+
+
+cpdef TracedTensor unique_node(Primitive prim, object params, int dtype_code, tuple shape):
+    """A node that never merges with another (inputs; anything non-deterministic)."""
+    cdef TracedTensor node = _new_node(prim, params, (), 0)
+    _meta_set(node.id, dtype_code, shape)
+    _finish(node, None)
+    return node
+
+
+def find(Primitive prim, object params, tuple inputs, int slot=0):
+    """The live node with this key, or None (a probe of the intern table)."""
+    return _lookup(_make_key(prim, params, slot, inputs))
+
+
+def intern_table_size() -> int:
+    """Number of nodes in the intern table."""
+    return len(_intern_table)
+
+
+# ---------------------------------------------------------------- structural equality
+
+cdef bint _shallow_equal(TracedTensor x, TracedTensor y) except -1:
+    if x.fingerprint != y.fingerprint or x.slot != y.slot:
+        return False
+    if x.prim is not y.prim and x.prim.name != y.prim.name:
+        return False
+    if len(x.inputs) != len(y.inputs) or not _meta_same(x.id, y.id):
+        return False
+    return bool(x.params == y.params)
+
+
+def structurally_equal(TracedTensor a, TracedTensor b) -> bool:
+    """Whether two graphs have the same structure, for nodes of different origins.
+
+    Nodes built in this process are interned, so for them ``a is b`` already answers the
+    question.  This comparison is for graphs that were not built against each other (a
+    program loaded from disk, inputs created separately): inputs match by name, dtype and
+    shape; other nodes by primitive, params, slot, metadata and inputs.  Each pair of nodes
+    is compared at most once (memoised) with an explicit stack, so the cost is linear in
+    the size of the graphs even when they share subgraphs heavily.
+    """
+    cdef dict memo = {}
+    cdef list stack = [(a, b, False)]
+    cdef TracedTensor x, y
+    cdef Py_ssize_t i
+    while stack:
+        x, y, ready = stack.pop()
+        pair = (x.id, y.id)
+        if pair in memo:
+            continue
+        if not ready:
+            _counters.equality_calls += 1
+            if x is y:
+                memo[pair] = True
+                continue
+            if not _shallow_equal(x, y):
+                return False       # every pair on the stack is needed for a == b
+            stack.append((x, y, True))
+            for i in range(len(x.inputs)):
+                stack.append((x.inputs[i], y.inputs[i], False))
+        else:
+            memo[pair] = True      # all input pairs were found equal (else we returned)
+    return True
+
+
+cpdef object intern_same(Primitive prim, object params, object x, object y):
+    """Fast path of elementwise binary ops: the node for ``prim(x, y)`` when both are
+    TracedTensors of one dtype and shape (output like ``x``); None otherwise."""
+    if type(x) is not TracedTensor or type(y) is not TracedTensor:
+        return None
+    if not _meta_same((<TracedTensor>x).id, (<TracedTensor>y).id):
+        return None
+    return intern_like(prim, params, (x, y), <TracedTensor>x)

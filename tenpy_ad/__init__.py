@@ -1,0 +1,47 @@
+"""tenpy_ad: a tensor engine with eager and traced automatic differentiation whose graph
+transforms stay linear in graph size, whatever the depth and sharing of the graph.
+
+Traced::
+
+    x = tp.input((3, 3), name="x")
+    loss = ((x * x) * 0.5).sum()
+    g = tp.ad.grad(loss, x)
+    f = tp.compile([loss, g], inputs=[x])
+    value, gradient = f(np.eye(3))
+
+Eager::
+
+    b = tp.tensor(0.3, requires_grad=True)
+    loss = model(b); loss.backward(); b.grad
+"""
+from ._compiled import _core
+from . import errors
+from .dtypes import DTYPES as _DTYPES
+from .primitive import Tensor, TracedTensor, PRIMITIVES, constant
+from .numpy_api import (SURFACE as _SURFACE, abs, add, amax, astype, broadcast_in_dim,
+                        broadcast_to, conj, cos, divide, einsum, exp, imag, log, matmul, max,
+                        multiply, negative, ones, power, real, reshape, scale, sign, sin,
+                        sqrt, subtract, sum, tanh, tensordot, transpose, zeros)
+from .traced import input
+from .eager import tensor, no_grad, is_grad_enabled, backward as _backward
+from . import ad
+from .program import Program, compile, evaluate
+
+_core.install_surface(dict(_SURFACE, backward=_backward))
+
+__version__ = "0.1.0"
+
+
+def core_info() -> dict:
+    """Facts about the compiled core: its source hash and the counters' names."""
+    return {"source_hash": _core.SOURCE_HASH, "module": _core.__file__,
+            "counters": sorted(_core.counters())}
+
+
+def counters() -> dict:
+    """The engine's deterministic counters (see tests/test_scaling.py for their use)."""
+    return dict(_core.counters())
+
+
+def reset_counters() -> None:
+    _core.reset_counters()

@@ -1,0 +1,113 @@
+"""Graph-to-graph derivative transforms: ``grad``, ``vjp`` and ``jvp`` on TracedTensors.
+
+Each returns new TracedTensors (which may reference the primal graph), so the results can be
+compiled, evaluated, or differentiated again (any order).  The sweeps themselves run in the
+compiled core over a topological order; rules are applied once per node, cotangents are
+accumulated once per node, and inputs that cannot influence an output cost no work
+(symbolic zeros, materialised as a broadcast zero only at the very end).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from . import dtypes
+from ._compiled import _core
+from .errors import DTypeError, GraphError, ShapeError
+from .ops import elementwise as ew
+from .ops import structural as st
+from .primitive import TracedTensor, bind_traced, constant, shape_of
+
+
+def _siblings(node: TracedTensor) -> tuple:
+    """All outputs of a multi-output node (re-interning returns the live ones)."""
+    return bind_traced(node.prim, node.params, node.inputs)
+
+
+def _traced_list(values, what: str) -> list:
+    values = list(values)
+    for v in values:
+        if type(v) is not TracedTensor:
+            raise TypeError(f"{what} must be TracedTensors (from tp.input or traced "
+                            f"operations), got {type(v).__name__}")
+    return values
+
+
+def _as_seed(value, like: TracedTensor, what: str):
+    """A cotangent/tangent for ``like``: a node of exactly its shape and dtype."""
+    if value is None:
+        return None
+    if type(value) is not TracedTensor:
+        value = constant(value, like.dtype_code if not _is_complex_value_of(value)
+                         else dtypes.complex_code(like.dtype_code))
+    if tuple(value.shape) != tuple(like.shape):
+        raise ShapeError(f"{what} has shape {list(value.shape)}, expected {list(like.shape)}")
+    if value.dtype_code != like.dtype_code:
+        if dtypes.is_complex(value.dtype_code) and not dtypes.is_complex(like.dtype_code):
+            raise DTypeError(f"{what} is complex but the value it pairs with is "
+                             f"{like.dtype.name}")
+        value = ew.convert(value, like.dtype_code)
+    return value
+
+
+def _is_complex_value_of(value) -> bool:
+    import numpy as np
+    return np.iscomplexobj(value)
+
+
+def _zeros_like(x: TracedTensor) -> TracedTensor:
+    return st.full_like(x, 0)
+
+
+def vjp(outputs: Sequence[TracedTensor], inputs: Sequence[TracedTensor],
+        cotangents: Sequence) -> list:
+    """Reverse mode: ``sum_k ct_k^* . d outputs_k / d inputs`` as new graph nodes.
+
+    ``cotangents[k]`` pairs with ``outputs[k]`` (a TracedTensor, an array, or None for a
+    zero cotangent).  Returns one TracedTensor per input, of its shape and dtype.
+    """
+    outputs = _traced_list(outputs, "vjp outputs")
+    inputs = _traced_list(inputs, "vjp inputs")
+    cotangents = list(cotangents)
+    if len(cotangents) != len(outputs):
+        raise GraphError(f"vjp: {len(cotangents)} cotangents for {len(outputs)} outputs")
+    seeds = [_as_seed(c, o, f"cotangent {k}") for k, (c, o) in
+             enumerate(zip(cotangents, outputs))]
+    results = _core.vjp_sweep(outputs, seeds, inputs, ew.add, _siblings)
+    return [_zeros_like(x) if r is None else r for r, x in zip(results, inputs)]
+
+
+def jvp(outputs: Sequence[TracedTensor], inputs: Sequence[TracedTensor],
+        tangents: Sequence) -> list:
+    """Forward mode: ``sum_i d outputs / d inputs_i . tangents_i`` as new graph nodes."""
+    outputs = _traced_list(outputs, "jvp outputs")
+    inputs = _traced_list(inputs, "jvp inputs")
+    tangents = list(tangents)
+    if len(tangents) != len(inputs):
+        raise GraphError(f"jvp: {len(tangents)} tangents for {len(inputs)} inputs")
+    seeds = [_as_seed(t, x, f"tangent {k}") for k, (t, x) in enumerate(zip(tangents, inputs))]
+    results = _core.jvp_sweep(outputs, inputs, seeds, _siblings)
+    return [_zeros_like(o) if r is None else r for r, o in zip(results, outputs)]
+
+
+def grad(loss: TracedTensor, wrt):
+    """Gradient of a real scalar ``loss`` with respect to ``wrt`` (a node or a list).
+
+    For complex inputs the result is ``dL/dx + i dL/dy`` (see :mod:`tenpy_ad.ops.elementwise`).
+    """
+    if type(loss) is not TracedTensor:
+        raise TypeError(f"grad: loss must be a TracedTensor, got {type(loss).__name__}")
+    if loss.shape != ():
+        raise GraphError(f"grad: the loss must be a scalar (shape ()), got shape "
+                         f"{list(loss.shape)}; reduce it first (e.g. .sum()) or use "
+                         "tp.ad.vjp with a cotangent")
+    if dtypes.is_complex(loss.dtype_code):
+        raise DTypeError("grad: the loss is complex; differentiate its real part "
+                         "(loss.real) or use tp.ad.vjp")
+    single = type(wrt) is TracedTensor
+    targets = [wrt] if single else list(wrt)
+    seed = constant(1.0, loss.dtype_code)
+    result = vjp([loss], targets, [seed])
+    return result[0] if single else result
+
+
+__all__ = ["grad", "vjp", "jvp"]

@@ -1,0 +1,85 @@
+"""Supported dtypes, their integer codes in the metadata table, and NumPy's promotion.
+
+tenpy_ad computes in float32, float64 (the default), complex64 and complex128.  Promotion
+follows NumPy 2 (NEP 50): Python scalars are "weak" and adopt the tensor's precision, so
+``float32_tensor * 0.5`` stays float32 and ``float32_tensor * 1j`` becomes complex64.
+Integer and boolean arrays mixed into an operation promote like NumPy does and the result
+is carried in floating point.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._compiled import _core
+from .errors import DTypeError
+
+FLOAT32, FLOAT64, COMPLEX64, COMPLEX128 = 0, 1, 2, 3
+DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.complex64),
+          np.dtype(np.complex128))
+DEFAULT = FLOAT64
+_CODE_OF = {dtype: code for code, dtype in enumerate(DTYPES)}
+_REAL_OF = (FLOAT32, FLOAT64, FLOAT32, FLOAT64)
+_COMPLEX_OF = (COMPLEX64, COMPLEX128, COMPLEX64, COMPLEX128)
+_promotion_cache: dict = {}
+
+_core.install_dtypes(list(DTYPES))
+
+
+def code_of(dtype) -> int:
+    """The code of a supported dtype given as a string, NumPy dtype or scalar type."""
+    try:
+        return _CODE_OF[dtype]
+    except (KeyError, TypeError):
+        pass
+    try:
+        np_dtype = np.dtype(dtype)
+    except TypeError as error:
+        raise DTypeError(f"not a dtype: {dtype!r}") from error
+    code = _CODE_OF.get(np_dtype)
+    if code is None:
+        raise DTypeError(
+            f"dtype {np_dtype.name} is not supported; use float32, float64, complex64 or "
+            "complex128")
+    return code
+
+
+def value_code(np_dtype: np.dtype) -> int:
+    """The code an array of ``np_dtype`` is carried in (ints/bools become float64)."""
+    code = _CODE_OF.get(np_dtype)
+    if code is not None:
+        return code
+    if np_dtype.kind in "biu":
+        return FLOAT64
+    if np_dtype.kind == "f":          # float16 / longdouble
+        return FLOAT64 if np_dtype.itemsize > 4 else FLOAT32
+    if np_dtype.kind == "c":
+        return COMPLEX128
+    raise DTypeError(f"arrays of dtype {np_dtype} cannot enter a tensor computation")
+
+
+def is_complex(code: int) -> bool:
+    return code >= COMPLEX64
+
+
+def real_code(code: int) -> int:
+    return _REAL_OF[code]
+
+
+def complex_code(code: int) -> int:
+    return _COMPLEX_OF[code]
+
+
+_WEAK_SAMPLE = {float: 0.0, complex: 0j, int: 0, bool: False}
+
+
+def promote(a, b) -> np.dtype:
+    """NumPy's result dtype for two operands, each a dtype or a Python scalar *type*.
+
+    Passing ``float``/``complex``/``int`` (the type) stands for a weak Python scalar.
+    """
+    key = (a, b)
+    result = _promotion_cache.get(key)
+    if result is None:
+        result = np.result_type(_WEAK_SAMPLE.get(a, a), _WEAK_SAMPLE.get(b, b))
+        _promotion_cache[key] = result
+    return result

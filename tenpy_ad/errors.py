@@ -1,0 +1,56 @@
+"""The exception hierarchy of tenpy_ad.
+
+Every error the engine raises on purpose derives from :class:`TenpyAdError`, and also from
+the built-in class a NumPy user would expect (``ValueError`` for shapes, ``TypeError`` for
+dtypes), so ``except ValueError`` keeps working.
+
+* :class:`ShapeError`          an operation was built with incompatible shapes
+* :class:`DTypeError`          an unsupported or incompatible dtype
+* :class:`ConcretizationError` a traced placeholder was asked for a value (``bool(x)``)
+* :class:`ProgramInputError`   a Program was called with inputs of the wrong count/shape/dtype
+* :class:`NonFiniteError`      ``tp.debug_nans()`` caught a NaN/Inf, naming the primitive
+* :class:`GraphError`          a graph is malformed for the request (unbound input, ...)
+* :class:`SaveFormatError`     a saved program is corrupt, truncated or of another version
+* :class:`InternalError`       a rule broke an engine invariant (a bug: please report it)
+"""
+
+
+class TenpyAdError(Exception):
+    """Base class of all errors raised by tenpy_ad."""
+
+
+class ShapeError(TenpyAdError, ValueError):
+    """Incompatible shapes for an operation; the message names the op and the shapes."""
+
+
+class DTypeError(TenpyAdError, TypeError):
+    """Unsupported or incompatible dtypes; the message names the op and the dtypes."""
+
+
+class ConcretizationError(TenpyAdError, TypeError):
+    """A traced value was used where a concrete value is needed."""
+
+
+class ProgramInputError(TenpyAdError, ValueError):
+    """A compiled Program was called with inputs of the wrong number, shape or dtype."""
+
+
+class NonFiniteError(TenpyAdError, FloatingPointError):
+    """A primitive produced NaN or Inf while ``tp.debug_nans()`` was active."""
+
+
+class GraphError(TenpyAdError, ValueError):
+    """The graph does not fit the request (an unbound input, a non-scalar loss, ...)."""
+
+
+class SaveFormatError(TenpyAdError, ValueError):
+    """A saved program could not be read."""
+
+
+class InternalError(TenpyAdError, RuntimeError):
+    """An engine invariant was broken; this is a bug in tenpy_ad."""
+
+
+ALL = {cls.__name__: cls for cls in (
+    TenpyAdError, ShapeError, DTypeError, ConcretizationError, ProgramInputError,
+    NonFiniteError, GraphError, SaveFormatError, InternalError)}

@@ -1,0 +1,509 @@
+"""The numpy-like surface: implicit broadcasting, dtype promotion, scalars, ``@``, ``.T``,
+slicing and ``einsum``, lowered onto the explicit primitives of :mod:`tenpy_ad.ops`.
+
+Every function accepts TracedTensors, eager Tensors, ndarrays and Python scalars, and
+returns the kind its operands call for (see :mod:`tenpy_ad.primitive`).
+"""
+from __future__ import annotations
+
+import builtins
+import numbers
+from functools import lru_cache
+
+import numpy as np
+
+from . import dtypes
+from .errors import ConcretizationError, DTypeError, ShapeError
+from .ops import contraction as ct_ops
+from .ops import elementwise as ew
+from .ops import structural as st
+from .primitive import (Tensor, TracedTensor, _eager_apply, _intern_like, bind2,
+                        code_of_value, constant, shape_of)
+
+_PY_SCALARS = (float, int, complex, bool)
+_TENSORS = (TracedTensor, Tensor)
+
+
+def _is_tensor(x) -> bool:
+    t = type(x)
+    return t is TracedTensor or t is Tensor
+
+
+def _dtype_key(x):
+    """A tensor's/array's dtype, or the Python type for a weak scalar."""
+    t = type(x)
+    if t is TracedTensor:
+        return x.dtype
+    if t is Tensor:
+        return x.data.dtype
+    if t in _PY_SCALARS:
+        return t
+    return np.asarray(x).dtype
+
+
+def _describe(x) -> str:
+    t = type(x)
+    if t is TracedTensor or t is Tensor:
+        return f"{x.dtype.name}{list(x.shape)}"
+    if t in _PY_SCALARS:
+        return repr(x)
+    return f"{np.asarray(x).dtype.name}{list(np.shape(x))}"
+
+
+def _operand(x, code: int, traced: bool):
+    """``x`` in dtype ``code``, as a node (traced mode) or a Tensor/ndarray (eager mode)."""
+    if _is_tensor(x):
+        if type(x) is Tensor and traced:
+            return constant(x.data, code)
+        return ew.convert(x, code)
+    if traced:
+        return constant(x, code)
+    return np.asarray(x, dtype=dtypes.DTYPES[code])
+
+
+def result_code(name: str, *operands) -> int:
+    key = _dtype_key(operands[0])
+    for x in operands[1:]:
+        key = dtypes.promote(key, _dtype_key(x))
+    try:
+        return dtypes.value_code(np.dtype(key))
+    except DTypeError as error:
+        raise DTypeError(f"{name}: {error}") from None
+
+
+def broadcast_shapes(name: str, *shapes) -> tuple:
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ShapeError(f"{name}: shapes {', '.join(str(list(s)) for s in shapes)} cannot "
+                         "be broadcast together") from None
+
+
+def _binary(name, strict, prim, a, b):
+    ta, tb = type(a), type(b)
+    if ta is TracedTensor and tb is TracedTensor:
+        if a.same_meta(b):                       # the hot path of traced chains
+            return _intern_like(prim, None, (a, b), a)
+    elif ta is Tensor and tb is Tensor:
+        da, db = a.data, b.data
+        if da.shape == db.shape and da.dtype == db.dtype:
+            return _eager_apply(prim, None, (a, b))
+    elif not (ta is TracedTensor or ta is Tensor or tb is TracedTensor or tb is Tensor):
+        return prim.impl(None, a, b)             # plain NumPy semantics
+    traced = ta is TracedTensor or tb is TracedTensor
+    code = result_code(name, a, b)
+    a = _operand(a, code, traced)
+    b = _operand(b, code, traced)
+    shape = broadcast_shapes(name, shape_of(a), shape_of(b))
+    return strict(st.broadcast_to(a, shape), st.broadcast_to(b, shape))
+
+
+def add(a, b):
+    """Elementwise ``a + b`` with NumPy broadcasting and promotion."""
+    return _binary("add", ew.add, ew.add_p, a, b)
+
+
+def subtract(a, b):
+    """Elementwise ``a - b``."""
+    return _binary("subtract", ew.sub, ew.sub_p, a, b)
+
+
+def _is_static_scalar(x) -> bool:
+    return type(x) in _PY_SCALARS
+
+
+def multiply(a, b):
+    """Elementwise ``a * b``; a Python scalar factor becomes a static ``scale``."""
+    if _is_static_scalar(b) and _is_tensor(a):
+        return scale(a, b)
+    if _is_static_scalar(a) and _is_tensor(b):
+        return scale(b, a)
+    return _binary("multiply", ew.mul, ew.mul_p, a, b)
+
+
+def divide(a, b):
+    """Elementwise ``a / b``."""
+    return _binary("divide", ew.div, ew.div_p, a, b)
+
+
+def scale(x, factor):
+    """``x * factor`` for a scalar factor stored in the graph as a static parameter."""
+    if not _is_tensor(x):
+        return np.multiply(x, factor)
+    if isinstance(factor, (np.generic, np.ndarray)):
+        factor = factor.item()
+    if not isinstance(factor, numbers.Number):
+        raise TypeError(f"scale: the factor must be a scalar, got {type(factor).__name__}")
+    code = x.dtype_code if type(x) is TracedTensor else code_of_value(x)
+    if isinstance(factor, complex) and not dtypes.is_complex(code):
+        x = ew.convert(x, dtypes.complex_code(code))
+    return ew.scale(x, factor)
+
+
+def negative(x):
+    return ew.neg(x) if _is_tensor(x) else np.negative(x)
+
+
+def power(x, exponent):
+    """``x ** exponent`` for a scalar exponent."""
+    if not _is_tensor(x):
+        if _is_tensor(exponent):
+            raise TypeError("power: the exponent must be a scalar, not a tensor")
+        return np.power(x, exponent)
+    if isinstance(exponent, (np.generic, np.ndarray)) and np.ndim(exponent) == 0:
+        exponent = exponent.item()
+    if not isinstance(exponent, numbers.Real):
+        raise TypeError("power: only a real scalar exponent is supported; write "
+                        "tp.exp(y * tp.log(x)) for a tensor exponent")
+    return ew.power(x, exponent)
+
+
+def _unary(strict, numpy_fn):
+    def apply(x):
+        if _is_tensor(x):
+            return strict(x)
+        return numpy_fn(x)
+    apply.__name__ = numpy_fn.__name__
+    apply.__doc__ = f"Elementwise {numpy_fn.__name__} (NumPy semantics); differentiable."
+    return apply
+
+
+exp = _unary(ew.exp, np.exp)
+log = _unary(ew.log, np.log)
+sqrt = _unary(ew.sqrt, np.sqrt)
+sin = _unary(ew.sin, np.sin)
+cos = _unary(ew.cos, np.cos)
+tanh = _unary(ew.tanh, np.tanh)
+abs = _unary(ew.abs, np.abs)  # noqa: A001 - NumPy's name
+conj = _unary(ew.conj, np.conj)
+real = _unary(ew.real, np.real)
+imag = _unary(ew.imag, np.imag)
+sign = _unary(ew.sign, np.sign)
+
+
+def astype(x, dtype):
+    """Convert to ``dtype`` (complex to real is refused: take ``.real`` explicitly)."""
+    if not _is_tensor(x):
+        return np.asarray(x).astype(dtype)
+    return ew.convert(x, dtypes.code_of(dtype))
+
+
+# ------------------------------------------------------------------ shapes and reductions
+
+def _normalize_axes(name, axis, ndim) -> tuple:
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    normalized = []
+    for a in axes:
+        if not -ndim <= a < ndim:
+            raise ShapeError(f"{name}: axis {a} is out of range for a {ndim}-d tensor")
+        normalized.append(int(a) % ndim if ndim else 0)
+    if len(set(normalized)) != len(normalized):
+        raise ShapeError(f"{name}: repeated axis in {axes}")
+    return tuple(sorted(normalized))
+
+
+def _reduction(name, strict, numpy_fn, x, axis, keepdims):
+    if not _is_tensor(x):
+        return numpy_fn(x, axis=axis, keepdims=keepdims)
+    shape = shape_of(x)
+    axes = _normalize_axes(name, axis, len(shape))
+    result = strict(x, axes)
+    if keepdims:
+        result = st.reshape(result, tuple(1 if i in axes else d for i, d in enumerate(shape)))
+    return result
+
+
+def sum(x, axis=None, keepdims=False):  # noqa: A001 - NumPy's name
+    """Sum over ``axis`` (all axes by default), like ``np.sum``."""
+    return _reduction("sum", st.reduce_sum, np.sum, x, axis, keepdims)
+
+
+def amax(x, axis=None, keepdims=False):
+    """Maximum over ``axis``; the derivative goes to the arg-max, split evenly on ties."""
+    return _reduction("amax", st.reduce_max, np.max, x, axis, keepdims)
+
+
+max = amax  # noqa: A001
+
+
+def reshape(x, shape):
+    """Reshape like ``np.reshape`` (one ``-1`` allowed)."""
+    if not _is_tensor(x):
+        return np.reshape(x, shape)
+    if isinstance(shape, numbers.Integral):
+        shape = (shape,)
+    shape = tuple(int(d) for d in shape)
+    old = shape_of(x)
+    size = int(np.prod(old, dtype=np.int64))
+    if shape.count(-1) > 1 or any(d < -1 for d in shape):
+        raise ShapeError(f"reshape: invalid target shape {list(shape)} for {_describe(x)}")
+    if -1 in shape:
+        known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
+        if known == 0 or size % known:
+            raise ShapeError(f"reshape: cannot reshape {_describe(x)} into {list(shape)}")
+        shape = tuple(size // known if d == -1 else d for d in shape)
+    if int(np.prod(shape, dtype=np.int64)) != size:
+        raise ShapeError(f"reshape: cannot reshape {_describe(x)} into {list(shape)}")
+    return st.reshape(x, shape)
+
+
+def transpose(x, axes=None):
+    """Permute axes like ``np.transpose`` (reversed by default)."""
+    if not _is_tensor(x):
+        return np.transpose(x, axes)
+    ndim = len(shape_of(x))
+    if axes is None:
+        axes = tuple(range(ndim - 1, -1, -1))
+    axes = tuple(int(a) % ndim if ndim else a for a in axes)
+    if sorted(axes) != list(range(ndim)):
+        raise ShapeError(f"transpose: axes {list(axes)} are not a permutation for "
+                         f"{_describe(x)}")
+    return st.transpose(x, axes)
+
+
+def broadcast_in_dim(x, shape, broadcast_dimensions):
+    """Broadcast ``x`` to ``shape``; operand axis ``i`` becomes ``broadcast_dimensions[i]``."""
+    if not _is_tensor(x):
+        x = np.asarray(x)
+    return st.broadcast_in_dim(x, tuple(int(d) for d in shape),
+                               tuple(int(d) for d in broadcast_dimensions))
+
+
+def broadcast_to(x, shape):
+    """NumPy-style ``broadcast_to``."""
+    shape = tuple(int(d) for d in shape)
+    broadcast_shapes("broadcast_to", shape_of(x), shape)
+    if not _is_tensor(x):
+        return np.broadcast_to(x, shape)
+    return st.broadcast_to(x, shape)
+
+
+def getitem(x, index):
+    """Basic indexing: integers, slices (any step), ``...`` and ``None``."""
+    if not _is_tensor(x):
+        return np.asarray(x)[index]
+    if not isinstance(index, tuple):
+        index = (index,)
+    shape = shape_of(x)
+    n_axes = 0
+    for item in index:
+        if item is None or item is Ellipsis:
+            continue
+        if isinstance(item, (slice, numbers.Integral)) and not isinstance(item, bool):
+            n_axes += 1
+        elif _is_tensor(item):
+            raise ConcretizationError("indexing with a tensor is not supported; use "
+                                      "integers and slices")
+        else:
+            raise TypeError(f"index {item!r}: only integers, slices, ... and None are "
+                            "supported (no advanced indexing)")
+    if n_axes > len(shape):
+        raise ShapeError(f"index {index}: too many indices for {_describe(x)}")
+    if builtins.sum(1 for item in index if item is Ellipsis) > 1:
+        raise ShapeError("an index can only have a single ellipsis")
+    spec, final_shape, axis = [], [], 0
+    for item in index:
+        if item is Ellipsis:
+            for _ in range(len(shape) - n_axes):
+                spec.append((0, shape[axis], 1))
+                final_shape.append(shape[axis])
+                axis += 1
+        elif item is None:
+            final_shape.append(1)
+        elif isinstance(item, slice):
+            start, stop, step = item.indices(shape[axis])
+            spec.append((start, stop, step))
+            final_shape.append(len(range(start, stop, step)))
+            axis += 1
+        else:
+            i = int(item)
+            if not -shape[axis] <= i < shape[axis]:
+                raise ShapeError(f"index {i} is out of bounds for axis {axis} of "
+                                 f"{_describe(x)}")
+            i %= shape[axis]
+            spec.append((i, i + 1, 1))
+            axis += 1
+    for d in shape[axis:]:
+        spec.append((0, d, 1))
+        final_shape.append(d)
+    return st.reshape(st.slice_axes(x, tuple(spec)), tuple(final_shape))
+
+
+# ------------------------------------------------------------------ contractions
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def matmul(a, b):
+    """Matrix product with NumPy's ``@`` rules (1-d operands, broadcast batch axes)."""
+    if not (_is_tensor(a) or _is_tensor(b)):
+        return np.matmul(a, b)
+    sa, sb = shape_of(a), shape_of(b)
+    if len(sa) == 0 or len(sb) == 0:
+        raise ShapeError("matmul: operands must have at least one axis, got "
+                         f"{_describe(a)} and {_describe(b)}")
+    k_a = sa[-1]
+    k_b = sb[0] if len(sb) == 1 else sb[-2]
+    if k_a != k_b:
+        raise ShapeError(f"matmul: contracted axes differ: {_describe(a)} @ {_describe(b)}")
+    traced = type(a) is TracedTensor or type(b) is TracedTensor
+    code = result_code("matmul", a, b)
+    a, b = _operand(a, code, traced), _operand(b, code, traced)
+    if len(sa) == 1 and len(sb) == 1:
+        return ct_ops.einsum_strict("i,i->", a, b)
+    if len(sa) == 1:
+        batch = sb[:-2]
+        letters = _LETTERS[:len(batch)]
+        return ct_ops.einsum_strict(f"y,{letters}yz->{letters}z", a, b)
+    if len(sb) == 1:
+        batch = sa[:-2]
+        letters = _LETTERS[:len(batch)]
+        return ct_ops.einsum_strict(f"{letters}xy,y->{letters}x", a, b)
+    batch = broadcast_shapes("matmul", sa[:-2], sb[:-2])
+    a = broadcast_to(a, batch + sa[-2:])
+    b = broadcast_to(b, batch + sb[-2:])
+    letters = _LETTERS[:len(batch)]
+    return ct_ops.einsum_strict(f"{letters}xy,{letters}yz->{letters}xz", a, b)
+
+
+def tensordot(a, b, axes=2):
+    """``np.tensordot``: contract ``axes`` of ``a`` with ``axes`` of ``b``."""
+    if not (_is_tensor(a) or _is_tensor(b)):
+        return np.tensordot(a, b, axes)
+    na, nb = len(shape_of(a)), len(shape_of(b))
+    if isinstance(axes, numbers.Integral):
+        axes_a, axes_b = list(range(na - axes, na)), list(range(axes))
+    else:
+        axes_a, axes_b = axes
+        axes_a = [axes_a] if isinstance(axes_a, numbers.Integral) else list(axes_a)
+        axes_b = [axes_b] if isinstance(axes_b, numbers.Integral) else list(axes_b)
+    if len(axes_a) != len(axes_b):
+        raise ShapeError(f"tensordot: {len(axes_a)} axes of a against {len(axes_b)} of b")
+    axes_a = [x % na for x in axes_a]
+    axes_b = [x % nb for x in axes_b]
+    letters_a = list(_LETTERS[:na])
+    letters_b = list(_LETTERS[na:na + nb])
+    for i, j in zip(axes_a, axes_b):
+        letters_b[j] = letters_a[i]
+    out = [c for i, c in enumerate(letters_a) if i not in axes_a]
+    out += [c for j, c in enumerate(letters_b) if j not in axes_b]
+    return einsum(f"{''.join(letters_a)},{''.join(letters_b)}->{''.join(out)}", a, b)
+
+
+def _expand_ellipsis(name, subscripts, shapes):
+    if "->" in subscripts:
+        lhs, out = subscripts.split("->")
+    else:
+        lhs, out = subscripts, None
+    terms = lhs.split(",")
+    if len(terms) != len(shapes):
+        raise ShapeError(f"einsum '{subscripts}': {len(terms)} terms for {len(shapes)} "
+                         "operands")
+    used = set(subscripts)
+    spare = [c for c in _LETTERS if c not in used]
+    ell_rank = 0
+    for term, shape in zip(terms, shapes):
+        if "..." in term:
+            ell_rank = builtins.max(ell_rank, len(shape) - (len(term) - 3))
+    ell = "".join(spare[:ell_rank])
+    expanded = []
+    for term, shape in zip(terms, shapes):
+        if "..." in term:
+            k = len(shape) - (len(term) - 3)
+            term = term.replace("...", ell[ell_rank - k:] if k else "")
+        expanded.append(term)
+    if out is None:
+        counts = {}
+        for c in "".join(expanded):
+            counts[c] = counts.get(c, 0) + 1
+        out = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
+    else:
+        out = out.replace("...", ell)
+    return expanded, out
+
+
+@lru_cache(maxsize=1024)
+def _contraction_path(terms: tuple, out: str, shapes: tuple):
+    dummies = [np.broadcast_to(np.empty((), dtype=np.float64), s) for s in shapes]
+    path, _ = np.einsum_path(",".join(terms) + "->" + out, *dummies, optimize="greedy")
+    return tuple(tuple(step) for step in path[1:])
+
+
+def einsum(subscripts: str, *operands):
+    """``np.einsum`` over tensors, lowered onto binary contractions.
+
+    Supports implicit output, ``...``, repeated letters inside an operand (traces and
+    diagonals) and any number of operands (contracted pairwise along ``np.einsum_path``).
+    """
+    if not any(_is_tensor(x) for x in operands):
+        return np.einsum(subscripts, *operands)
+    subscripts = subscripts.replace(" ", "")
+    shapes = [tuple(shape_of(x)) for x in operands]
+    terms, out = _expand_ellipsis("einsum", subscripts, shapes)
+    sizes: dict[str, int] = {}
+    for term, shape in zip(terms, shapes):
+        if len(term) != len(shape):
+            raise ShapeError(f"einsum '{subscripts}': term '{term}' has {len(term)} letters "
+                             f"for an operand of shape {list(shape)}")
+        for c, d in zip(term, shape):
+            if sizes.setdefault(c, d) != d:
+                raise ShapeError(f"einsum '{subscripts}': letter '{c}' has sizes "
+                                 f"{sizes[c]} and {d} (operand shapes "
+                                 f"{', '.join(str(list(s)) for s in shapes)})")
+    if len(set(out)) != len(out) or any(c not in sizes for c in out):
+        raise ShapeError(f"einsum '{subscripts}': invalid output '{out}'")
+    traced = any(type(x) is TracedTensor for x in operands)
+    code = result_code("einsum", *operands)
+    operands = [_operand(x, code, traced) for x in operands]
+    # repeated letters inside one operand: rename, and tie with identity matrices
+    spare = [c for c in _LETTERS if c not in sizes]
+    terms = list(terms)
+    for i in range(len(terms)):
+        term, seen = list(terms[i]), set()
+        for pos, c in enumerate(term):
+            if c in seen:
+                fresh = spare.pop()
+                term[pos] = fresh
+                terms.append(c + fresh)
+                eye = np.eye(sizes[c], dtype=dtypes.DTYPES[code])
+                operands.append(constant(eye, code) if traced else eye)
+            seen.add(c)
+        terms[i] = "".join(term)
+    if len(operands) <= 2:
+        return ct_ops.einsum_strict(",".join(terms) + "->" + out, *operands)
+    shapes = tuple(tuple(shape_of(x)) for x in operands)
+    path = _contraction_path(tuple(terms), out, shapes)
+    for step in path:
+        picked = sorted(step, reverse=True)
+        pair_terms = [terms.pop(k) for k in picked]
+        pair_ops = [operands.pop(k) for k in picked]
+        rest = "".join(terms) + out
+        keep = "".join(dict.fromkeys(c for c in "".join(pair_terms) if c in rest))
+        sub = ",".join(pair_terms) + "->" + keep
+        operands.append(ct_ops.einsum_strict(sub, *pair_ops))
+        terms.append(keep)
+    final = terms[0]
+    return ct_ops.einsum_strict(f"{final}->{out}", operands[0])
+
+
+# ------------------------------------------------------------------ constructors
+
+def ones(shape, dtype="float64") -> np.ndarray:
+    """An array of ones (a plain ndarray: constants mix into any mode)."""
+    return np.ones(shape, dtype=dtypes.DTYPES[dtypes.code_of(dtype)])
+
+
+def zeros(shape, dtype="float64") -> np.ndarray:
+    """An array of zeros (a plain ndarray: constants mix into any mode)."""
+    return np.zeros(shape, dtype=dtypes.DTYPES[dtypes.code_of(dtype)])
+
+
+SURFACE = {
+    "add": add, "subtract": subtract, "multiply": multiply, "divide": divide,
+    "matmul": matmul, "power": power, "negative": negative, "abs": abs, "getitem": getitem,
+    "sum": sum, "amax": amax, "reshape": reshape, "transpose": transpose, "scale": scale,
+    "conj": conj, "real": real, "imag": imag, "astype": astype,
+    "broadcast_in_dim": broadcast_in_dim,
+}

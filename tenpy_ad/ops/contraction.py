@@ -1,0 +1,142 @@
+"""The einsum primitive: one or two operands, each with distinct letters.
+
+``tp.einsum`` (the surface) lowers everything else onto it: ellipses are spelled out,
+repeated letters inside an operand become contractions with identity matrices, and three
+or more operands are contracted pairwise in the order ``np.einsum_path`` picks.
+
+The implementation turns each binary contraction into transpose + reshape + one batched
+``matmul`` (BLAS), planned once per (subscripts, shapes) and cached.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from ..errors import ShapeError
+from ..primitive import bind, primitive, shape_of
+from . import elementwise as ew
+from . import structural as st
+
+
+def parse(subscripts: str) -> tuple[list[str], str]:
+    inputs, output = subscripts.split("->")
+    return inputs.split(","), output
+
+
+def _einsum_rule(subscripts, *xs):
+    ins, out = parse(subscripts)
+    sizes: dict[str, int] = {}
+    code = xs[0].dtype_code
+    for letters, x in zip(ins, xs):
+        shape = x.shape
+        if len(letters) != len(shape):
+            raise ShapeError(f"einsum '{subscripts}': operand {x.dtype.name}{list(shape)} "
+                             f"has {len(shape)} axes but '{letters}' names {len(letters)}")
+        if x.dtype_code != code:
+            raise ShapeError(f"einsum '{subscripts}': operand dtypes differ")
+        for letter, d in zip(letters, shape):
+            if sizes.setdefault(letter, d) != d:
+                shapes = ", ".join(str(list(y.shape)) for y in xs)
+                raise ShapeError(f"einsum '{subscripts}': axis '{letter}' has sizes "
+                                 f"{sizes[letter]} and {d} (operands {shapes})")
+    return code, tuple(sizes[letter] for letter in out)
+
+
+@lru_cache(maxsize=4096)
+def _plan(subscripts: str, shape_a: tuple, shape_b: tuple):
+    """A function computing the binary contraction with one batched matmul."""
+    (sa, sb), out = parse(subscripts)
+    size = dict(zip(sa, shape_a)) | dict(zip(sb, shape_b))
+    batch = [c for c in sa if c in sb and c in out]
+    contract = [c for c in sa if c in sb and c not in out]
+    free_a = [c for c in sa if c not in sb and c in out]
+    free_b = [c for c in sb if c not in sa and c in out]
+    only_a = "".join(c for c in sa if c not in sb and c not in out)
+    only_b = "".join(c for c in sb if c not in sa and c not in out)
+    pre_a = f"{sa}->{sa.translate({ord(c): None for c in only_a})}" if only_a else None
+    pre_b = f"{sb}->{sb.translate({ord(c): None for c in only_b})}" if only_b else None
+    ra = "".join(c for c in sa if c not in only_a)
+    rb = "".join(c for c in sb if c not in only_b)
+    perm_a = tuple(ra.index(c) for c in batch + free_a + contract)
+    perm_b = tuple(rb.index(c) for c in batch + contract + free_b)
+    prod = lambda letters: int(np.prod([size[c] for c in letters], dtype=np.int64))
+    nb, m, k, n = prod(batch), prod(free_a), prod(contract), prod(free_b)
+    mid = batch + free_a + free_b
+    result_shape = tuple(size[c] for c in mid)
+    perm_out = tuple(mid.index(c) for c in out)
+    identity_a = perm_a == tuple(range(len(perm_a)))
+    identity_b = perm_b == tuple(range(len(perm_b)))
+    identity_out = perm_out == tuple(range(len(perm_out)))
+
+    def run(a, b):
+        if pre_a:
+            a = np.einsum(pre_a, a)
+        if pre_b:
+            b = np.einsum(pre_b, b)
+        if not identity_a:
+            a = a.transpose(perm_a)
+        if not identity_b:
+            b = b.transpose(perm_b)
+        c = np.matmul(a.reshape(nb, m, k), b.reshape(nb, k, n))
+        c = c.reshape(result_shape)
+        return c if identity_out else c.transpose(perm_out)
+
+    return run
+
+
+def _einsum_impl(subscripts, *xs):
+    if len(xs) == 1:
+        return np.einsum(subscripts, xs[0])
+    a, b = xs
+    return _plan(subscripts, a.shape, b.shape)(a, b)
+
+
+def _operand_cotangent(ct, out_letters, others, other_letters, target_letters, target_shape):
+    """Cotangent of one operand: contract ``ct`` with the conjugated other operand, then
+    broadcast along letters that only that operand had."""
+    present = "".join(c for c in target_letters if c in out_letters or c in other_letters)
+    if others is None:
+        g = einsum_strict(f"{out_letters}->{present}", ct)
+    else:
+        g = einsum_strict(f"{out_letters},{other_letters}->{present}", ct, ew.conj(others))
+    if present == target_letters:
+        return g
+    dims = tuple(target_letters.index(c) for c in present)
+    return st.broadcast_in_dim(g, tuple(target_shape), dims)
+
+
+def _einsum_vjp(subscripts, ct, out, xs, active):
+    ins, o = parse(subscripts)
+    if len(xs) == 1:
+        return (_operand_cotangent(ct, o, None, "", ins[0], shape_of(xs[0])),)
+    a, b = xs
+    return (
+        _operand_cotangent(ct, o, b, ins[1], ins[0], shape_of(a)) if active[0] else None,
+        _operand_cotangent(ct, o, a, ins[0], ins[1], shape_of(b)) if active[1] else None,
+    )
+
+
+def _einsum_jvp(subscripts, t, out, xs):
+    if len(xs) == 1:
+        return einsum_strict(subscripts, t[0])
+    ta, tb = t
+    a, b = xs
+    left = None if ta is None else einsum_strict(subscripts, ta, b)
+    right = None if tb is None else einsum_strict(subscripts, a, tb)
+    return ew._tangent_sum(left, right)
+
+
+einsum_p = primitive("einsum", _einsum_impl, _einsum_rule, format_params=repr)
+einsum_p.jvp = _einsum_jvp
+einsum_p.vjp = _einsum_vjp
+
+
+def einsum_strict(subscripts: str, *xs):
+    """The einsum primitive itself: 1 or 2 operands of one dtype, distinct letters."""
+    ins, out = parse(subscripts)
+    if len(xs) == 1 and ins[0] == out:
+        return xs[0]
+    if len(xs) == 1 and sorted(ins[0]) == sorted(out):
+        return st.transpose(xs[0], tuple(ins[0].index(c) for c in out))
+    return bind(einsum_p, subscripts, *xs)

@@ -1,0 +1,248 @@
+"""Shape-changing primitives: reshape, transpose, broadcast_in_dim, reductions, slicing."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..errors import DTypeError, ShapeError
+from ..primitive import Tensor, TracedTensor, bind1, constant, primitive, shape_of
+from . import elementwise as ew
+
+
+def _fmt_shape(x) -> str:
+    t = type(x)
+    if t is TracedTensor:
+        return f"{x.dtype.name}{list(x.shape)}"
+    return str(list(shape_of(x)))
+
+
+# ------------------------------------------------------------------ reshape
+
+def _reshape_rule(new_shape, x):
+    size = 1
+    for d in new_shape:
+        size *= d
+    if size != x.size:
+        raise ShapeError(f"reshape: cannot reshape {_fmt_shape(x)} into {list(new_shape)}")
+    return x.dtype_code, new_shape
+
+
+reshape_p = primitive("reshape", lambda shape, x: np.reshape(x, shape), _reshape_rule,
+                      format_params=lambda shape: f"shape={list(shape)}")
+reshape_p.jvp = lambda shape, t, out, xs: reshape(t[0], shape)
+reshape_p.vjp = lambda shape, ct, out, xs, active: (reshape(ct, shape_of(xs[0])),)
+
+
+def reshape(x, shape: tuple):
+    """Strict reshape to a fully specified shape (no ``-1``)."""
+    shape = tuple(shape)
+    if shape_of(x) == shape:
+        return x
+    return bind1(reshape_p, shape, x)
+
+
+# ------------------------------------------------------------------ transpose
+
+def _transpose_rule(perm, x):
+    if sorted(perm) != list(range(x.ndim)):
+        raise ShapeError(f"transpose: axes {list(perm)} are not a permutation for "
+                         f"{_fmt_shape(x)}")
+    shape = x.shape
+    return x.dtype_code, tuple(shape[p] for p in perm)
+
+
+transpose_p = primitive("transpose", lambda perm, x: np.transpose(x, perm), _transpose_rule,
+                        format_params=lambda perm: f"perm={list(perm)}")
+transpose_p.jvp = lambda perm, t, out, xs: transpose(t[0], perm)
+transpose_p.vjp = lambda perm, ct, out, xs, active: (transpose(ct, tuple(np.argsort(perm))),)
+
+
+def transpose(x, perm: tuple):
+    perm = tuple(int(p) for p in perm)
+    if perm == tuple(range(len(perm))):
+        return x
+    return bind1(transpose_p, perm, x)
+
+
+# ------------------------------------------------------------------ broadcast_in_dim
+
+def _broadcast_rule(params, x):
+    shape, dims = params
+    xshape = x.shape
+    ok = len(dims) == len(xshape) and all(0 <= d < len(shape) for d in dims) \
+        and all(a < b for a, b in zip(dims, dims[1:]))
+    if ok:
+        ok = all(xshape[i] == 1 or xshape[i] == shape[d] for i, d in enumerate(dims))
+    if not ok:
+        raise ShapeError(f"broadcast_in_dim: cannot broadcast {_fmt_shape(x)} to "
+                         f"{list(shape)} along dimensions {list(dims)}")
+    return x.dtype_code, shape
+
+
+def _broadcast_impl(params, x):
+    shape, dims = params
+    expanded = [1] * len(shape)
+    for i, d in enumerate(dims):
+        expanded[d] = x.shape[i]
+    return np.broadcast_to(np.reshape(x, expanded), shape)
+
+
+def _broadcast_vjp(params, ct, out, xs, active):
+    shape, dims = params
+    xshape = shape_of(xs[0])
+    summed = [d for d in range(len(shape)) if d not in dims]
+    summed += [d for i, d in enumerate(dims) if xshape[i] == 1 and shape[d] != 1]
+    return (reshape(reduce_sum(ct, tuple(sorted(summed))), xshape),)
+
+
+broadcast_in_dim_p = primitive(
+    "broadcast_in_dim", _broadcast_impl, _broadcast_rule,
+    format_params=lambda p: f"shape={list(p[0])} dims={list(p[1])}")
+broadcast_in_dim_p.jvp = lambda params, t, out, xs: bind1(broadcast_in_dim_p, params, t[0])
+broadcast_in_dim_p.vjp = _broadcast_vjp
+
+
+def broadcast_in_dim(x, shape: tuple, dims: tuple):
+    """Broadcast ``x`` to ``shape``; operand axis ``i`` becomes output axis ``dims[i]``."""
+    shape, dims = tuple(shape), tuple(dims)
+    if shape_of(x) == shape and dims == tuple(range(len(shape))):
+        return x
+    return bind1(broadcast_in_dim_p, (shape, dims), x)
+
+
+def broadcast_to(x, shape: tuple):
+    """NumPy-style broadcast (trailing axes aligned)."""
+    xshape = shape_of(x)
+    if xshape == tuple(shape):
+        return x
+    offset = len(shape) - len(xshape)
+    if offset < 0:
+        raise ShapeError(f"broadcast: cannot broadcast {list(xshape)} to {list(shape)}")
+    return broadcast_in_dim(x, shape, tuple(range(offset, len(shape))))
+
+
+def full_like(x, value):
+    """A tensor of ``x``'s shape and dtype filled with ``value`` (a cheap broadcast)."""
+    if type(x) is TracedTensor:
+        return broadcast_in_dim(constant(value, x.dtype_code), x.shape, ())
+    array = x.data if type(x) is Tensor else np.asarray(x)
+    return np.broadcast_to(np.asarray(value, dtype=array.dtype), array.shape)
+
+
+# ------------------------------------------------------------------ reductions
+
+def _reduce_rule(name):
+    def rule(axes, x):
+        ndim = x.ndim
+        if any(not 0 <= a < ndim for a in axes) or len(set(axes)) != len(axes):
+            raise ShapeError(f"{name}: axes {list(axes)} out of range for {_fmt_shape(x)}")
+        shape = x.shape
+        return x.dtype_code, tuple(d for i, d in enumerate(shape) if i not in axes)
+    return rule
+
+
+def _kept_dims(axes, ndim):
+    return tuple(i for i in range(ndim) if i not in axes)
+
+
+reduce_sum_p = primitive("reduce_sum", lambda axes, x: np.sum(x, axis=axes),
+                         _reduce_rule("reduce_sum"),
+                         format_params=lambda axes: f"axes={list(axes)}")
+reduce_sum_p.jvp = lambda axes, t, out, xs: reduce_sum(t[0], axes)
+reduce_sum_p.vjp = lambda axes, ct, out, xs, active: (
+    broadcast_in_dim(ct, shape_of(xs[0]), _kept_dims(axes, len(shape_of(xs[0])))),)
+
+
+def reduce_sum(x, axes: tuple):
+    """Sum over ``axes`` (a tuple of non-negative ints, possibly empty)."""
+    if not axes:
+        return x
+    return bind1(reduce_sum_p, tuple(sorted(axes)), x)
+
+
+def _max_rule(axes, x):
+    if dtypes.is_complex(x.dtype_code):
+        raise DTypeError(f"reduce_max: complex input {_fmt_shape(x)} has no ordering")
+    return _reduce_rule("reduce_max")(axes, x)
+
+
+def _max_mask(axes, out, x):
+    """The arg-max indicator of ``x`` and how many entries tie for each maximum."""
+    xshape = shape_of(x)
+    kept = _kept_dims(axes, len(xshape))
+    mask = ew.eq_mask(x, broadcast_in_dim(out, xshape, kept))
+    return mask, reduce_sum(mask, axes), kept
+
+
+def _max_jvp(axes, t, out, xs):
+    mask, count, _ = _max_mask(axes, out, xs[0])
+    return ew.div(reduce_sum(ew.mul(t[0], mask), axes), count)
+
+
+def _max_vjp(axes, ct, out, xs, active):
+    mask, count, kept = _max_mask(axes, out, xs[0])
+    share = broadcast_in_dim(ew.div(ct, count), shape_of(xs[0]), kept)
+    return (ew.mul(share, mask),)
+
+
+reduce_max_p = primitive("reduce_max", lambda axes, x: np.max(x, axis=axes), _max_rule,
+                         format_params=lambda axes: f"axes={list(axes)}")
+reduce_max_p.jvp = _max_jvp
+reduce_max_p.vjp = _max_vjp
+
+
+def reduce_max(x, axes: tuple):
+    """Maximum over ``axes``; its derivative is split evenly among tied maxima."""
+    if not axes:
+        return x
+    return bind1(reduce_max_p, tuple(sorted(axes)), x)
+
+
+# ------------------------------------------------------------------ slicing
+
+def _slices(spec):
+    # ``slice.indices`` gives stop = -1 for a reversed slice that runs through index 0,
+    # which NumPy would read as "the last element": spell it as None.
+    return tuple(slice(a, b if b >= 0 else None, c) for a, b, c in spec)
+
+
+def _slice_rule(spec, x):
+    if len(spec) != x.ndim:
+        raise ShapeError(f"slice: {len(spec)} slices for {_fmt_shape(x)}")
+    return x.dtype_code, tuple(len(range(*s)) for s in spec)
+
+
+slice_p = primitive("slice", lambda spec, x: x[_slices(spec)], _slice_rule,
+                    format_params=lambda spec: "[" + ", ".join(
+                        ":".join("" if v is None else str(v) for v in s) for s in spec) + "]")
+slice_p.jvp = lambda spec, t, out, xs: bind1(slice_p, spec, t[0])
+slice_p.vjp = lambda spec, ct, out, xs, active: (
+    bind1(scatter_slice_p, (shape_of(xs[0]), spec), ct),)
+
+
+def _scatter_impl(params, x):
+    shape, spec = params
+    result = np.zeros(shape, dtype=x.dtype)
+    result[_slices(spec)] = x
+    return result
+
+
+def _scatter_rule(params, x):
+    shape, spec = params
+    expected = tuple(len(range(*s)) for s in spec)
+    if x.shape != expected:
+        raise ShapeError(f"scatter_slice: got {_fmt_shape(x)}, expected {list(expected)}")
+    return x.dtype_code, shape
+
+
+scatter_slice_p = primitive("scatter_slice", _scatter_impl, _scatter_rule,
+                            format_params=lambda p: f"shape={list(p[0])} at {p[1]}")
+scatter_slice_p.jvp = lambda params, t, out, xs: bind1(scatter_slice_p, params, t[0])
+scatter_slice_p.vjp = lambda params, ct, out, xs, active: (bind1(slice_p, params[1], ct),)
+
+
+def slice_axes(x, spec: tuple):
+    """Basic slicing; ``spec`` holds one normalised ``(start, stop, step)`` per axis."""
+    if all(s == (0, d, 1) for s, d in zip(spec, shape_of(x))):
+        return x
+    return bind1(slice_p, tuple(spec), x)

@@ -1,0 +1,189 @@
+"""Primitives, and how applying one dispatches on the kind of its operands.
+
+One call site serves three modes:
+
+* any operand is a :class:`TracedTensor` -> a graph node is interned (no computation);
+  plain arrays and scalars among the operands become constant nodes;
+* any operand is an eager :class:`Tensor` -> computed now, recorded on the tape if a
+  gradient is needed;
+* otherwise (ndarrays, scalars)             -> computed now with NumPy, ndarray returned.
+
+That is what lets every JVP/VJP rule be written once with the library's own operations: the
+same rule emits graph nodes in a traced transform and computes arrays in ``.backward()``.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from . import dtypes
+from ._compiled import _core
+
+Primitive = _core.Primitive
+TracedTensor = _core.TracedTensor
+Tensor = _core.Tensor
+
+_intern = _core.intern
+_intern_like = _core.intern_like
+_intern_multi = _core.intern_multi
+_eager_apply = _core.eager_apply
+
+PRIMITIVES: dict[str, Primitive] = {}
+
+
+def primitive(name: str, impl: Callable, shape_rule: Callable, n_outputs: int = 1,
+              format_params: Callable | None = None) -> Primitive:
+    """Create and register a primitive; attach ``jvp``/``vjp`` right after its definition."""
+    if name in PRIMITIVES:
+        raise ValueError(f"primitive {name!r} is defined twice")
+    prim = Primitive(name, n_outputs)
+    prim.impl = impl
+    prim.shape_rule = shape_rule
+    prim.format_params = format_params
+    PRIMITIVES[name] = prim
+    return prim
+
+
+# ------------------------------------------------------------------ binding
+
+def bind_traced(prim: Primitive, params, args: tuple):
+    """Intern ``prim(params)(*args)``; non-traced operands become constants."""
+    for a in args:
+        if type(a) is not TracedTensor:
+            args = tuple(a if type(a) is TracedTensor else constant(a) for a in args)
+            break
+    aval = prim.shape_rule(params, *args)
+    if prim.n_outputs == 1:
+        if type(aval) is TracedTensor:
+            return _intern_like(prim, params, args, aval)
+        return _intern(prim, params, args, aval[0], aval[1])
+    return _intern_multi(prim, params, args, list(aval))
+
+
+def bind(prim: Primitive, params, *args):
+    """Apply ``prim`` in whichever mode its operands call for."""
+    for a in args:
+        if type(a) is TracedTensor:
+            return bind_traced(prim, params, args)
+    for a in args:
+        if type(a) is Tensor:
+            return _eager_apply(prim, params, args)
+    return prim.impl(params, *args)
+
+
+def bind1(prim: Primitive, params, x):
+    """``bind`` for one operand (the common case, kept short)."""
+    t = type(x)
+    if t is TracedTensor:
+        return bind_traced(prim, params, (x,))
+    if t is Tensor:
+        return _eager_apply(prim, params, (x,))
+    return prim.impl(params, x)
+
+
+def bind2(prim: Primitive, params, x, y):
+    """``bind`` for two operands."""
+    tx, ty = type(x), type(y)
+    if tx is TracedTensor or ty is TracedTensor:
+        return bind_traced(prim, params, (x, y))
+    if tx is Tensor or ty is Tensor:
+        return _eager_apply(prim, params, (x, y))
+    return prim.impl(params, x, y)
+
+
+# ------------------------------------------------------------------ operand facts
+
+def shape_of(x) -> tuple:
+    t = type(x)
+    if t is TracedTensor or t is Tensor:
+        return x.shape
+    return np.shape(x)
+
+
+def code_of_value(x) -> int:
+    """The dtype code a value computes in."""
+    t = type(x)
+    if t is TracedTensor:
+        return x.dtype_code
+    if t is Tensor:
+        return dtypes.value_code(x.data.dtype)
+    return dtypes.value_code(np.asarray(x).dtype)
+
+
+def is_complex_value(x) -> bool:
+    t = type(x)
+    if t is TracedTensor:
+        return x.dtype_code >= dtypes.COMPLEX64
+    if t is Tensor:
+        return x.data.dtype.kind == "c"
+    return np.iscomplexobj(x)
+
+
+# ------------------------------------------------------------------ constants
+
+class ConstValue:
+    """A constant array as a static parameter: hashed and compared by dtype, shape and
+    exact bytes, so NaN payloads merge, ``0.0`` and ``-0.0`` stay apart, and
+    ``float32(1)`` differs from ``float64(1)``."""
+
+    __slots__ = ("array", "fingerprint", "_hash")
+
+    def __init__(self, array: np.ndarray):
+        array = np.array(array, order="C", copy=True)
+        array.flags.writeable = False
+        self.array = array
+        header = _core.fingerprint_of((array.dtype.str, array.shape))
+        self.fingerprint = _core.fingerprint_of((header, _core.fingerprint_bytes(array)))
+        self._hash = hash(self.fingerprint)
+
+    def __hash__(self):
+        return self._hash
+
+    def __eq__(self, other):
+        if type(other) is not ConstValue:
+            return NotImplemented
+        a, b = self.array, other.array
+        return (self.fingerprint == other.fingerprint and a.dtype == b.dtype
+                and a.shape == b.shape and a.tobytes() == b.tobytes())
+
+    def __repr__(self):
+        a = self.array
+        if a.size <= 4:
+            return np.array2string(a, separator=",", precision=6).replace("\n", "")
+        return f"<{a.dtype.name}{list(a.shape)} constant>"
+
+
+def _constant_rule(params):
+    array = params.array
+    return dtypes.code_of(array.dtype), array.shape
+
+
+constant_p = primitive("constant", lambda params: params.array, _constant_rule,
+                       format_params=repr)
+constant_p.jvp = lambda params, tangents, out, xs: None
+constant_p.vjp = lambda params, ct, out, xs, active: ()
+
+_scalar_constants: dict = {}
+
+
+def constant(value, code: int | None = None) -> TracedTensor:
+    """A constant node holding ``value`` (an array, scalar or eager Tensor)."""
+    if type(value) is Tensor:
+        value = value.data
+    if type(value) in (float, int, complex, bool) and code is not None:
+        cache_key = (code, type(value), _core.scalar_bits(value))
+        params = _scalar_constants.get(cache_key)
+        if params is None:
+            params = ConstValue(np.asarray(value, dtype=dtypes.DTYPES[code]))
+            if len(_scalar_constants) > 4096:
+                _scalar_constants.clear()
+            _scalar_constants[cache_key] = params
+    else:
+        array = np.asarray(value)
+        target = dtypes.value_code(array.dtype) if code is None else code
+        if array.dtype != dtypes.DTYPES[target]:
+            array = array.astype(dtypes.DTYPES[target])
+        params = ConstValue(array)
+    return _intern(constant_p, params, (), dtypes.code_of(params.array.dtype),
+                   params.array.shape)

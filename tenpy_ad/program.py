@@ -1,0 +1,178 @@
+"""Compiled programs: a traced graph scheduled into a flat instruction list.
+
+``tp.compile(outputs, inputs=[...])`` orders the graph topologically (iteratively), keeps
+only what the outputs need (dead-code elimination), computes each buffer's last use so it is
+released right after, and pre-evaluates constants.  The Program holds no graph nodes, so
+dropping a graph frees it even while its Program lives on.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from . import dtypes
+from ._compiled import _core
+from .errors import GraphError, ProgramInputError
+from .primitive import TracedTensor, constant_p
+from .traced import input_p
+
+
+def _type_label(code: int, shape: tuple) -> str:
+    short = {"float32": "f32", "float64": "f64", "complex64": "c64", "complex128": "c128"}
+    return f"{short[dtypes.DTYPES[code].name]}[{','.join(str(d) for d in shape)}]"
+
+
+class Program:
+    """A compiled graph; call it with arrays for its inputs to get arrays for its outputs."""
+
+    def __init__(self, outputs, inputs: Sequence[TracedTensor]):
+        self._single = type(outputs) is TracedTensor
+        outputs = [outputs] if self._single else list(outputs)
+        inputs = list(inputs)
+        for x in outputs + inputs:
+            if type(x) is not TracedTensor:
+                raise TypeError(f"compile: outputs and inputs must be TracedTensors, got "
+                                f"{type(x).__name__}")
+        for x in inputs:
+            if x.prim is not input_p:
+                raise GraphError(f"compile: {x!r} is not a tp.input placeholder")
+        if len({x.id for x in inputs}) != len(inputs):
+            raise GraphError("compile: an input is listed twice")
+        order = _core.toposort(outputs)
+        buffer_of = {node.id: k for k, node in enumerate(order)}
+        self._labels = [_type_label(node.dtype_code, node.shape) for node in order]
+        self._input_specs = []
+        for x in inputs:
+            buf = buffer_of.get(x.id, -1)
+            self._input_specs.append((buf, x.shape, x.dtype, x.name))
+        bound = {x.id for x in inputs}
+        template: list = [None] * len(order)
+        self._impls, self._params, self._in_slots, self._out_slots = [], [], [], []
+        self._names, self._listing = [], []
+        groups: dict = {}
+        for k, node in enumerate(order):
+            prim = node.prim
+            if prim is input_p:
+                if node.id not in bound:
+                    raise GraphError(f"compile: the graph depends on {node!r}, which is not "
+                                     "in inputs=[...]")
+                self._listing.append((k, f"input {node.name!r}", ()))
+                continue
+            if prim is constant_p:
+                template[k] = node.params.array
+                self._listing.append((k, f"constant {node.params!r}", ()))
+                continue
+            ins = tuple(buffer_of[x.id] for x in node.inputs)
+            if prim.n_outputs > 1:
+                key = (prim, node.params) + ins
+                if key in groups:
+                    groups[key].append((node.slot, k))
+                    continue
+                groups[key] = [(node.slot, k)]
+                out = groups[key]            # filled in as later members appear
+            else:
+                out = k
+            self._impls.append(prim.impl)
+            self._params.append(node.params)
+            self._in_slots.append(ins)
+            self._out_slots.append(out)
+            self._names.append(prim.name)
+            text = prim.name
+            if prim.format_params is not None and node.params is not None:
+                text += " " + prim.format_params(node.params)
+            self._listing.append((k, text, ins))
+        self._out_slots = [o if type(o) is int else tuple(o) for o in self._out_slots]
+        self._template = template
+        self._outputs = [buffer_of[o.id] for o in outputs]
+        self._frees = self._liveness(len(order))
+        self._n_nodes = len(order)
+
+    def _liveness(self, n_buffers: int) -> list:
+        last_use = {}
+        for k, ins in enumerate(self._in_slots):
+            for b in ins:
+                last_use[b] = k
+        keep = set(self._outputs)
+        frees = [[] for _ in self._in_slots]
+        for b, k in last_use.items():
+            if b not in keep:
+                frees[k].append(b)
+        return [tuple(f) for f in frees]
+
+    # ------------------------------------------------------------------ running
+
+    def _bind_inputs(self, args) -> list:
+        if len(args) != len(self._input_specs):
+            names = ", ".join(repr(spec[3]) for spec in self._input_specs)
+            raise ProgramInputError(f"this program takes {len(self._input_specs)} inputs "
+                                    f"({names}), got {len(args)}")
+        buffers = list(self._template)
+        for k, ((buf, shape, dtype, name), value) in enumerate(zip(self._input_specs, args)):
+            array = np.asarray(value)
+            label = f"input {k}" + (f" ({name!r})" if name else "")
+            if array.shape != shape:
+                raise ProgramInputError(f"{label}: expected shape {list(shape)}, got "
+                                        f"{list(array.shape)}")
+            if array.dtype != dtype:
+                if not np.can_cast(array.dtype, dtype, "safe"):
+                    raise ProgramInputError(f"{label}: expected dtype {dtype.name}, got "
+                                            f"{array.dtype.name} (no safe cast)")
+                array = array.astype(dtype)
+            if buf >= 0:
+                buffers[buf] = array
+        return buffers
+
+    def __call__(self, *args):
+        buffers = self._bind_inputs(args)
+        _core.execute(self._impls, self._params, self._in_slots, self._out_slots,
+                      self._frees, buffers, self._names)
+        results = []
+        for b in self._outputs:
+            value = buffers[b]
+            if not isinstance(value, np.ndarray) or not value.flags.writeable:
+                value = np.array(value)
+            results.append(value)
+        return results[0] if self._single else results
+
+    # ------------------------------------------------------------------ introspection
+
+    @property
+    def n_instructions(self) -> int:
+        """Number of instructions executed per call."""
+        return len(self._impls)
+
+    @property
+    def n_nodes(self) -> int:
+        """Number of graph nodes the program was compiled from (after pruning)."""
+        return self._n_nodes
+
+    def __repr__(self):
+        return (f"<Program: {len(self._input_specs)} inputs, {len(self._outputs)} outputs, "
+                f"{self.n_instructions} instructions>")
+
+    def __str__(self):
+        lines = []
+        ins = ", ".join(f"%{buf}:{_type_label(dtypes.code_of(dtype), shape)}"
+                        for buf, shape, dtype, name in self._input_specs)
+        lines.append(f"program({ins}) {{")
+        for k, text, args in self._listing:
+            operands = " ".join(f"%{a}" for a in args)
+            lines.append(f"  %{k}:{self._labels[k]} = {text}" + (f" {operands}" if args else ""))
+        lines.append("  return " + ", ".join(f"%{b}" for b in self._outputs))
+        lines.append("}")
+        return "\n".join(lines)
+
+
+def compile(outputs, inputs: Sequence[TracedTensor]) -> Program:  # noqa: A001
+    """Compile ``outputs`` (a TracedTensor or a list) as functions of ``inputs``."""
+    return Program(outputs, inputs)
+
+
+def evaluate(outputs, feed: dict):
+    """Compile and run once: ``feed`` maps each input placeholder to its array."""
+    program = Program(outputs, list(feed))
+    return program(*feed.values())
+
+
+__all__ = ["Program", "compile", "evaluate"]

@@ -1,0 +1,103 @@
+"""Gradient checking for users and for the test-suite.
+
+``check_grads(fn, args)`` traces ``fn`` on placeholders and checks, in random directions:
+
+* the JVP against central finite differences: ``J v ~ (f(x + h v) - f(x - h v)) / 2h``;
+* the VJP against the JVP: ``Re<u, J v> = sum_i Re<J_i^T u, v_i>`` (the adjoint identity
+  for the real inner product, which is the convention of tenpy_ad for complex values);
+* with ``order=2``, the same checks again on the gradient map ``x -> J(x)^T u``.
+
+With ``eager=True`` it also checks that eager ``.backward()`` reproduces the traced VJP.
+Directions are random, so a check costs a few function evaluations whatever the sizes.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+from . import ad
+from .eager import tensor
+from .primitive import TracedTensor
+from .program import compile as compile_program
+from .traced import input as placeholder
+
+
+def inner(a, b) -> float:
+    """The real inner product Re(sum(conj(a) * b))."""
+    return float(np.real(np.vdot(np.asarray(a), np.asarray(b))))
+
+
+def random_like(rng: np.random.Generator, array) -> np.ndarray:
+    """A standard-normal array of ``array``'s shape and dtype (complex parts if complex)."""
+    array = np.asarray(array)
+    value = rng.standard_normal(array.shape)
+    if np.iscomplexobj(array):
+        value = value + 1j * rng.standard_normal(array.shape)
+    return value.astype(array.dtype)
+
+
+def _assert_close(actual, expected, rtol, atol, what):
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    if not np.allclose(actual, expected, rtol=rtol, atol=atol):
+        err = np.max(np.abs(actual - expected))
+        raise AssertionError(f"{what}: max |difference| {err:.3e} (rtol={rtol}, atol={atol})"
+                             f"\nactual:   {actual!r}\nexpected: {expected!r}")
+
+
+def check_grads(fn: Callable, args: Sequence[np.ndarray], order: int = 1, *,
+                rng: np.random.Generator | None = None, eps: float = 1e-6,
+                rtol: float = 1e-5, atol: float = 1e-7, eager: bool = False) -> None:
+    """Check the traced JVP and VJP of ``fn`` at ``args`` (and higher orders); raise
+    ``AssertionError`` naming the failing check."""
+    rng = np.random.default_rng(0) if rng is None else rng
+    args = [np.asarray(a) for a in args]
+    xs = [placeholder(a.shape, a.dtype) for a in args]
+    y = fn(*xs)
+    if type(y) is not TracedTensor:
+        raise TypeError("check_grads: fn must return one tensor")
+    value_fn = compile_program(y, xs)
+    y0 = value_fn(*args)
+    tangents = [random_like(rng, a) for a in args]
+    cotangent = random_like(rng, y0)
+    jv = ad.jvp([y], xs, tangents)[0]
+    vjps = ad.vjp([y], xs, [cotangent])
+    program = compile_program([jv] + vjps, xs)
+    jv0, *vjps0 = program(*args)
+    shifted = lambda s: value_fn(*[a + s * eps * t for a, t in zip(args, tangents)])
+    fd = (shifted(1.0) - shifted(-1.0)) / (2 * eps)
+    _assert_close(jv0, fd, rtol, atol, f"JVP of {getattr(fn, '__name__', fn)} vs finite "
+                                       "differences")
+    lhs = inner(cotangent, jv0)
+    rhs = sum(inner(g, t) for g, t in zip(vjps0, tangents))
+    scale = max(1.0, abs(lhs), abs(rhs))
+    if abs(lhs - rhs) > 1e2 * rtol * scale:
+        raise AssertionError(f"VJP/JVP adjoint identity of {fn}: <u, Jv> = {lhs!r} but "
+                             f"<J^T u, v> = {rhs!r}")
+    if eager:
+        leaves = [tensor(a, requires_grad=True) for a in args]
+        out = fn(*leaves)
+        if out.requires_grad:           # else no input reaches it: all grads are zero
+            out.backward(cotangent)
+        for k, (leaf, expected) in enumerate(zip(leaves, vjps0)):
+            got = np.zeros_like(expected) if leaf.grad is None else np.asarray(leaf.grad)
+            _assert_close(got, expected, 1e-12, 1e-12, f"eager grad of input {k}")
+    if order > 1:
+        for k in range(len(args)):
+            def gradient_map(*zs, k=k):
+                if type(zs[0]) is TracedTensor:
+                    return ad.vjp([fn(*zs)], list(zs), [cotangent])[k]
+                return _eager_vjp(fn, zs, cotangent, k)
+            gradient_map.__name__ = f"vjp_{k}({getattr(fn, '__name__', 'fn')})"
+            check_grads(gradient_map, args, order - 1, rng=rng, eps=eps, rtol=rtol,
+                        atol=atol, eager=eager)
+
+
+def _eager_vjp(fn, zs, cotangent, k):
+    """``J_k(z)^T u`` in eager mode, recorded so that it can be differentiated again."""
+    from .eager import grad_of
+    (grad,) = grad_of([fn(*zs)], [zs[k]], [tensor(cotangent)], create_graph=True)
+    return grad
+
+
+__all__ = ["check_grads", "inner", "random_like"]

@@ -15,7 +15,6 @@ each other:
 """
 cimport cython
 from cpython.ref cimport PyObject
-from cpython.dict cimport PyDict_GetItem
 from libc.stdint cimport int8_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy, memset

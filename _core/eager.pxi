@@ -2,6 +2,10 @@
 # ``Tensor.backward()``.  The VJP rules are the same functions the traced transform uses;
 # here they receive ndarrays (or Tensors, with ``create_graph=True``).
 
+import numpy as _np
+
+cdef object _ndarray = _np.ndarray
+cdef object _asarray = _np.asarray
 cdef Py_ssize_t _no_grad_threads = 0     # threads currently inside ``no_grad``
 cdef object _grad_mode_local = None      # threading.local, installed by tenpy_ad.eager
 
@@ -72,7 +76,7 @@ cdef class Tensor(ArraySurface):
     cdef object __weakref__
 
     def __init__(self, data, requires_grad=False):
-        self.data = data
+        self.data = data if type(data) is _ndarray else _asarray(data)
         self._requires_grad = bool(requires_grad)
 
     @property
@@ -225,6 +229,11 @@ cpdef object eager_apply(Primitive prim, object params, tuple args):
         result = prim.impl(params, arrays[0], arrays[1])
     else:
         result = prim.impl(params, *arrays)
+    if prim.n_outputs == 1:
+        if type(result) is not _ndarray:       # NumPy reductions return scalars
+            result = _asarray(result)
+    else:
+        result = tuple([r if type(r) is _ndarray else _asarray(r) for r in result])
     if record and not _grad_enabled():
         record = False
     if not record:

@@ -119,7 +119,7 @@ def vjp_sweep(list outputs, list cotangents, list wrt, object accumulate, object
             if active[i] and node.prim.n_outputs > 1:
                 if groups is None:
                     groups = {}
-                groups.setdefault(node._key[:2] + node._key[3:], []).append(i)
+                groups.setdefault(_group_key(node), []).append(i)
         cts = [None] * n
         for k in range(len(outputs)):
             if cotangents[k] is None:
@@ -134,7 +134,7 @@ def vjp_sweep(list outputs, list cotangents, list wrt, object accumulate, object
             if not node.inputs:
                 continue
             if node.prim.n_outputs > 1:
-                members = groups[node._key[:2] + node._key[3:]]
+                members = groups[_group_key(node)]
                 if members[0] != i:
                     continue          # the group's rule runs at its earliest member
                 ct = [None] * node.prim.n_outputs
@@ -209,7 +209,7 @@ def jvp_sweep(list outputs, list wrt, list tangents, object siblings):
             else:
                 continue
             if node.prim.n_outputs > 1:
-                gkey = node._key[:2] + node._key[3:]
+                gkey = _group_key(node)
                 if group_results is None:
                     group_results = {}
                 result = group_results.get(gkey)

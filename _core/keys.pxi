@@ -1,12 +1,24 @@
 # Primitives and interned graph nodes.
 #
-# A node is identified by (primitive, static params, output slot, ids of its inputs).  The
-# inputs are interned before the node, so this key is shallow: hashing and comparing it is
-# O(arity), never a walk of the graph.  Building the same structure twice returns the same
-# node object, so key equality is identity.  The table maps keys to node ids and holds
-# nodes weakly: a node that nothing references is freed and leaves the table.
+# A node is identified by (primitive, static params, output slot, identities of its inputs).
+# The inputs are interned before the node, so this key is shallow: hashing and comparing it
+# is O(arity), never a walk of the graph.  Building the same structure twice returns the
+# same node object, so key equality is identity.
+#
+# The intern table is an open-addressing hash table in C (linear probing, backward-shift
+# deletion) of borrowed node pointers: it holds nodes weakly, stores no key objects, and a
+# node removes its own entry when it is freed.
 
-cdef dict _intern_table = {}
+cdef struct TableEntry:
+    uint64_t hash
+    PyObject* node          # NULL marks an empty entry
+
+cdef extern from *:
+    void __builtin_prefetch(const void* address) noexcept nogil
+
+cdef TableEntry* _entries = NULL
+cdef Py_ssize_t _entries_mask = -1      # capacity - 1 (capacity is a power of two)
+cdef Py_ssize_t _entries_used = 0
 cdef dict _errors = {}
 
 
@@ -99,7 +111,8 @@ def scalar_bits(x) -> tuple:
 
 # ---------------------------------------------------------------- primitives
 
-@cython.final
+@cython.no_gc    # primitives live for the whole process; keys holding them can then be
+@cython.final    # untracked by Python's cycle collector, which keeps big graphs cheap for it
 cdef class Primitive:
     """An operation of the graph, with its rules side by side.
 
@@ -148,7 +161,8 @@ cdef class TracedTensor(ArraySurface):
     cdef readonly Py_ssize_t id
     cdef readonly int slot
     cdef readonly uint64_t fingerprint
-    cdef object _key
+    cdef uint64_t _hash            # hash of the key, locates the node's table entry
+    cdef bint _interned
     cdef object __weakref__
 
     def __cinit__(self):
@@ -158,12 +172,18 @@ cdef class TracedTensor(ArraySurface):
         raise TypeError("TracedTensor is not constructed directly; use tp.input(shape, dtype)")
 
     def __dealloc__(self):
+        cdef TracedTensor item
         if self.id >= 0:
-            if self._key is not None and _intern_table is not None:
-                _intern_table.pop(self._key, None)
+            if self._interned:
+                _table_remove(self)
             _meta_release(self.id)
             _counters.nodes_released += 1
         if self.inputs is not None and len(self.inputs):
+            # the inputs are often freed right after this node: start loading their table
+            # entries now, so that the cache misses overlap with the rest of this work
+            for item in self.inputs:
+                if item._interned:
+                    __builtin_prefetch(&_entries[item._hash & <uint64_t>_entries_mask])
             _release_queue.append(self.inputs)
             self.inputs = None
             _drain_release_queue()
@@ -231,26 +251,102 @@ cdef class TracedTensor(ArraySurface):
         raise TypeError("TracedTensor cannot be pickled; save a compiled Program instead")
 
 
-cdef inline tuple _make_key(Primitive prim, object params, int slot, tuple inputs):
-    cdef Py_ssize_t n = len(inputs)
-    if n == 1:
-        return (prim, params, slot, (<TracedTensor?>inputs[0]).id)
-    if n == 2:
-        return (prim, params, slot, (<TracedTensor?>inputs[0]).id,
-                (<TracedTensor?>inputs[1]).id)
-    parts = [prim, params, slot]
+cdef inline uint64_t _key_hash(Primitive prim, object params, int slot, tuple inputs) except? 0:
+    cdef uint64_t h = _mix(<uint64_t><size_t><PyObject*>prim, <uint64_t>hash(params))
+    h = _mix(h, <uint64_t>slot)
     for item in inputs:
-        parts.append((<TracedTensor?>item).id)
-    return tuple(parts)
+        h = _mix(h, <uint64_t>(<TracedTensor?>item).id)
+    return h
 
 
-cdef inline TracedTensor _lookup(tuple key):
+cdef inline bint _same_inputs(tuple a, tuple b) noexcept:
+    cdef Py_ssize_t n = len(a), i
+    if n != len(b):
+        return False
+    for i in range(n):
+        if <PyObject*>a[i] != <PyObject*>b[i]:
+            return False
+    return True
+
+
+cdef TracedTensor _lookup(Primitive prim, object params, int slot, tuple inputs,
+                          uint64_t h):
+    cdef Py_ssize_t i
+    cdef TracedTensor node
     _counters.table_probes += 1
-    cdef PyObject* hit = PyDict_GetItem(_intern_table, key)
-    if hit == NULL:
+    if _entries == NULL:
         return None
-    _counters.table_hits += 1
-    return <TracedTensor>_node_at[<Py_ssize_t>(<object>hit)]
+    i = <Py_ssize_t>(h & <uint64_t>_entries_mask)
+    while _entries[i].node != NULL:
+        if _entries[i].hash == h:
+            node = <TracedTensor>_entries[i].node
+            if (node.prim is prim and node.slot == slot and _same_inputs(node.inputs, inputs)
+                    and (node.params is params or node.params == params)):
+                _counters.table_hits += 1
+                return node
+        i = (i + 1) & _entries_mask
+    return None
+
+
+cdef int _table_grow() except -1:
+    global _entries, _entries_mask
+    cdef Py_ssize_t old_capacity = _entries_mask + 1, capacity, i, j
+    cdef TableEntry* old = _entries
+    capacity = 1024 if old_capacity == 0 else 2 * old_capacity
+    _entries = <TableEntry*>calloc(capacity, sizeof(TableEntry))
+    if _entries == NULL:
+        _entries = old
+        raise MemoryError()
+    _entries_mask = capacity - 1
+    for i in range(old_capacity):
+        if old[i].node != NULL:
+            j = <Py_ssize_t>(old[i].hash & <uint64_t>_entries_mask)
+            while _entries[j].node != NULL:
+                j = (j + 1) & _entries_mask
+            _entries[j] = old[i]
+    free(old)
+    return 0
+
+
+cdef int _table_insert(TracedTensor node, uint64_t h) except -1:
+    global _entries_used
+    cdef Py_ssize_t i
+    if 2 * (_entries_used + 1) > _entries_mask + 1:
+        _table_grow()
+    i = <Py_ssize_t>(h & <uint64_t>_entries_mask)
+    while _entries[i].node != NULL:
+        i = (i + 1) & _entries_mask
+    _entries[i].hash = h
+    _entries[i].node = <PyObject*>node
+    _entries_used += 1
+    node._hash = h
+    node._interned = True
+    return 0
+
+
+cdef void _table_remove(TracedTensor node) noexcept:
+    """Delete the node's entry, shifting later entries of the probe run back (no
+    tombstones, so lookups stay short however many nodes come and go)."""
+    global _entries_used
+    cdef Py_ssize_t i = <Py_ssize_t>(node._hash & <uint64_t>_entries_mask), j, k
+    while _entries[i].node != <PyObject*>node:
+        if _entries[i].node == NULL:
+            return                       # not present (cannot happen)
+        i = (i + 1) & _entries_mask
+    j = i
+    while True:
+        j = (j + 1) & _entries_mask
+        if _entries[j].node == NULL:
+            break
+        k = <Py_ssize_t>(_entries[j].hash & <uint64_t>_entries_mask)
+        # keep entry j where it is when its home k lies cyclically in (i, j]
+        if (i < j and i < k <= j) or (i > j and (k > i or k <= j)):
+            continue
+        _entries[i] = _entries[j]
+        i = j
+    _entries[i].node = NULL
+    _entries_used -= 1
+    node._interned = False
 
 
 cdef TracedTensor _new_node(Primitive prim, object params, tuple inputs, int slot):
@@ -264,18 +360,17 @@ cdef TracedTensor _new_node(Primitive prim, object params, tuple inputs, int slo
     return node
 
 
-cdef int _finish(TracedTensor node, tuple key) except -1:
-    cdef uint64_t h = node.prim.fingerprint
+cdef int _finish(TracedTensor node, bint interned, uint64_t h) except -1:
+    cdef uint64_t fp = node.prim.fingerprint
     hook = node.prim.params_fingerprint
-    h = _mix(h, _fp_object(node.params) if hook is None else <uint64_t>hook(node.params))
-    h = _mix(h, <uint64_t>node.slot)
-    h = _mix(h, _meta_fingerprint(node.id))
+    fp = _mix(fp, _fp_object(node.params) if hook is None else <uint64_t>hook(node.params))
+    fp = _mix(fp, <uint64_t>node.slot)
+    fp = _mix(fp, _meta_fingerprint(node.id))
     for item in node.inputs:
-        h = _mix(h, (<TracedTensor>item).fingerprint)
-    node.fingerprint = h
-    if key is not None:
-        _intern_table[key] = node.id
-        node._key = key
+        fp = _mix(fp, (<TracedTensor>item).fingerprint)
+    node.fingerprint = fp
+    if interned:
+        _table_insert(node, h)
         _counters.nodes_interned += 1
     else:
         _counters.unique_nodes += 1
@@ -285,43 +380,43 @@ cdef int _finish(TracedTensor node, tuple key) except -1:
 cpdef TracedTensor intern(Primitive prim, object params, tuple inputs, int dtype_code,
                           tuple shape):
     """The node for ``prim(params)(*inputs)`` with the given output dtype code and shape."""
-    cdef tuple key = _make_key(prim, params, 0, inputs)
-    cdef TracedTensor node = _lookup(key)
+    cdef uint64_t h = _key_hash(prim, params, 0, inputs)
+    cdef TracedTensor node = _lookup(prim, params, 0, inputs, h)
     if node is not None:
         return node
     node = _new_node(prim, params, inputs, 0)
     _meta_set(node.id, dtype_code, shape)
-    _finish(node, key)
+    _finish(node, True, h)
     return node
 
 
 cpdef TracedTensor intern_like(Primitive prim, object params, tuple inputs,
                                TracedTensor like):
     """Like ``intern``, with the output dtype and shape copied from ``like``."""
-    cdef tuple key = _make_key(prim, params, 0, inputs)
-    cdef TracedTensor node = _lookup(key)
+    cdef uint64_t h = _key_hash(prim, params, 0, inputs)
+    cdef TracedTensor node = _lookup(prim, params, 0, inputs, h)
     if node is not None:
         return node
     node = _new_node(prim, params, inputs, 0)
     _meta_copy(node.id, like.id)
-    _finish(node, key)
+    _finish(node, True, h)
     return node
 
 
 cpdef tuple intern_multi(Primitive prim, object params, tuple inputs, list avals):
     """All output nodes of a multi-output primitive; ``avals[k] = (dtype_code, shape)``."""
     cdef Py_ssize_t slot
-    cdef tuple key
+    cdef uint64_t h
     cdef TracedTensor node
     outputs = []
     for slot in range(len(avals)):
-        key = _make_key(prim, params, slot, inputs)
-        node = _lookup(key)
+        h = _key_hash(prim, params, slot, inputs)
+        node = _lookup(prim, params, slot, inputs, h)
         if node is None:
             node = _new_node(prim, params, inputs, slot)
             code, shape = avals[slot]
             _meta_set(node.id, code, shape)
-            _finish(node, key)
+            _finish(node, True, h)
         outputs.append(node)
     return tuple(outputs)
 
@@ -330,18 +425,23 @@ cpdef TracedTensor unique_node(Primitive prim, object params, int dtype_code, tu
     """A node that never merges with another (inputs; anything non-deterministic)."""
     cdef TracedTensor node = _new_node(prim, params, (), 0)
     _meta_set(node.id, dtype_code, shape)
-    _finish(node, None)
+    _finish(node, False, 0)
     return node
 
 
 def find(Primitive prim, object params, tuple inputs, int slot=0):
     """The live node with this key, or None (a probe of the intern table)."""
-    return _lookup(_make_key(prim, params, slot, inputs))
+    return _lookup(prim, params, slot, inputs, _key_hash(prim, params, slot, inputs))
 
 
 def intern_table_size() -> int:
     """Number of nodes in the intern table."""
-    return len(_intern_table)
+    return _entries_used
+
+
+cdef tuple _group_key(TracedTensor node):
+    """Identifies the operation behind a node, whatever its output slot."""
+    return (node.prim, node.params) + tuple([id(x) for x in node.inputs])
 
 
 # ---------------------------------------------------------------- structural equality

@@ -12,7 +12,7 @@ from typing import Sequence
 
 from . import dtypes
 from ._compiled import _core
-from .errors import DTypeError, GraphError, ShapeError
+from .errors import ArgumentError, DTypeError, GraphError, ShapeError
 from .ops import elementwise as ew
 from .ops import structural as st
 from .primitive import TracedTensor, bind_traced, constant, shape_of
@@ -27,7 +27,7 @@ def _traced_list(values, what: str) -> list:
     values = list(values)
     for v in values:
         if type(v) is not TracedTensor:
-            raise TypeError(f"{what} must be TracedTensors (from tp.input or traced "
+            raise ArgumentError(f"{what} must be TracedTensors (from tp.input or traced "
                             f"operations), got {type(v).__name__}")
     return values
 
@@ -95,7 +95,7 @@ def grad(loss: TracedTensor, wrt):
     For complex inputs the result is ``dL/dx + i dL/dy`` (see :mod:`tenpy_ad.ops.elementwise`).
     """
     if type(loss) is not TracedTensor:
-        raise TypeError(f"grad: loss must be a TracedTensor, got {type(loss).__name__}")
+        raise ArgumentError(f"grad: loss must be a TracedTensor, got {type(loss).__name__}")
     if loss.shape != ():
         raise GraphError(f"grad: the loss must be a scalar (shape ()), got shape "
                          f"{list(loss.shape)}; reduce it first (e.g. .sum()) or use "

@@ -6,6 +6,7 @@ dtypes), so ``except ValueError`` keeps working.
 
 * :class:`ShapeError`          an operation was built with incompatible shapes
 * :class:`DTypeError`          an unsupported or incompatible dtype
+* :class:`ArgumentError`       an argument of the wrong kind (a tensor where a scalar is due)
 * :class:`ConcretizationError` a traced placeholder was asked for a value (``bool(x)``)
 * :class:`ProgramInputError`   a Program was called with inputs of the wrong count/shape/dtype
 * :class:`NonFiniteError`      ``tp.debug_nans()`` caught a NaN/Inf, naming the primitive
@@ -25,6 +26,10 @@ class ShapeError(TenpyAdError, ValueError):
 
 class DTypeError(TenpyAdError, TypeError):
     """Unsupported or incompatible dtypes; the message names the op and the dtypes."""
+
+
+class ArgumentError(TenpyAdError, TypeError):
+    """An argument of the wrong kind for the function it was passed to."""
 
 
 class ConcretizationError(TenpyAdError, TypeError):
@@ -52,5 +57,5 @@ class InternalError(TenpyAdError, RuntimeError):
 
 
 ALL = {cls.__name__: cls for cls in (
-    TenpyAdError, ShapeError, DTypeError, ConcretizationError, ProgramInputError,
+    TenpyAdError, ShapeError, DTypeError, ArgumentError, ConcretizationError, ProgramInputError,
     NonFiniteError, GraphError, SaveFormatError, InternalError)}

@@ -13,7 +13,7 @@ from functools import lru_cache
 import numpy as np
 
 from . import dtypes
-from .errors import ConcretizationError, DTypeError, ShapeError
+from .errors import ArgumentError, ConcretizationError, DTypeError, ShapeError
 from .ops import contraction as ct_ops
 from .ops import elementwise as ew
 from .ops import structural as st
@@ -130,10 +130,10 @@ def scale(x, factor):
     """``x * factor`` for a scalar factor stored in the graph as a static parameter."""
     if not _is_tensor(x):
         return np.multiply(x, factor)
-    if isinstance(factor, (np.generic, np.ndarray)):
+    if isinstance(factor, (np.generic, np.ndarray)) and np.ndim(factor) == 0:
         factor = factor.item()
     if not isinstance(factor, numbers.Number):
-        raise TypeError(f"scale: the factor must be a scalar, got {type(factor).__name__}")
+        raise ArgumentError(f"scale: the factor must be a scalar, got {type(factor).__name__}")
     code = x.dtype_code if type(x) is TracedTensor else code_of_value(x)
     if isinstance(factor, complex) and not dtypes.is_complex(code):
         x = ew.convert(x, dtypes.complex_code(code))
@@ -148,12 +148,12 @@ def power(x, exponent):
     """``x ** exponent`` for a scalar exponent."""
     if not _is_tensor(x):
         if _is_tensor(exponent):
-            raise TypeError("power: the exponent must be a scalar, not a tensor")
+            raise ArgumentError("power: the exponent must be a scalar, not a tensor")
         return np.power(x, exponent)
     if isinstance(exponent, (np.generic, np.ndarray)) and np.ndim(exponent) == 0:
         exponent = exponent.item()
     if not isinstance(exponent, numbers.Real):
-        raise TypeError("power: only a real scalar exponent is supported; write "
+        raise ArgumentError("power: only a real scalar exponent is supported; write "
                         "tp.exp(y * tp.log(x)) for a tensor exponent")
     return ew.power(x, exponent)
 
@@ -297,7 +297,7 @@ def getitem(x, index):
             raise ConcretizationError("indexing with a tensor is not supported; use "
                                       "integers and slices")
         else:
-            raise TypeError(f"index {item!r}: only integers, slices, ... and None are "
+            raise ArgumentError(f"index {item!r}: only integers, slices, ... and None are "
                             "supported (no advanced indexing)")
     if n_axes > len(shape):
         raise ShapeError(f"index {index}: too many indices for {_describe(x)}")
@@ -421,7 +421,7 @@ def _expand_ellipsis(name, subscripts, shapes):
         out = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
     else:
         out = out.replace("...", ell)
-    return expanded, out
+    return expanded, out, ell
 
 
 @lru_cache(maxsize=1024)
@@ -441,22 +441,29 @@ def einsum(subscripts: str, *operands):
         return np.einsum(subscripts, *operands)
     subscripts = subscripts.replace(" ", "")
     shapes = [tuple(shape_of(x)) for x in operands]
-    terms, out = _expand_ellipsis("einsum", subscripts, shapes)
+    terms, out, ellipsis_letters = _expand_ellipsis("einsum", subscripts, shapes)
     sizes: dict[str, int] = {}
     for term, shape in zip(terms, shapes):
         if len(term) != len(shape):
             raise ShapeError(f"einsum '{subscripts}': term '{term}' has {len(term)} letters "
                              f"for an operand of shape {list(shape)}")
         for c, d in zip(term, shape):
-            if sizes.setdefault(c, d) != d:
+            known = sizes.setdefault(c, d)
+            if known != d and c in ellipsis_letters and 1 in (known, d):
+                sizes[c] = builtins.max(known, d)     # ``...`` axes broadcast like NumPy's
+            elif known != d:
                 raise ShapeError(f"einsum '{subscripts}': letter '{c}' has sizes "
-                                 f"{sizes[c]} and {d} (operand shapes "
+                                 f"{known} and {d} (operand shapes "
                                  f"{', '.join(str(list(s)) for s in shapes)})")
     if len(set(out)) != len(out) or any(c not in sizes for c in out):
         raise ShapeError(f"einsum '{subscripts}': invalid output '{out}'")
     traced = any(type(x) is TracedTensor for x in operands)
     code = result_code("einsum", *operands)
     operands = [_operand(x, code, traced) for x in operands]
+    for k, (term, shape) in enumerate(zip(terms, shapes)):
+        target = tuple(sizes[c] for c in term)
+        if target != shape:
+            operands[k] = st.broadcast_to(operands[k], target)
     # repeated letters inside one operand: rename, and tie with identity matrices
     spare = [c for c in _LETTERS if c not in sizes]
     terms = list(terms)

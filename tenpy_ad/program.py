@@ -13,7 +13,7 @@ import numpy as np
 
 from . import dtypes
 from ._compiled import _core
-from .errors import GraphError, ProgramInputError
+from .errors import ArgumentError, GraphError, ProgramInputError
 from .primitive import TracedTensor, constant_p
 from .traced import input_p
 
@@ -32,7 +32,7 @@ class Program:
         inputs = list(inputs)
         for x in outputs + inputs:
             if type(x) is not TracedTensor:
-                raise TypeError(f"compile: outputs and inputs must be TracedTensors, got "
+                raise ArgumentError(f"compile: outputs and inputs must be TracedTensors, got "
                                 f"{type(x).__name__}")
         for x in inputs:
             if x.prim is not input_p:

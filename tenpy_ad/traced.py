@@ -7,10 +7,11 @@ compiled into a :class:`~tenpy_ad.program.Program` or evaluated.
 from __future__ import annotations
 
 import numbers
+import operator
 
 from . import dtypes
 from ._compiled import _core
-from .errors import ShapeError
+from .errors import ArgumentError, ShapeError
 from .primitive import TracedTensor, primitive
 
 
@@ -33,13 +34,13 @@ def input(shape=(), dtype="float64", name: str | None = None) -> TracedTensor:  
     if isinstance(shape, numbers.Integral):
         shape = (shape,)
     try:
-        shape = tuple(int(d) for d in shape)
+        shape = tuple(operator.index(d) for d in shape)
     except TypeError:
         raise ShapeError(f"tp.input: shape must be a tuple of ints, got {shape!r}") from None
     if any(d < 0 for d in shape):
         raise ShapeError(f"tp.input: negative dimension in shape {list(shape)}")
     if name is not None and not isinstance(name, str):
-        raise TypeError(f"tp.input: name must be a string, got {type(name).__name__}")
+        raise ArgumentError(f"tp.input: name must be a string, got {type(name).__name__}")
     return _core.unique_node(input_p, name, dtypes.code_of(dtype), shape)
 
 

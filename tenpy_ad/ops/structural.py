@@ -125,7 +125,9 @@ def full_like(x, value):
     """A tensor of ``x``'s shape and dtype filled with ``value`` (a cheap broadcast)."""
     if type(x) is TracedTensor:
         return broadcast_in_dim(constant(value, x.dtype_code), x.shape, ())
-    array = x.data if type(x) is Tensor else np.asarray(x)
+    if type(x) is Tensor:
+        return Tensor(np.full(x.shape, value, dtype=x.dtype))
+    array = np.asarray(x)
     return np.broadcast_to(np.asarray(value, dtype=array.dtype), array.shape)
 
 

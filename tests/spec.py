@@ -1,0 +1,111 @@
+"""One table of every primitive (through the public functions that lower onto it), with
+the input domains and dtypes its gradient checks run on.
+
+Each entry: ``Spec(name, fn, shapes, domain, dtypes, order2)``; ``fn`` takes tensors and
+returns one tensor and is used unchanged in traced and eager mode.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+import tenpy_ad as tp
+
+REAL = ("float64",)
+BOTH = ("float64", "complex128")
+
+
+@dataclass
+class Spec:
+    name: str
+    fn: Callable
+    shapes: tuple
+    domain: str = "normal"          # normal | positive | away_from_zero | distinct
+    dtypes: tuple = BOTH
+    order2: bool = False
+    tol: dict = field(default_factory=dict)
+
+
+def make_args(spec: Spec, dtype: str, rng: np.random.Generator) -> list:
+    args = []
+    for shape in spec.shapes:
+        x = rng.standard_normal(shape)
+        if dtype.startswith("complex"):
+            x = x + 1j * rng.standard_normal(shape)
+        if spec.domain == "positive":
+            x = (np.abs(x) + 0.5) if not np.iscomplexobj(x) else x + 2.5
+        elif spec.domain == "away_from_zero":
+            x = x + np.where(np.real(x) >= 0, 0.5, -0.5)
+        elif spec.domain == "distinct":
+            x = rng.permutation(np.arange(np.prod(shape, dtype=int))).reshape(shape) * 0.37 \
+                + 0.01 * rng.standard_normal(shape)
+        args.append(np.asarray(x).astype(dtype))
+    return args
+
+
+SPECS = [
+    # elementwise binary
+    Spec("add", lambda x, y: x + y, ((3, 4), (3, 4)), order2=True),
+    Spec("sub", lambda x, y: x - y, ((3, 4), (3, 4))),
+    Spec("mul", lambda x, y: x * y, ((3, 4), (3, 4)), order2=True),
+    Spec("mul_same", lambda x: x * x, ((3, 3),), order2=True),
+    Spec("div", lambda x, y: x / y, ((3, 4), (3, 4)), domain="away_from_zero", order2=True),
+    Spec("broadcast_add", lambda x, y: x + y, ((3, 1), (4,))),
+    Spec("broadcast_mul_scalar_tensor", lambda x, y: x * y.sum(), ((2, 3), (3,)), order2=True),
+    # elementwise unary
+    Spec("neg", lambda x: -x, ((5,),)),
+    Spec("scale_real", lambda x: x.scale_real(0.5), ((2, 3),)),
+    Spec("scale_complex", lambda x: x * (0.5 - 2j), ((2, 3),)),
+    Spec("pow2", lambda x: x ** 2, ((4,),), order2=True),
+    Spec("pow3", lambda x: x ** 3, ((4,),), order2=True),
+    Spec("pow_half", lambda x: x ** 0.5, ((4,),), domain="positive", dtypes=REAL, order2=True),
+    Spec("exp", tp.exp, ((3, 2),), order2=True),
+    Spec("log", tp.log, ((3, 2),), domain="positive", order2=True),
+    Spec("sqrt", tp.sqrt, ((3, 2),), domain="positive", order2=True),
+    Spec("sin", tp.sin, ((4,),), order2=True),
+    Spec("cos", tp.cos, ((4,),), order2=True),
+    Spec("tanh", tp.tanh, ((4,),), order2=True),
+    Spec("abs", tp.abs, ((6,),), domain="away_from_zero", order2=True),
+    Spec("conj", tp.conj, ((3,),)),
+    Spec("real", lambda x: x.real, ((3,),)),
+    Spec("imag", lambda x: x.imag + x.real, ((3,),)),
+    Spec("astype_complex", lambda x: x.astype("complex128") * (1 + 2j), ((3,),), dtypes=REAL),
+    Spec("astype_f32_f64", lambda x: x.astype("float32").astype("float64"), ((3,),),
+         dtypes=REAL, tol={"rtol": 1e-5, "atol": 1e-6, "eps": 0.5}),
+    # structural
+    Spec("reshape", lambda x: x.reshape(2, 6), ((3, 4),)),
+    Spec("transpose", lambda x: x.transpose(2, 0, 1), ((2, 3, 4),)),
+    Spec("T", lambda x: x.T, ((2, 3),)),
+    Spec("broadcast_in_dim", lambda x: tp.broadcast_in_dim(x, (3, 4, 2), (1,)), ((4,),)),
+    Spec("broadcast_in_dim_size1", lambda x: tp.broadcast_in_dim(x, (3, 4), (0, 1)), ((1, 4),)),
+    Spec("sum_all", lambda x: x.sum(), ((3, 4),), order2=True),
+    Spec("sum_axis", lambda x: x.sum(axis=1), ((3, 4),)),
+    Spec("sum_keepdims", lambda x: x.sum(axis=0, keepdims=True) * x, ((3, 4),), order2=True),
+    Spec("max_all", lambda x: x.max(), ((3, 4),), domain="distinct", dtypes=REAL, order2=True),
+    Spec("max_axis", lambda x: tp.amax(x, axis=0), ((3, 4),), domain="distinct", dtypes=REAL),
+    Spec("slice", lambda x: x[:, 1:3], ((3, 4),)),
+    Spec("slice_step", lambda x: x[::2, ::-1], ((5, 4),), order2=True),
+    Spec("index_int", lambda x: x[1, ...], ((3, 4),)),
+    Spec("index_newaxis", lambda x: x[None, :, -1], ((3, 4),)),
+    # contractions
+    Spec("matmul", lambda x, y: x @ y, ((3, 4), (4, 2)), order2=True),
+    Spec("matmul_vec", lambda x, y: x @ y, ((3, 4), (4,))),
+    Spec("matmul_batched", lambda x, y: x @ y, ((2, 3, 4), (2, 4, 5))),
+    Spec("einsum_unary", lambda x: tp.einsum("ijk->ki", x), ((2, 3, 4),)),
+    Spec("einsum_trace", lambda x: tp.einsum("ii->", x), ((3, 3),), order2=True),
+    Spec("einsum_outer", lambda x, y: tp.einsum("i,j->ij", x, y), ((3,), (2,))),
+    Spec("einsum_sum_only_one", lambda x, y: tp.einsum("ij,k->k", x, y), ((2, 3), (4,))),
+    Spec("einsum_trg", lambda a, b, c, d: tp.einsum("xwu,yxl,yzd,wzr->uldr", a, b, c, d),
+         ((2, 2, 3),) * 4),
+    Spec("einsum_trace4", lambda x: tp.einsum("xyxy->", x), ((2, 3, 2, 3),), order2=True),
+    Spec("tensordot", lambda x, y: tp.tensordot(x, y, axes=([0, 2], [1, 0])),
+         ((2, 3, 4), (4, 2, 5))),
+    # composites of the above, as models write them
+    Spec("normalise_by_max", lambda x: x / tp.amax(tp.abs(x)), ((3, 3),), domain="distinct",
+         dtypes=REAL, order2=True),
+    Spec("log_sum_exp", lambda x: tp.log(tp.exp(x).sum()), ((5,),), dtypes=REAL, order2=True),
+]
+
+SPEC_BY_NAME = {s.name: s for s in SPECS}

@@ -12,6 +12,7 @@ each other:
 * ``graph_sweep.pxi`` topological order and the forward/reverse sweeps over traced graphs
 * ``execute.pxi``   the Program interpreter loop
 * ``eager.pxi``     eager Tensor, its tape and the reverse sweep behind ``.backward()``
+* ``dispatch.pxi``  applying a primitive in the mode its operands call for
 """
 cimport cython
 from cpython.ref cimport PyObject
@@ -32,3 +33,4 @@ include "keys.pxi"
 include "graph_sweep.pxi"
 include "execute.pxi"
 include "eager.pxi"
+include "dispatch.pxi"

@@ -181,17 +181,23 @@ def wrap_output(object array, TapeNode node=None, int slot=0) -> Tensor:
     return _wrap(array, node, slot)
 
 
-cdef inline object _parent_of(object x):
-    """The tape parent of an input: its TapeNode, itself if a grad-requiring leaf, or None."""
+cdef inline object _parent_of(object x, int* slot):
+    """The tape parent of an input (its TapeNode, itself if a grad-requiring leaf, or
+    None) and, through ``slot``, which output of the parent it is."""
     cdef Tensor t
     if type(x) is not Tensor:
         return None
     t = <Tensor>x
     if t._node is not None:
+        slot[0] = t._slot
         return t._node
     if t._requires_grad:
         return t
     return None
+
+
+cdef inline object _data_of(object x):
+    return (<Tensor>x).data if type(x) is Tensor else x
 
 
 cdef tuple _ZERO_SLOTS = ((), (0,), (0, 0), (0, 0, 0))
@@ -200,33 +206,39 @@ cdef tuple _ZERO_SLOTS = ((), (0,), (0, 0), (0, 0, 0))
 cpdef object eager_apply(Primitive prim, object params, tuple args):
     """Compute ``prim`` on tensors/arrays now; record a tape entry when a grad is needed."""
     cdef Py_ssize_t n = len(args), j
-    cdef bint record = False
-    cdef bint all_zero_slots = True
-    cdef list arrays = [None] * n
-    cdef list parents = [None] * n
-    cdef list slots = [0] * n
+    cdef int s0 = 0, s1 = 0
+    cdef bint record
+    cdef tuple arrays, parents, slots
+    cdef list parent_list, slot_list
     cdef TapeNode node
-    cdef Tensor t
-    for j in range(n):
-        x = args[j]
-        if type(x) is Tensor:
-            t = <Tensor>x
-            arrays[j] = t.data
-            if t._node is not None:
-                parents[j] = t._node
-                slots[j] = t._slot
-                if t._slot:
-                    all_zero_slots = False
-                record = True
-            elif t._requires_grad:
-                parents[j] = t
-                record = True
-        else:
-            arrays[j] = x
     if n == 1:
-        result = prim.impl(params, arrays[0])
+        arrays = (_data_of(args[0]),)
+        p0 = _parent_of(args[0], &s0)
+        record = p0 is not None
+        parents = (p0,)
+        slots = _ZERO_SLOTS[1] if s0 == 0 else (s0,)
     elif n == 2:
-        result = prim.impl(params, arrays[0], arrays[1])
+        arrays = (_data_of(args[0]), _data_of(args[1]))
+        p0 = _parent_of(args[0], &s0)
+        p1 = _parent_of(args[1], &s1)
+        record = p0 is not None or p1 is not None
+        parents = (p0, p1)
+        slots = _ZERO_SLOTS[2] if s0 == 0 and s1 == 0 else (s0, s1)
+    else:
+        parent_list, slot_list = [], []
+        for x in args:
+            s0 = 0
+            parent_list.append(_parent_of(x, &s0))
+            slot_list.append(s0)
+        arrays = tuple([_data_of(x) for x in args])
+        parents = tuple(parent_list)
+        slots = tuple(slot_list)
+        record = False
+        for p0 in parent_list:
+            if p0 is not None:
+                record = True
+    if params is None and prim.array_fn is not None:
+        result = prim.array_fn(*arrays)
     else:
         result = prim.impl(params, *arrays)
     if prim.n_outputs == 1:
@@ -243,9 +255,9 @@ cpdef object eager_apply(Primitive prim, object params, tuple args):
     node = TapeNode.__new__(TapeNode)
     node.prim = prim
     node.params = params
-    node.parents = tuple(parents)
-    node.parent_slots = <tuple>_ZERO_SLOTS[n] if (all_zero_slots and n < 4) else tuple(slots)
-    node.saved_inputs = tuple(arrays)
+    node.parents = parents
+    node.parent_slots = slots
+    node.saved_inputs = arrays
     node.saved_outputs = result
     _counters.eager_recorded += 1
     if prim.n_outputs > 1:
@@ -254,29 +266,38 @@ cpdef object eager_apply(Primitive prim, object params, tuple args):
 
 
 cdef list _eager_toposort(TapeNode root, dict index):
-    """TapeNodes reachable from ``root``, parents before children; fills ``index``."""
+    """TapeNodes reachable from ``root``, parents before children.  ``index`` maps
+    ``id(node)`` to its position (-1 while the node is still being expanded)."""
     cdef list order = []
     cdef list stack = [root]
-    cdef dict state = {}
     cdef TapeNode node
     while stack:
         node = <TapeNode>stack[len(stack) - 1]
-        key = id(node)
-        st = state.get(key, 0)
-        if st == 0:
-            state[key] = 1
+        position = index.get(id(node))
+        if position is None:
+            index[id(node)] = -1
             if node.parents is None:
                 continue
             for parent in node.parents:
-                if type(parent) is TapeNode and state.get(id(parent), 0) == 0:
+                if type(parent) is TapeNode and id(parent) not in index:
                     stack.append(parent)
         else:
             stack.pop()
-            if st == 1:
-                state[key] = 2
-                index[key] = len(order)
+            if position == -1:
+                index[id(node)] = len(order)
                 order.append(node)
     return order
+
+
+cdef inline tuple _parent_mask(tuple parents):
+    cdef Py_ssize_t n = len(parents), j
+    cdef int mask = 0
+    if n <= 3:
+        for j in range(n):
+            if parents[j] is not None:
+                mask |= 1 << j
+        return <tuple>_ACTIVE_MASKS[_MASK_OFFSET[n] + mask]
+    return tuple([p is not None for p in parents])
 
 
 cdef object _as_tensor_input(object array, object parent, int slot):
@@ -360,7 +381,7 @@ def eager_backward(Tensor root, object seed, bint retain_graph, bint create_grap
                 out = tuple([_wrap(out[j], node, <int>j) for j in range(n_out)])
             else:
                 out = _wrap(out, node, 0)
-        mask = tuple([p is not None for p in node.parents])
+        mask = _parent_mask(node.parents)
         _counters.eager_swept += 1
         input_cts = node.prim.vjp(node.params, ct, out, xs, mask)
         for j in range(len(node.parents)):
@@ -398,11 +419,15 @@ def eager_backward(Tensor root, object seed, bint retain_graph, bint create_grap
 
 
 cdef _accumulate_leaf(Tensor leaf, object ct, object accumulate, bint create_graph):
-    if type(ct) is not Tensor:
-        ct = _wrap(ct, None, 0)
-    elif not create_graph:
-        ct = _wrap((<Tensor>ct).data, None, 0)
-    if leaf.grad is None:
-        leaf.grad = ct
-    else:
-        leaf.grad = accumulate(leaf.grad, ct)
+    """``leaf.grad += ct`` (PyTorch's accumulation); a Tensor result, on the tape only
+    when ``create_graph``."""
+    if create_graph:
+        if type(ct) is not Tensor:
+            ct = _wrap(ct, None, 0)
+        leaf.grad = ct if leaf.grad is None else accumulate(leaf.grad, ct)
+        return
+    if type(ct) is Tensor:
+        ct = (<Tensor>ct).data
+    if leaf.grad is not None:
+        ct = accumulate(_data_of(leaf.grad), ct)
+    leaf.grad = _wrap(ct if type(ct) is _ndarray else _asarray(ct), None, 0)

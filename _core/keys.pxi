@@ -123,6 +123,9 @@ cdef class Primitive:
     ``vjp(params, ct, out, xs, active)`` -> tuple of input cotangents (``None`` = zero); only
                                             entries with ``active[i]`` true are used
     ``format_params(params)``            -> short text for program listings
+    ``array_fn(*arrays)``                -> optional NumPy function used when params is None
+    ``elementwise``                      -> output has the dtype and shape of input 0 (lets
+                                            the traced fast path skip the shape rule)
     """
     cdef readonly str name
     cdef readonly int n_outputs
@@ -132,7 +135,8 @@ cdef class Primitive:
     cdef public object vjp
     cdef public object format_params
     cdef public object params_fingerprint
-    cdef public bint linear
+    cdef public object array_fn
+    cdef public bint elementwise
     cdef readonly uint64_t fingerprint
 
     def __init__(self, str name, int n_outputs=1):
@@ -489,12 +493,3 @@ def structurally_equal(TracedTensor a, TracedTensor b) -> bool:
             memo[pair] = True      # all input pairs were found equal (else we returned)
     return True
 
-
-cpdef object intern_same(Primitive prim, object params, object x, object y):
-    """Fast path of elementwise binary ops: the node for ``prim(x, y)`` when both are
-    TracedTensors of one dtype and shape (output like ``x``); None otherwise."""
-    if type(x) is not TracedTensor or type(y) is not TracedTensor:
-        return None
-    if not _meta_same((<TracedTensor>x).id, (<TracedTensor>y).id):
-        return None
-    return intern_like(prim, params, (x, y), <TracedTensor>x)

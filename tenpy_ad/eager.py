@@ -70,14 +70,15 @@ def backward(t: Tensor, gradient=None, retain_graph=None, create_graph: bool = F
         seed = _seed_for(t, gradient, create_graph)
     except (GraphError, ShapeError) as error:
         raise type(error)(f"backward(): {error}") from None
-    _core.eager_backward(t, seed, bool(retain_graph), bool(create_graph), _accumulate)
+    _core.eager_backward(t, seed, bool(retain_graph), bool(create_graph),
+                         _accumulate if create_graph else np.add)
 
 
 def _seed_for(t: Tensor, gradient, create_graph: bool):
     if gradient is None:
         if t.data.size != 1:
-            raise GraphError(f"the output has shape {list(t.shape)}; pass a cotangent of "
-                             "that shape for non-scalar outputs")
+            raise GraphError(f"the output has shape {list(t.shape)}; pass a gradient "
+                             "(cotangent) of that shape for non-scalar outputs")
         seed = np.ones_like(t.data)
     else:
         seed = gradient.data if type(gradient) is Tensor else np.asarray(gradient)

@@ -128,6 +128,10 @@ def divide(a, b):
 
 def scale(x, factor):
     """``x * factor`` for a scalar factor stored in the graph as a static parameter."""
+    if type(factor) is float:                   # the common case, kept short
+        t = type(x)
+        if t is TracedTensor or t is Tensor:
+            return ew.scale(x, factor)
     if not _is_tensor(x):
         return np.multiply(x, factor)
     if isinstance(factor, (np.generic, np.ndarray)) and np.ndim(factor) == 0:

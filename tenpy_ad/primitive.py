@@ -33,14 +33,21 @@ PRIMITIVES: dict[str, Primitive] = {}
 
 
 def primitive(name: str, impl: Callable, shape_rule: Callable, n_outputs: int = 1,
-              format_params: Callable | None = None) -> Primitive:
-    """Create and register a primitive; attach ``jvp``/``vjp`` right after its definition."""
+              format_params: Callable | None = None, array_fn: Callable | None = None,
+              elementwise: bool = False) -> Primitive:
+    """Create and register a primitive; attach ``jvp``/``vjp`` right after its definition.
+
+    ``array_fn`` (optional) computes the primitive on arrays when it has no params;
+    ``elementwise`` declares that the output has the dtype and shape of input 0.
+    """
     if name in PRIMITIVES:
         raise ValueError(f"primitive {name!r} is defined twice")
     prim = Primitive(name, n_outputs)
     prim.impl = impl
     prim.shape_rule = shape_rule
     prim.format_params = format_params
+    prim.array_fn = array_fn
+    prim.elementwise = elementwise
     PRIMITIVES[name] = prim
     return prim
 
@@ -61,35 +68,11 @@ def bind_traced(prim: Primitive, params, args: tuple):
     return _intern_multi(prim, params, args, list(aval))
 
 
-def bind(prim: Primitive, params, *args):
-    """Apply ``prim`` in whichever mode its operands call for."""
-    for a in args:
-        if type(a) is TracedTensor:
-            return bind_traced(prim, params, args)
-    for a in args:
-        if type(a) is Tensor:
-            return _eager_apply(prim, params, args)
-    return prim.impl(params, *args)
-
-
-def bind1(prim: Primitive, params, x):
-    """``bind`` for one operand (the common case, kept short)."""
-    t = type(x)
-    if t is TracedTensor:
-        return bind_traced(prim, params, (x,))
-    if t is Tensor:
-        return _eager_apply(prim, params, (x,))
-    return prim.impl(params, x)
-
-
-def bind2(prim: Primitive, params, x, y):
-    """``bind`` for two operands."""
-    tx, ty = type(x), type(y)
-    if tx is TracedTensor or ty is TracedTensor:
-        return bind_traced(prim, params, (x, y))
-    if tx is Tensor or ty is Tensor:
-        return _eager_apply(prim, params, (x, y))
-    return prim.impl(params, x, y)
+# bind / bind1 / bind2 live in the compiled core: they are on every hot path.
+_core.install_bind_traced(bind_traced)
+bind = _core.bind
+bind1 = _core.bind1
+bind2 = _core.bind2
 
 
 # ------------------------------------------------------------------ operand facts

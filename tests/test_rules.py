@@ -1,5 +1,6 @@
 """Every primitive's JVP and VJP, traced and eager, against finite differences and the
-adjoint identity <u, J v> = <J^T u, v>, in float64 and complex128; second order on a sample.
+adjoint identity <u, J v> = <J^T u, v>, in float64 and complex128, at first and second
+order; eager gradients must equal the traced ones to 1e-12 at both orders.
 """
 import numpy as np
 import pytest
@@ -16,10 +17,7 @@ def test_first_order(spec, dtype, rng):
     check_grads(spec.fn, args, order=1, rng=rng, eager=True, **spec.tol)
 
 
-SECOND = [(s, d) for s, d in CASES if s.order2]
-
-
-@pytest.mark.parametrize("spec,dtype", SECOND, ids=[f"{s.name}-{d}" for s, d in SECOND])
+@pytest.mark.parametrize("spec,dtype", CASES, ids=[f"{s.name}-{d}" for s, d in CASES])
 def test_second_order(spec, dtype, rng):
     args = make_args(spec, dtype, rng)
     check_grads(spec.fn, args, order=2, rng=rng, eager=True, **spec.tol)

@@ -19,9 +19,9 @@ from ..primitive import (Tensor, TracedTensor, bind1, bind2, code_of_value, is_c
                          primitive)
 from . import structural as st
 
-_intern_same = _core.intern_same
 _intern_like = _core.intern_like
 _scalar_bits = _core.scalar_bits
+_ndarray = np.ndarray
 
 
 def _same_as_input(params, x):
@@ -39,11 +39,13 @@ def _binary_rule(name):
 
 
 def _binary(name, impl):
-    return primitive(name, lambda params, x, y: impl(x, y), _binary_rule(name))
+    return primitive(name, lambda params, x, y: impl(x, y), _binary_rule(name), array_fn=impl,
+                     elementwise=True)
 
 
 def _unary(name, impl, shape_rule=_same_as_input, format_params=None):
-    return primitive(name, lambda params, x: impl(x), shape_rule, format_params=format_params)
+    return primitive(name, lambda params, x: impl(x), shape_rule, format_params=format_params,
+                     array_fn=impl, elementwise=shape_rule is _same_as_input)
 
 
 def _tangent_sum(a, b):
@@ -71,18 +73,14 @@ neg_p.vjp = lambda params, ct, out, xs, active: (neg(ct),)
 
 
 def add(x, y):
-    node = _intern_same(add_p, None, x, y)
-    return bind2(add_p, None, x, y) if node is None else node
+    return bind2(add_p, None, x, y)
 
 
 def sub(x, y):
-    node = _intern_same(sub_p, None, x, y)
-    return bind2(sub_p, None, x, y) if node is None else node
+    return bind2(sub_p, None, x, y)
 
 
 def neg(x):
-    if type(x) is TracedTensor:
-        return _intern_like(neg_p, None, (x,), x)
     return bind1(neg_p, None, x)
 
 
@@ -118,13 +116,11 @@ div_p.vjp = _div_vjp
 
 
 def mul(x, y):
-    node = _intern_same(mul_p, None, x, y)
-    return bind2(mul_p, None, x, y) if node is None else node
+    return bind2(mul_p, None, x, y)
 
 
 def div(x, y):
-    node = _intern_same(div_p, None, x, y)
-    return bind2(div_p, None, x, y) if node is None else node
+    return bind2(div_p, None, x, y)
 
 
 # ------------------------------------------------------------------ scale (static scalar)
@@ -137,7 +133,7 @@ def _scale_rule(params, x):
 
 
 scale_p = primitive("scale", lambda params, x: np.multiply(x, params[0]), _scale_rule,
-                    format_params=lambda params: repr(params[0]))
+                    format_params=lambda params: repr(params[0]), elementwise=True)
 scale_p.jvp = lambda params, t, out, xs: scale(t[0], params[0])
 scale_p.vjp = lambda params, ct, out, xs, active: (scale(ct, params[0].conjugate()),)
 
@@ -149,9 +145,12 @@ def scale(x, factor):
     t = type(x)
     if t is not TracedTensor and t is not Tensor:
         return np.multiply(x, factor)
-    factor = complex(factor) if isinstance(factor, complex) else float(factor)
-    if t is TracedTensor and (type(factor) is float or dtypes.is_complex(x.dtype_code)):
-        return _intern_like(scale_p, (factor, _scalar_bits(factor)), (x,), x)
+    if isinstance(factor, complex):
+        if not is_complex_value(x):
+            raise DTypeError("scale: a complex factor needs a complex operand; promote first")
+        factor = complex(factor)
+    else:
+        factor = float(factor)
     return bind1(scale_p, (factor, _scalar_bits(factor)), x)
 
 
@@ -166,7 +165,7 @@ def _pow_derivative(p, x):
 
 
 pow_p = primitive("pow", lambda params, x: np.power(x, params[0]), _same_as_input,
-                  format_params=lambda params: f"exponent={params[0]!r}")
+                  format_params=lambda params: f"exponent={params[0]!r}", elementwise=True)
 pow_p.jvp = _pow_jvp
 pow_p.vjp = lambda params, ct, out, xs, active: (
     mul(ct, conj(_pow_derivative(params[0], xs[0]))),)
@@ -247,7 +246,10 @@ conj_p.vjp = lambda params, ct, out, xs, active: (conj(ct),)
 
 def conj(x):
     """Complex conjugate; the identity (no node) on real values."""
-    if type(x) is TracedTensor:
+    t = type(x)
+    if t is _ndarray:
+        return np.conj(x) if x.dtype.kind == "c" else x
+    if t is TracedTensor:
         if x.dtype_code < dtypes.COMPLEX64:
             return x
         return _intern_like(conj_p, None, (x,), x)

@@ -1,0 +1,279 @@
+"""Function-level transforms with JAX's names and semantics: ``grad``, ``value_and_grad``,
+``vjp``, ``jvp`` and ``jit``.  Arguments and results may be pytrees (tuples, lists, dicts).
+
+They work in every mode:
+
+* called with concrete values (arrays, scalars) they run the function eagerly on a tape and
+  return ndarrays — any Python control flow is allowed;
+* called with TracedTensors (inside a traced computation, or under another transform) they
+  build graph nodes, so they compose (``tp.grad(tp.grad(f))``);
+* called with eager Tensors that require grad (inside another eager transform) they record
+  their own backward, so they compose in eager mode too.
+
+Complex inputs: the gradient of a real function is ``dL/dx + i dL/dy`` (the steepest-ascent
+direction, PyTorch's convention; ``jax.grad`` returns its complex conjugate).
+"""
+from __future__ import annotations
+
+import functools
+from typing import Callable, Sequence
+
+import numpy as np
+
+from . import ad, dtypes
+from .eager import grad_of, tensor
+from .errors import ArgumentError, DTypeError, GraphError
+from .primitive import Tensor, TracedTensor, constant
+from .program import compile as compile_program
+from .traced import input as placeholder
+from .tree import tree_flatten, tree_unflatten
+
+
+def _argnums_tuple(argnums, n_args: int) -> tuple:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for i in nums:
+        if not -n_args <= i < n_args:
+            raise ArgumentError(f"argnums {argnums!r} out of range for {n_args} arguments")
+    return tuple(i % n_args for i in nums)
+
+
+def _replace_args(args: tuple, nums: tuple, new_trees: Sequence) -> tuple:
+    args = list(args)
+    for i, tree in zip(nums, new_trees):
+        args[i] = tree
+    return tuple(args)
+
+
+def _is_traced(leaves) -> bool:
+    return any(type(x) is TracedTensor for x in leaves)
+
+
+def _is_nested_eager(leaves) -> bool:
+    return any(type(x) is Tensor and x.requires_grad for x in leaves)
+
+
+def _eager_leaves(leaves, nested: bool) -> list:
+    """Tensors to differentiate with respect to: the given grad-requiring tensors (nested
+    transforms keep their tape), fresh leaves otherwise."""
+    result = []
+    for x in leaves:
+        if nested and type(x) is Tensor and x.requires_grad:
+            result.append(x)
+        else:
+            t = tensor(x.data if type(x) is Tensor else x, requires_grad=True)
+            result.append(t)
+    return result
+
+
+def _concrete(x, nested: bool):
+    """What a transform returns for an eager result: ndarrays at top level."""
+    if nested:
+        return x
+    return x.data if type(x) is Tensor else np.asarray(x)
+
+
+def _split_aux(out, has_aux: bool):
+    if not has_aux:
+        return out, None
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise ArgumentError("has_aux=True needs the function to return (value, aux)")
+    return out
+
+
+def value_and_grad(fn: Callable, argnums=0, has_aux: bool = False) -> Callable:
+    """``fn``'s value and its gradient w.r.t. ``args[argnums]`` (a real scalar ``fn``)."""
+
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        nums = _argnums_tuple(argnums, len(args))
+        leaves, treedef = tree_flatten(tuple(args[i] for i in nums))
+        if _is_traced(leaves):
+            if not all(type(x) is TracedTensor for x in leaves):
+                raise ArgumentError("grad: inside a trace, every differentiated argument "
+                                    "must be a traced tensor")
+            value, aux = _split_aux(fn(*args, **kwargs), has_aux)
+            grads = ad.grad(value if type(value) is TracedTensor else constant(value),
+                            leaves)
+            result = tree_unflatten(treedef, grads)
+        else:
+            nested = _is_nested_eager(leaves)
+            xs = _eager_leaves(leaves, nested)
+            new_args = _replace_args(args, nums, tree_unflatten(treedef, xs))
+            value, aux = _split_aux(fn(*new_args, **kwargs), has_aux)
+            _check_scalar_loss(value)
+            grads = grad_of([value], xs, create_graph=nested)
+            result = tree_unflatten(treedef, [_concrete(g, nested) for g in grads])
+            value = _concrete(value, nested)
+        result = result[0] if isinstance(argnums, int) else result
+        return ((value, aux), result) if has_aux else (value, result)
+
+    return wrapped
+
+
+def _check_scalar_loss(value):
+    shape = np.shape(value.data if type(value) is Tensor else value)
+    if shape != ():
+        raise GraphError(f"grad: the function must return a scalar, got shape {list(shape)}")
+    dtype = value.dtype if type(value) is Tensor else np.asarray(value).dtype
+    if dtype.kind == "c":
+        raise DTypeError("grad: the function returns a complex value; differentiate its real "
+                         "part or use tp.vjp")
+
+
+def grad(fn: Callable, argnums=0, has_aux: bool = False) -> Callable:
+    """The gradient of a real scalar ``fn`` w.r.t. ``args[argnums]`` (JAX's ``grad``)."""
+    vg = value_and_grad(fn, argnums, has_aux)
+
+    @functools.wraps(fn)
+    def grad_only(*args, **kwargs):
+        out = vg(*args, **kwargs)
+        if has_aux:
+            (_, aux), g = out
+            return g, aux
+        return out[1]
+
+    return grad_only
+
+
+def vjp(fn: Callable, *primals, has_aux: bool = False):
+    """``(fn(*primals), vjp_fn)``; ``vjp_fn(cotangent)`` returns one cotangent per primal.
+
+    In eager mode the tape is kept for ``vjp_fn`` (call it as often as needed); it is freed
+    when ``vjp_fn`` is.
+    """
+    leaves, treedef = tree_flatten(primals)
+    if _is_traced(leaves):
+        out, aux = _split_aux(fn(*primals), has_aux)
+        out_leaves, out_def = tree_flatten(out)
+
+        def vjp_fn(cotangent):
+            ct_leaves = _matching_leaves(cotangent, out_def, "cotangent")
+            return tree_unflatten(treedef, ad.vjp(out_leaves, leaves, ct_leaves))
+        result = out
+    else:
+        nested = _is_nested_eager(leaves)
+        xs = _eager_leaves(leaves, nested)
+        out, aux = _split_aux(fn(*tree_unflatten(treedef, xs)), has_aux)
+        out_leaves, out_def = tree_flatten(out)
+
+        def vjp_fn(cotangent):
+            ct_leaves = _matching_leaves(cotangent, out_def, "cotangent")
+            grads = grad_of(out_leaves, xs, ct_leaves, retain_graph=True, create_graph=nested)
+            return tree_unflatten(treedef, [_concrete(g, nested) for g in grads])
+        result = tree_unflatten(out_def, [_concrete(o, nested) for o in out_leaves])
+    return (result, vjp_fn, aux) if has_aux else (result, vjp_fn)
+
+
+def _matching_leaves(tree, expected_def, what: str) -> list:
+    leaves, treedef = tree_flatten(tree)
+    if treedef != expected_def:
+        raise ArgumentError(f"{what} has structure {treedef}, expected {expected_def}")
+    return leaves
+
+
+def jvp(fn: Callable, primals: Sequence, tangents: Sequence):
+    """``(fn(*primals), J tangents)`` — forward-mode derivative (JAX's ``jvp``).
+
+    Traced primals use the JVP rules directly.  Concrete primals run ``fn`` eagerly (any
+    control flow) and get ``J t`` as the VJP of the VJP, which is exact and linear.
+    """
+    primals, tangents = tuple(primals), tuple(tangents)
+    leaves, treedef = tree_flatten(primals)
+    t_leaves = _matching_leaves(tangents, treedef, "tangents")
+    if _is_traced(leaves):
+        out = fn(*primals)
+        out_leaves, out_def = tree_flatten(out)
+        return out, tree_unflatten(out_def, ad.jvp(out_leaves, leaves, t_leaves))
+    nested = _is_nested_eager(leaves)
+    xs = _eager_leaves(leaves, nested)
+    out = fn(*tree_unflatten(treedef, xs))
+    out_leaves, out_def = tree_flatten(out)
+    dummies = [tensor(np.zeros(np.shape(o.data if type(o) is Tensor else o),
+                               dtype=(o.dtype if type(o) is Tensor else
+                                      np.asarray(o).dtype)), requires_grad=True)
+               for o in out_leaves]
+    adjoint = grad_of(out_leaves, xs, dummies, retain_graph=True, create_graph=True)
+    tangents_in = [t if type(t) is Tensor else tensor(t) for t in t_leaves]
+    t_out = grad_of(adjoint, dummies, tangents_in, create_graph=nested)
+    return (tree_unflatten(out_def, [_concrete(o, nested) for o in out_leaves]),
+            tree_unflatten(out_def, [_concrete(t, nested) for t in t_out]))
+
+
+class jit:
+    """Compile ``fn`` once per input signature and run the cached Program.
+
+    The signature is the pytree structure plus each leaf's shape and dtype (and the values
+    of ``static_argnums``); a new signature traces again.  Called with TracedTensors (inside
+    another trace) it simply inlines ``fn``.  The compiled program does not record an eager
+    tape: differentiate inside ``fn`` (``tp.grad``) rather than through it.
+    """
+
+    def __init__(self, fn: Callable, static_argnums: Sequence[int] = ()):
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.static_argnums = tuple(static_argnums)
+        self._cache: dict = {}
+        self.trace_count = 0
+
+    def _split(self, args):
+        static = tuple(args[i] for i in self.static_argnums)
+        dynamic = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
+        return static, dynamic
+
+    def _merge(self, static, dynamic):
+        args, s, d = [], iter(static), iter(dynamic)
+        for i in range(len(static) + len(dynamic)):
+            args.append(next(s) if i in self.static_argnums else next(d))
+        return args
+
+    def _entry(self, args, kwargs):
+        static, dynamic = self._split(args)
+        leaves, treedef = tree_flatten((dynamic, kwargs))
+        if _is_traced(leaves):
+            return None, leaves
+        arrays = []
+        for x in leaves:
+            if type(x) is Tensor:
+                if x.requires_grad:
+                    raise ArgumentError("tp.jit does not record an eager tape; pass arrays "
+                                        "(x.detach()) or differentiate inside the function")
+                x = x.data
+            array = np.asarray(x)
+            code = dtypes.value_code(array.dtype)
+            arrays.append(array.astype(dtypes.DTYPES[code], copy=False))
+        signature = (treedef, static, tuple((a.shape, a.dtype.str) for a in arrays))
+        entry = self._cache.get(signature)
+        if entry is None:
+            entry = self._trace(static, treedef, arrays)
+            self._cache[signature] = entry
+        return entry, arrays
+
+    def _trace(self, static, treedef, arrays):
+        self.trace_count += 1
+        placeholders = [placeholder(a.shape, a.dtype) for a in arrays]
+        dynamic, kwargs = tree_unflatten(treedef, placeholders)
+        out = self.fn(*self._merge(static, dynamic), **kwargs)
+        out_leaves, out_def = tree_flatten(out)
+        out_nodes = [o if type(o) is TracedTensor else constant(o) for o in out_leaves]
+        return compile_program(out_nodes, placeholders), out_def
+
+    def __call__(self, *args, **kwargs):
+        entry, arrays = self._entry(args, kwargs)
+        if entry is None:
+            return self.fn(*args, **kwargs)
+        program, out_def = entry
+        return tree_unflatten(out_def, program(*arrays))
+
+    def lower(self, *args, **kwargs):
+        """The compiled Program for these arguments (traced now if not cached)."""
+        entry, _ = self._entry(args, kwargs)
+        if entry is None:
+            raise ArgumentError("lower() needs concrete arguments")
+        return entry[0]
+
+    @property
+    def cache_size(self) -> int:
+        return len(self._cache)
+
+
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jit"]

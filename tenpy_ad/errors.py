@@ -11,6 +11,9 @@ dtypes), so ``except ValueError`` keeps working.
 * :class:`ProgramInputError`   a Program was called with inputs of the wrong count/shape/dtype
 * :class:`NonFiniteError`      ``tp.debug_nans()`` caught a NaN/Inf, naming the primitive
 * :class:`GraphError`          a graph is malformed for the request (unbound input, ...)
+* :class:`GaugeError`          a complex loss depends on the arbitrary phase of singular
+                               vectors/eigenvectors, so its derivative is ill-defined
+  (:class:`GaugeWarning` instead when ``tp.linalg.config.gauge_check = "warn"``)
 * :class:`SaveFormatError`     a saved program is corrupt, truncated or of another version
 * :class:`InternalError`       a rule broke an engine invariant (a bug: please report it)
 """
@@ -48,6 +51,14 @@ class GraphError(TenpyAdError, ValueError):
     """The graph does not fit the request (an unbound input, a non-scalar loss, ...)."""
 
 
+class GaugeError(TenpyAdError, ValueError):
+    """The derivative asked for depends on an arbitrary gauge (phase) choice."""
+
+
+class GaugeWarning(UserWarning):
+    """Like :class:`GaugeError`, reported as a warning (``gauge_check = "warn"``)."""
+
+
 class SaveFormatError(TenpyAdError, ValueError):
     """A saved program could not be read."""
 
@@ -58,4 +69,4 @@ class InternalError(TenpyAdError, RuntimeError):
 
 ALL = {cls.__name__: cls for cls in (
     TenpyAdError, ShapeError, DTypeError, ArgumentError, ConcretizationError, ProgramInputError,
-    NonFiniteError, GraphError, SaveFormatError, InternalError)}
+    NonFiniteError, GraphError, GaugeError, SaveFormatError, InternalError)}

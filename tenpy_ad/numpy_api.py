@@ -7,6 +7,7 @@ returns the kind its operands call for (see :mod:`tenpy_ad.primitive`).
 from __future__ import annotations
 
 import builtins
+import math
 import numbers
 from functools import lru_cache
 
@@ -61,22 +62,45 @@ def _operand(x, code: int, traced: bool):
     return np.asarray(x, dtype=dtypes.DTYPES[code])
 
 
+_result_codes: dict = {}
+
+
 def result_code(name: str, *operands) -> int:
-    key = _dtype_key(operands[0])
-    for x in operands[1:]:
-        key = dtypes.promote(key, _dtype_key(x))
-    try:
-        return dtypes.value_code(np.dtype(key))
-    except DTypeError as error:
-        raise DTypeError(f"{name}: {error}") from None
+    """The dtype code an operation on ``operands`` computes in (NumPy 2 promotion)."""
+    keys = tuple(_dtype_key(x) for x in operands)
+    code = _result_codes.get(keys)
+    if code is None:
+        key = keys[0]
+        for other in keys[1:]:
+            key = dtypes.promote(key, other)
+        try:
+            code = dtypes.value_code(np.dtype(key))
+        except DTypeError as error:
+            raise DTypeError(f"{name}: {error}") from None
+        _result_codes[keys] = code
+    return code
 
 
 def broadcast_shapes(name: str, *shapes) -> tuple:
-    try:
-        return np.broadcast_shapes(*shapes)
-    except ValueError:
-        raise ShapeError(f"{name}: shapes {', '.join(str(list(s)) for s in shapes)} cannot "
-                         "be broadcast together") from None
+    """NumPy's broadcast of ``shapes``; a ShapeError naming ``name`` if impossible."""
+    result = shapes[0]
+    for shape in shapes[1:]:
+        if shape == result:
+            continue
+        if len(shape) > len(result):
+            result, shape = shape, result
+        merged = list(result)
+        offset = len(result) - len(shape)
+        for i, d in enumerate(shape):
+            r = merged[offset + i]
+            if r == 1:
+                merged[offset + i] = d
+            elif d != 1 and d != r:
+                raise ShapeError(f"{name}: shapes "
+                                 f"{', '.join(str(list(s)) for s in shapes)} cannot be "
+                                 "broadcast together")
+        result = tuple(merged)
+    return result
 
 
 def _binary(name, strict, prim, a, b):
@@ -240,15 +264,15 @@ def reshape(x, shape):
         shape = (shape,)
     shape = tuple(int(d) for d in shape)
     old = shape_of(x)
-    size = int(np.prod(old, dtype=np.int64))
+    size = math.prod(old)
     if shape.count(-1) > 1 or any(d < -1 for d in shape):
         raise ShapeError(f"reshape: invalid target shape {list(shape)} for {_describe(x)}")
     if -1 in shape:
-        known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
+        known = math.prod(d for d in shape if d != -1)
         if known == 0 or size % known:
             raise ShapeError(f"reshape: cannot reshape {_describe(x)} into {list(shape)}")
         shape = tuple(size // known if d == -1 else d for d in shape)
-    if int(np.prod(shape, dtype=np.int64)) != size:
+    if math.prod(shape) != size:
         raise ShapeError(f"reshape: cannot reshape {_describe(x)} into {list(shape)}")
     return st.reshape(x, shape)
 

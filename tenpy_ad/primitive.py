@@ -148,6 +148,24 @@ constant_p.jvp = lambda params, tangents, out, xs: None
 constant_p.vjp = lambda params, ct, out, xs, active: ()
 
 _scalar_constants: dict = {}
+_frozen_constants: dict = {}
+
+
+def _constant_of_frozen_array(value, code):
+    """The cached ConstValue of a read-only ndarray (rule constants such as identity
+    matrices are built once and reused: their bytes are hashed only once)."""
+    if type(value) is not np.ndarray or value.flags.writeable:
+        return None
+    key = (id(value), code)
+    entry = _frozen_constants.get(key)
+    if entry is not None and entry[0] is value:
+        return entry[1]
+    target = dtypes.value_code(value.dtype) if code is None else code
+    params = ConstValue(value.astype(dtypes.DTYPES[target], copy=False))
+    if len(_frozen_constants) > 4096:
+        _frozen_constants.clear()
+    _frozen_constants[key] = (value, params)      # holding ``value`` keeps its id valid
+    return params
 
 
 def constant(value, code: int | None = None) -> TracedTensor:
@@ -163,10 +181,12 @@ def constant(value, code: int | None = None) -> TracedTensor:
                 _scalar_constants.clear()
             _scalar_constants[cache_key] = params
     else:
-        array = np.asarray(value)
-        target = dtypes.value_code(array.dtype) if code is None else code
-        if array.dtype != dtypes.DTYPES[target]:
-            array = array.astype(dtypes.DTYPES[target])
-        params = ConstValue(array)
+        params = _constant_of_frozen_array(value, code)
+        if params is None:
+            array = np.asarray(value)
+            target = dtypes.value_code(array.dtype) if code is None else code
+            if array.dtype != dtypes.DTYPES[target]:
+                array = array.astype(dtypes.DTYPES[target])
+            params = ConstValue(array)
     return _intern(constant_p, params, (), dtypes.code_of(params.array.dtype),
                    params.array.shape)

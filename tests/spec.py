@@ -101,6 +101,23 @@ SPECS = [
     Spec("einsum_trace4", lambda x: tp.einsum("xyxy->", x), ((2, 3, 2, 3),)),
     Spec("tensordot", lambda x, y: tp.tensordot(x, y, axes=([0, 2], [1, 0])),
          ((2, 3, 4), (4, 2, 5))),
+    # linear algebra (losses invariant under the decompositions' gauge freedom)
+    *[Spec(f"svd_values_{m}x{n}", lambda x: tp.linalg.svd(x)[1], ((m, n),))
+      for m, n in ((4, 4), (5, 3), (3, 5))],
+    *[Spec(f"svd_all_outputs_{m}x{n}", lambda x: _svd_invariants(x), ((m, n),))
+      for m, n in ((4, 4), (5, 3), (3, 5))],
+    Spec("svd_truncated", lambda x: _svd_truncated(x, 2), ((5, 4),)),
+    *[Spec(f"qr_{m}x{n}", lambda x: _qr_sum(x), ((m, n),)) for m, n in ((4, 4), (5, 3), (3, 5))],
+    Spec("eigh_values", lambda x: tp.linalg.eigh(x)[0], ((4, 4),)),
+    Spec("eigh_projector", lambda x: _eigh_projector(x, 2), ((4, 4),)),
+    Spec("solve_matrix", tp.linalg.solve, ((4, 4), (4, 2))),
+    Spec("solve_vector", tp.linalg.solve, ((3, 3), (3,))),
+    Spec("norm_fro", tp.linalg.norm, ((3, 4),)),
+    Spec("norm_axis", lambda x: tp.linalg.norm(x, axis=0), ((3, 4),)),
+    Spec("norm_vector_1_inf", lambda x: tp.linalg.norm(x, 1) + tp.linalg.norm(x, np.inf),
+         ((5,),), domain="distinct", dtypes=REAL),
+    Spec("norm_nuclear_spectral", lambda x: tp.linalg.norm(x, "nuc") + tp.linalg.norm(x, 2),
+         ((3, 4),)),
     # composites of the above, as models write them
     Spec("normalise_by_max", lambda x: x / tp.amax(tp.abs(x)), ((3, 3),), domain="distinct",
          dtypes=REAL),
@@ -108,3 +125,25 @@ SPECS = [
 ]
 
 SPEC_BY_NAME = {s.name: s for s in SPECS}
+
+
+def _svd_invariants(x):
+    """Depends on all three outputs, but not on the phase of the singular vectors."""
+    u, s, vh = tp.linalg.svd(x)
+    return (u * s) @ vh + u @ tp.conj(u).T @ x @ tp.conj(vh).T @ vh
+
+
+def _svd_truncated(x, k):
+    u, s, vh = tp.linalg.svd(x)
+    return (u[:, :k] * s[:k]) @ vh[:k] @ (tp.conj(vh[:k]).T @ vh[:k]) + u[:, :k] @ tp.conj(
+        u[:, :k]).T @ x
+
+
+def _qr_sum(x):
+    q, r = tp.linalg.qr(x)
+    return q.sum() + r.sum()
+
+
+def _eigh_projector(x, k):
+    w, v = tp.linalg.eigh(x)
+    return v[:, :k] @ tp.conj(v[:, :k]).T * w[0]

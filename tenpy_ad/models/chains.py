@@ -22,7 +22,45 @@ def ladder_layer(y):
     return tp.tanh(y * y)
 
 
-LAYERS = {"mul": mul_layer, "cube": cube_layer, "ladder": ladder_layer}
+def svd1_layer(y):
+    """``u, s, vt = svd(y); y <- u + y``."""
+    u, s, vt = tp.linalg.svd(y)
+    return u + y
+
+
+def svd2_layer(y):
+    """``y <- u s + y`` (``u s`` scales the columns of ``u``)."""
+    u, s, vt = tp.linalg.svd(y)
+    return u * s + y
+
+
+def svd3_layer(y):
+    """``y <- u s + vt``: all three outputs used, 3^n paths through n layers."""
+    u, s, vt = tp.linalg.svd(y)
+    return u * s + vt
+
+
+def qr2_layer(y):
+    """``q, r = qr(y); y <- q + r``."""
+    q, r = tp.linalg.qr(y)
+    return q + r
+
+
+LAYERS = {"mul": mul_layer, "cube": cube_layer, "ladder": ladder_layer, "svd1": svd1_layer,
+          "svd2": svd2_layer, "svd3": svd3_layer, "qr2": qr2_layer}
+
+# A start value on which every chain stays finite and well separated (no exactly equal
+# singular values) for thousands of layers.
+START = {"mul": 0.9, "cube": 0.9, "ladder": 0.9}
+
+
+def start_value(kind: str, shape=(3, 3)):
+    """The input the benchmarks and tests feed to chain ``kind``."""
+    import numpy as np
+    if kind in START:
+        return np.full(shape, START[kind])
+    rng = np.random.default_rng(7)
+    return rng.standard_normal(shape)
 
 
 def chain(kind: str, y, depth: int):

@@ -25,22 +25,26 @@ def parse(subscripts: str) -> tuple[list[str], str]:
 
 
 def _einsum_rule(subscripts, *xs):
+    codes = tuple(x.dtype_code for x in xs)
+    if len(set(codes)) != 1:
+        raise ShapeError(f"einsum '{subscripts}': operand dtypes differ")
+    return codes[0], _einsum_shape(subscripts, tuple(x.shape for x in xs))
+
+
+@lru_cache(maxsize=8192)
+def _einsum_shape(subscripts: str, shapes: tuple) -> tuple:
     ins, out = parse(subscripts)
     sizes: dict[str, int] = {}
-    code = xs[0].dtype_code
-    for letters, x in zip(ins, xs):
-        shape = x.shape
+    for letters, shape in zip(ins, shapes):
         if len(letters) != len(shape):
-            raise ShapeError(f"einsum '{subscripts}': operand {x.dtype.name}{list(shape)} "
-                             f"has {len(shape)} axes but '{letters}' names {len(letters)}")
-        if x.dtype_code != code:
-            raise ShapeError(f"einsum '{subscripts}': operand dtypes differ")
+            raise ShapeError(f"einsum '{subscripts}': operand of shape {list(shape)} has "
+                             f"{len(shape)} axes but '{letters}' names {len(letters)}")
         for letter, d in zip(letters, shape):
             if sizes.setdefault(letter, d) != d:
-                shapes = ", ".join(str(list(y.shape)) for y in xs)
                 raise ShapeError(f"einsum '{subscripts}': axis '{letter}' has sizes "
-                                 f"{sizes[letter]} and {d} (operands {shapes})")
-    return code, tuple(sizes[letter] for letter in out)
+                                 f"{sizes[letter]} and {d} (operands "
+                                 f"{', '.join(str(list(s)) for s in shapes)})")
+    return tuple(sizes[letter] for letter in out)
 
 
 @lru_cache(maxsize=4096)

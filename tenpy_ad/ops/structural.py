@@ -1,6 +1,8 @@
 """Shape-changing primitives: reshape, transpose, broadcast_in_dim, reductions, slicing."""
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from .. import dtypes
@@ -68,15 +70,19 @@ def transpose(x, perm: tuple):
 
 def _broadcast_rule(params, x):
     shape, dims = params
-    xshape = x.shape
-    ok = len(dims) == len(xshape) and all(0 <= d < len(shape) for d in dims) \
-        and all(a < b for a, b in zip(dims, dims[1:]))
-    if ok:
-        ok = all(xshape[i] == 1 or xshape[i] == shape[d] for i, d in enumerate(dims))
-    if not ok:
+    if not _broadcast_ok(x.shape, shape, dims):
         raise ShapeError(f"broadcast_in_dim: cannot broadcast {_fmt_shape(x)} to "
                          f"{list(shape)} along dimensions {list(dims)}")
     return x.dtype_code, shape
+
+
+@lru_cache(maxsize=8192)
+def _broadcast_ok(xshape: tuple, shape: tuple, dims: tuple) -> bool:
+    if len(dims) != len(xshape) or not all(0 <= d < len(shape) for d in dims):
+        return False
+    if not all(a < b for a, b in zip(dims, dims[1:])):
+        return False
+    return all(xshape[i] == 1 or xshape[i] == shape[d] for i, d in enumerate(dims))
 
 
 def _broadcast_impl(params, x):
@@ -113,12 +119,17 @@ def broadcast_in_dim(x, shape: tuple, dims: tuple):
 def broadcast_to(x, shape: tuple):
     """NumPy-style broadcast (trailing axes aligned)."""
     xshape = shape_of(x)
-    if xshape == tuple(shape):
+    if xshape == shape:
         return x
     offset = len(shape) - len(xshape)
     if offset < 0:
         raise ShapeError(f"broadcast: cannot broadcast {list(xshape)} to {list(shape)}")
-    return broadcast_in_dim(x, shape, tuple(range(offset, len(shape))))
+    return bind1(broadcast_in_dim_p, (tuple(shape), _trailing_dims(offset, len(shape))), x)
+
+
+@lru_cache(maxsize=256)
+def _trailing_dims(offset: int, ndim: int) -> tuple:
+    return tuple(range(offset, ndim))
 
 
 def full_like(x, value):

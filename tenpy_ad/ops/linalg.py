@@ -1,0 +1,565 @@
+"""Decompositions and solves: ``svd``, ``qr``, ``eigh``, ``solve``, ``norm2``.
+
+Rules are written with the library's own (numpy-like) operations, so they are traced to any
+order and run eagerly on arrays alike.  Notation: ``A = U diag(s) V^H``; ``g*`` are
+cotangents, ``d*`` tangents; ``X^H`` is the conjugate transpose; ``F_ij`` is
+``1/(s_j^2 - s_i^2)`` off the diagonal.
+
+Degenerate spectra: every ``1/x`` that can meet a zero gap is replaced by the Lorentzian
+``x / (x^2 + eps)`` (``eps`` a static parameter of the node).  It equals ``1/x`` up to a
+relative ``eps/x^2`` and vanishes at ``x = 0``, which is the right value for losses that do
+not depend on the (arbitrary) basis inside a degenerate subspace.  ``eps = 0`` gives the
+plain formulas (NaN at exact degeneracy).
+
+Complex gauge: singular vectors (and eigenvectors) are defined up to a phase per column.  A
+loss that depends on that phase has no derivative; the VJP then raises
+:class:`~tenpy_ad.errors.GaugeError` (or warns, see ``tp.linalg.config.gauge_check``)
+instead of returning a value that depends on LAPACK's arbitrary choice.
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+
+import numpy as np
+import scipy.linalg
+
+from .. import dtypes
+from .. import numpy_api as tnp
+from ..errors import GaugeError, GaugeWarning, ShapeError
+from ..primitive import (TracedTensor, bind, bind1, bind2, code_of_value, is_complex_value,
+                         primitive, shape_of)
+from . import elementwise as ew
+from . import structural as st
+from .contraction import einsum_strict
+
+
+class LinalgConfig:
+    """Defaults for the linear-algebra derivatives (read when a node is built).
+
+    ``broadening``  Lorentzian epsilon for ``1/(s_i - s_j)``-type terms (default 1e-16:
+                    small enough that the TRG reference values of DESIGN.md §6 are
+                    reproduced to 1e-12; the common 1e-12 misses them by ~4e-11).
+    ``gauge_check`` what a VJP does when a complex loss depends on the arbitrary phase of
+                    singular vectors/eigenvectors: ``"raise"`` (default), ``"warn"``, ``"off"``.
+    ``gauge_rtol``  relative size of the phase-dependent part above which that happens.
+    """
+
+    def __init__(self):
+        self.broadening = 1e-16
+        self.gauge_check = "raise"
+        self.gauge_rtol = 1e-8
+
+    def __repr__(self):
+        return (f"LinalgConfig(broadening={self.broadening!r}, "
+                f"gauge_check={self.gauge_check!r}, gauge_rtol={self.gauge_rtol!r})")
+
+
+config = LinalgConfig()
+
+
+# ------------------------------------------------------------------ small helpers
+
+def _H(x):
+    """Conjugate transpose of a matrix."""
+    return ew.conj(st.transpose(x, (1, 0)))
+
+
+def _mm(a, b):
+    if (type(a) is TracedTensor and type(b) is TracedTensor and a.ndim == 2 and b.ndim == 2
+            and a.dtype_code == b.dtype_code):
+        return einsum_strict("ij,jk->ik", a, b)            # skip the surface's checks
+    return tnp.matmul(a, b)
+
+
+@functools.lru_cache(maxsize=256)
+def _frozen(kind: str, n: int, code: int = dtypes.FLOAT64) -> np.ndarray:
+    """Read-only rule constants (so traced mode hashes each one once)."""
+    array = {"eye": np.eye, "tril": lambda n: np.tril(np.ones((n, n)), -1),
+             "triu": lambda n: np.triu(np.ones((n, n)), 1)}[kind](n)
+    array = array.astype(dtypes.DTYPES[code])
+    array.flags.writeable = False
+    return array
+
+
+def _diag(x):
+    """The diagonal of a square matrix."""
+    return einsum_strict("ij,ij->i", x, _frozen("eye", shape_of(x)[0], code_of_value(x)))
+
+
+def _diag_embed(v):
+    """The square matrix with diagonal ``v``."""
+    return einsum_strict("i,ij->ij", v, _frozen("eye", shape_of(v)[0], code_of_value(v)))
+
+
+def _lorentz(x, eps, eye=None):
+    """``x / (x^2 + eps)``; with ``eye`` the diagonal is pinned to 0 even for eps = 0."""
+    denominator = x * x + eps if eye is None else x * x + eps + eye
+    return x / denominator
+
+
+def _gap_matrix(s, eps):
+    """``F_ij ~ 1/(s_j^2 - s_i^2)`` (0 on the diagonal), broadened on both factors."""
+    k = shape_of(s)[0]
+    eye = _frozen("eye", k)
+    row, col = tnp.reshape(s, (k, 1)), tnp.reshape(s, (1, k))
+    return _lorentz(col - row, eps, eye) * _lorentz(col + row, eps, eye)
+
+
+def _add(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+# ------------------------------------------------------------------ gauge check
+
+def _gauge_impl(params, x, residual, reference):
+    mode, rtol, name = params
+    if mode != "off":
+        residual = np.asarray(residual)
+        worst = float(np.max(np.abs(residual))) if residual.size else 0.0
+        scale = float(np.max(np.asarray(reference))) if np.size(reference) else 0.0
+        if worst > rtol * scale and worst > 0.0:
+            message = (f"{name}: the loss depends on the arbitrary complex phase of the "
+                       f"{'singular vectors' if name == 'svd' else 'eigenvectors'} (phase "
+                       f"sensitivity {worst:.3g} against a cotangent scale {scale:.3g}); its "
+                       "derivative is ill-defined. Make the loss phase-invariant (e.g. use "
+                       "|v|^2 or u v^H), or set tp.linalg.config.gauge_check = 'warn'/'off'.")
+            if mode == "raise":
+                raise GaugeError(message)
+            warnings.warn(message, GaugeWarning, stacklevel=2)
+    return x
+
+
+def _gauge_rule(params, x, residual, reference):
+    return x
+
+
+gauge_check_p = primitive("gauge_check", _gauge_impl, _gauge_rule,
+                          format_params=lambda p: f"{p[2]} mode={p[0]}")
+gauge_check_p.jvp = lambda params, t, out, xs: t[0]
+gauge_check_p.vjp = lambda params, ct, out, xs, active: (ct, None, None)
+
+
+def _gauge_checked(ct_a, residual, reference, name):
+    """``ct_a``, after checking (when values exist: eagerly, or when the program runs)
+    that the phase-dependent ``residual`` is negligible against ``reference``."""
+    if config.gauge_check == "off":
+        return ct_a
+    params = (config.gauge_check, float(config.gauge_rtol), name)
+    return bind(gauge_check_p, params, ct_a, residual, reference)
+
+
+# ------------------------------------------------------------------ svd
+
+def _svd_impl(params, a):
+    full_matrices, _ = params
+    try:
+        return np.linalg.svd(a, full_matrices=full_matrices)
+    except np.linalg.LinAlgError:
+        # gesdd (divide and conquer) occasionally fails to converge; the slower QR
+        # iteration (gesvd) usually succeeds on the same matrix
+        try:
+            return scipy.linalg.svd(a, full_matrices=full_matrices, lapack_driver="gesvd",
+                                    check_finite=False)
+        except (np.linalg.LinAlgError, ValueError) as error:
+            raise np.linalg.LinAlgError(
+                f"svd did not converge with gesdd nor gesvd for a {a.dtype.name}"
+                f"{list(a.shape)} matrix (non-finite entries?)") from error
+
+
+def _svd_rule(params, a):
+    full_matrices, _ = params
+    if a.ndim != 2:
+        raise ShapeError(f"svd: expected a matrix, got {a.dtype.name}{list(a.shape)}")
+    m, n = a.shape
+    k = min(m, n)
+    code = a.dtype_code
+    ushape, vshape = ((m, m), (n, n)) if full_matrices else ((m, k), (k, n))
+    return [(code, ushape), (dtypes.real_code(code), (k,)), (code, vshape)]
+
+
+def _check_reduced(params, a, what):
+    m, n = shape_of(a)
+    if params[0] and m != n:
+        raise ShapeError(f"svd {what}: with full_matrices=True the extra singular vectors "
+                         "are not unique, so they have no derivative; use "
+                         "full_matrices=False")
+
+
+def _svd_jvp(params, tangents, out, xs):
+    _check_reduced(params, xs[0], "JVP")
+    eps = params[1]
+    (da,) = tangents
+    a = xs[0]
+    u, s, vh = out
+    v = _H(vh)
+    m, n = shape_of(a)
+    k = shape_of(s)[0]
+    dp = _mm(_mm(_H(u), da), v)                     # U^H dA V
+    ds = tnp.real(_diag(dp))
+    f = _gap_matrix(s, eps)
+    srow, scol = tnp.reshape(s, (1, k)), tnp.reshape(s, (k, 1))
+    dph = _H(dp)
+    omega_u = f * (dp * srow + scol * dph)
+    omega_v = f * (scol * dp + dph * srow)
+    inv_s = _lorentz(s, eps)
+    if is_complex_value(a):
+        phase = _diag_embed(1j * tnp.imag(_diag(dp)) * inv_s * 0.5)
+        omega_u = omega_u + phase
+        omega_v = omega_v - phase
+    du = _mm(u, omega_u)
+    if m > k:
+        du = du + (_mm(da, v) - _mm(u, dp)) * tnp.reshape(inv_s, (1, k))
+    dv = _mm(v, omega_v)
+    if n > k:
+        dv = dv + (_mm(_H(da), u) - _mm(v, dph)) * tnp.reshape(inv_s, (1, k))
+    return du, ds, _H(dv)
+
+
+def _svd_vjp(params, cts, out, xs, active):
+    _check_reduced(params, xs[0], "VJP")
+    eps = params[1]
+    a = xs[0]
+    gu, gs, gvh = cts
+    u, s, vh = out
+    m, n = shape_of(a)
+    k = shape_of(s)[0]
+    complex_input = is_complex_value(a)
+    srow, scol = tnp.reshape(s, (1, k)), tnp.reshape(s, (k, 1))
+    inv_s = _lorentz(s, eps)
+    core = None if gs is None else _diag_embed(gs)
+    j = kk = None
+    if gu is not None or gvh is not None:
+        f = _gap_matrix(s, eps)
+        if gu is not None:
+            j = _mm(_H(u), gu)                          # U^H gU
+            core = _add(core, (f * (j - _H(j))) * srow)
+        if gvh is not None:
+            kk = _mm(vh, _H(gvh))                       # V^H gV
+            core = _add(core, scol * (f * (kk - _H(kk))))
+        if complex_input:
+            im_j = 0.0 if j is None else tnp.imag(_diag(j))
+            im_k = 0.0 if kk is None else tnp.imag(_diag(kk))
+            core = core + _diag_embed(1j * (im_j - im_k) * inv_s * 0.5)
+    ct_a = _mm(_mm(u, core), vh)
+    if gu is not None and m > k:
+        ct_a = ct_a + _mm((gu - _mm(u, j)) * tnp.reshape(inv_s, (1, k)), vh)
+    if gvh is not None and n > k:
+        ct_a = ct_a + _mm(u * tnp.reshape(inv_s, (1, k)), gvh - _mm(_H(kk), vh))
+    if complex_input and (j is not None or kk is not None):
+        residual = _add(None if j is None else tnp.imag(_diag(j)),
+                        None if kk is None else tnp.imag(_diag(kk)))
+        reference = _add(None if j is None else tnp.amax(tnp.abs(j)),
+                         None if kk is None else tnp.amax(tnp.abs(kk)))
+        ct_a = _gauge_checked(ct_a, residual, reference, "svd")
+    return (ct_a,)
+
+
+svd_p = primitive("svd", _svd_impl, _svd_rule, n_outputs=3,
+                  format_params=lambda p: f"full_matrices={p[0]} eps={p[1]:g}")
+svd_p.jvp = _svd_jvp
+svd_p.vjp = _svd_vjp
+
+
+def svd(a, full_matrices: bool = False, *, eps: float | None = None):
+    """``u, s, vh`` with ``a = u @ diag(s) @ vh``, ``s`` descending (NumPy's conventions).
+
+    ``eps``: Lorentzian broadening of the derivative (default ``config.broadening``).
+    Differentiable in every output; truncating by slicing (``u[:, :k]``) gives the exact
+    derivative of the truncated function.  ``full_matrices=True`` is differentiable only
+    for square matrices.
+    """
+    eps = config.broadening if eps is None else float(eps)
+    if eps < 0:
+        raise ValueError(f"svd: eps must be >= 0, got {eps}")
+    _require_matrix("svd", a)
+    return bind(svd_p, (bool(full_matrices), eps), _float_operand(a))
+
+
+# ------------------------------------------------------------------ qr
+
+def _qr_impl(params, a):
+    return np.linalg.qr(a, mode="reduced")
+
+
+def _qr_rule(params, a):
+    if a.ndim != 2:
+        raise ShapeError(f"qr: expected a matrix, got {a.dtype.name}{list(a.shape)}")
+    m, n = a.shape
+    k = min(m, n)
+    return [(a.dtype_code, (m, k)), (a.dtype_code, (k, n))]
+
+
+def _tril(x):
+    """The strictly lower triangle."""
+    return x * _frozen("tril", shape_of(x)[0])
+
+
+def _triu(x):
+    """The strictly upper triangle."""
+    return x * _frozen("triu", shape_of(x)[0])
+
+
+def _solve_right(b, r):
+    """``b @ inv(r)``."""
+    return tnp.transpose(solve(tnp.transpose(r), tnp.transpose(b)))
+
+
+def _solve_right_h(b, r):
+    """``b @ inv(r)^H``."""
+    return _H(solve(r, _H(b)))
+
+
+def _hstack(left, right, n_right):
+    """``[left right]`` for matrices (``right`` None means zeros), by placing each block
+    into zeros with ``scatter_slice`` (whose transpose is the slice)."""
+    from .structural import scatter_slice_p
+    k, n_left = shape_of(left)
+    shape = (k, n_left + n_right)
+    result = bind(scatter_slice_p, (shape, ((0, k, 1), (0, n_left, 1))), left)
+    if right is not None:
+        spec = ((0, k, 1), (n_left, n_left + n_right, 1))
+        result = result + bind(scatter_slice_p, (shape, spec), right)
+    return result
+
+
+def _qr_square_tall_jvp(da, q, r):
+    """Tangents of Q, R for m >= n (R square and invertible)."""
+    c = _mm(_H(q), _solve_right(da, r))             # Q^H dA R^-1
+    lower = _tril(c)
+    omega = lower - _H(lower)
+    if is_complex_value(c):
+        omega = omega + _diag_embed(1j * tnp.imag(_diag(c)))
+    dq = _solve_right(da, r) + _mm(q, omega - c)
+    dr = _mm(c - omega, r)
+    return dq, dr
+
+
+def _qr_square_tall_vjp(gq, gr, q, r):
+    x = None if gr is None else _mm(gr, _H(r))
+    if gq is not None:
+        x = _add(x, -_mm(_H(q), gq))
+    upper = _triu(x)
+    sym = upper + _H(upper) + _diag_embed(tnp.real(_diag(x)))     # Hermitian copy of triu(x)
+    b = _mm(q, sym) if gq is None else gq + _mm(q, sym)
+    return _solve_right_h(b, r)
+
+
+def _qr_jvp(params, tangents, out, xs):
+    (da,) = tangents
+    q, r = out
+    m, n = shape_of(xs[0])
+    if m >= n:
+        return _qr_square_tall_jvp(da, q, r)
+    # wide: a = q [r1 r2] with a1 = q r1 a square QR and r2 = q^H a2
+    dq, dr1 = _qr_square_tall_jvp(da[:, :m], q, r[:, :m])
+    dr2 = _mm(_H(dq), xs[0][:, m:]) + _mm(_H(q), da[:, m:])
+    return dq, _hstack(dr1, dr2, n - m)
+
+
+def _qr_vjp(params, cts, out, xs, active):
+    gq, gr = cts
+    q, r = out
+    a = xs[0]
+    m, n = shape_of(a)
+    if m >= n:
+        return (_qr_square_tall_vjp(gq, gr, q, r),)
+    gr1 = None if gr is None else gr[:, :m]
+    gr2 = None if gr is None else gr[:, m:]
+    if gr2 is not None:
+        gq = _add(gq, _mm(a[:, m:], _H(gr2)))
+    ga1 = _qr_square_tall_vjp(gq, gr1, q, r[:, :m])
+    return (_hstack(ga1, None if gr2 is None else _mm(q, gr2), n - m),)
+
+
+qr_p = primitive("qr", _qr_impl, _qr_rule, n_outputs=2)
+qr_p.jvp = _qr_jvp
+qr_p.vjp = _qr_vjp
+
+
+def qr(a, mode: str = "reduced"):
+    """Reduced QR, ``a = q @ r`` (NumPy's conventions; tall, square and wide)."""
+    if mode != "reduced":
+        raise ValueError(f"qr: only mode='reduced' is supported, got {mode!r}")
+    _require_matrix("qr", a)
+    return bind(qr_p, None, _float_operand(a))
+
+
+# ------------------------------------------------------------------ eigh
+
+def _eigh_rule(params, a):
+    if a.ndim != 2 or a.shape[0] != a.shape[1]:
+        raise ShapeError(f"eigh: expected a square matrix, got {a.dtype.name}{list(a.shape)}")
+    n = a.shape[0]
+    return [(dtypes.real_code(a.dtype_code), (n,)), (a.dtype_code, (n, n))]
+
+
+def _eigh_jvp(params, tangents, out, xs):
+    (da,) = tangents
+    w, v = out
+    n = shape_of(w)[0]
+    dp = _mm(_mm(_H(v), da), v)
+    dw = tnp.real(_diag(dp))
+    eye = _frozen("eye", n)
+    gaps = tnp.reshape(w, (1, n)) - tnp.reshape(w, (n, 1))     # w_j - w_i
+    dv = _mm(v, _lorentz(gaps, params, eye) * dp)
+    return dw, dv
+
+
+def _eigh_vjp(params, cts, out, xs, active):
+    gw, gv = cts
+    w, v = out
+    n = shape_of(w)[0]
+    core = None if gw is None else _diag_embed(gw)
+    if gv is not None:
+        eye = _frozen("eye", n)
+        gaps = tnp.reshape(w, (1, n)) - tnp.reshape(w, (n, 1))
+        j = _mm(_H(v), gv)
+        core = _add(core, _lorentz(gaps, params, eye) * j)
+    ct_a = _mm(_mm(v, core), _H(v))
+    if gv is not None and is_complex_value(v):
+        ct_a = _gauge_checked(ct_a, tnp.imag(_diag(j)), tnp.amax(tnp.abs(j)), "eigh")
+    return (ct_a,)
+
+
+eigh_p = primitive("eigh", lambda eps, a: np.linalg.eigh(a), _eigh_rule, n_outputs=2,
+                   format_params=lambda eps: f"eps={eps:g}")
+eigh_p.jvp = _eigh_jvp
+eigh_p.vjp = _eigh_vjp
+
+
+def eigh(a, *, eps: float | None = None, symmetrize_input: bool = True):
+    """Eigenvalues (ascending) and eigenvectors of a Hermitian matrix (NumPy's order).
+
+    With ``symmetrize_input`` (default) the decomposition is of ``(a + a^H)/2``, so the
+    derivative is that of a function of the whole matrix; without it LAPACK reads only the
+    lower triangle and perturbations must be Hermitian.  ``eps`` as for :func:`svd`.
+    """
+    eps = config.broadening if eps is None else float(eps)
+    _require_matrix("eigh", a)
+    a = _float_operand(a)
+    if symmetrize_input:
+        a = (a + _H(a)) * 0.5
+    return bind(eigh_p, eps, a)
+
+
+# ------------------------------------------------------------------ solve
+
+def _solve_rule(params, a, b):
+    if a.ndim != 2 or a.shape[0] != a.shape[1] or b.ndim not in (1, 2) \
+            or b.shape[0] != a.shape[0] or a.dtype_code != b.dtype_code:
+        raise ShapeError(f"solve: expected a square matrix and a matching right-hand side, "
+                         f"got {a.dtype.name}{list(a.shape)} and {b.dtype.name}{list(b.shape)}")
+    return b
+
+
+def _outer_or_mm(x, y):
+    """``x @ y^H`` for matrices, the outer product ``x y^H`` for vectors."""
+    if len(shape_of(x)) == 1:
+        return tnp.einsum("i,j->ij", x, tnp.conj(y))
+    return _mm(x, _H(y))
+
+
+solve_p = primitive("solve", lambda params, a, b: np.linalg.solve(a, b), _solve_rule)
+solve_p.jvp = lambda params, t, out, xs: solve(
+    xs[0], _add(t[1], None if t[0] is None else -_mm(t[0], out)))
+
+
+def _solve_vjp(params, ct, out, xs, active):
+    gb = solve(_H(xs[0]), ct)
+    return (-_outer_or_mm(gb, out) if active[0] else None), gb
+
+
+solve_p.vjp = _solve_vjp
+
+
+def solve(a, b):
+    """``x`` with ``a @ x = b`` (``b`` a vector or a matrix of right-hand sides)."""
+    if not (tnp._is_tensor(a) or tnp._is_tensor(b)):
+        return np.linalg.solve(a, b)
+    code = tnp.result_code("solve", a, b)
+    traced = any(type(x) is tnp.TracedTensor for x in (a, b))
+    return bind2(solve_p, None, tnp._operand(a, code, traced), tnp._operand(b, code, traced))
+
+
+# ------------------------------------------------------------------ norm
+
+def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 - NumPy's name
+    """Vector and matrix norms (NumPy's ``linalg.norm``) for ``ord`` in None/'fro' (2-norm
+    of all entries), 1, 2, inf for vectors and 'nuc', 2 for matrices (via the SVD).  The
+    2-norm has derivative ``x/|x|`` and the subgradient 0 at ``x = 0``."""
+    if not tnp._is_tensor(x):
+        return np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
+    ndim = len(shape_of(x))
+    axes = tuple(range(ndim)) if axis is None else (
+        (axis,) if isinstance(axis, int) else tuple(axis))
+    matrix = len(axes) == 2 or (axis is None and ndim == 2)
+    if ord in (None, "fro") or (ord == 2 and not matrix):
+        if ord == "fro" and not matrix:
+            raise ValueError("norm: ord='fro' needs a matrix")
+        result = _two_norm(x, axes)
+    elif ord == 1 and not matrix:
+        result = tnp.sum(tnp.abs(x), axis=axes)
+    elif ord in (np.inf, float("inf")) and not matrix:
+        result = tnp.amax(tnp.abs(x), axis=axes)
+    elif matrix and ord in ("nuc", 2) and ndim == 2:
+        s = svd(x)[1]
+        result = s.sum() if ord == "nuc" else s[0]
+    else:
+        raise ValueError(f"norm: ord={ord!r} is not supported for "
+                         f"{'matrices' if matrix else 'vectors'}")
+    if keepdims:
+        shape = tuple(1 if i in [a % ndim for a in axes] else d
+                      for i, d in enumerate(shape_of(x)))
+        result = tnp.reshape(result, shape)
+    return result
+
+
+def _two_norm(x, axes):
+    squares = tnp.real(x * tnp.conj(x)) if is_complex_value(x) else x * x
+    total = tnp.sum(squares, axis=axes)
+    return _safe_sqrt(total)
+
+
+def _safe_sqrt_rule(params, x):
+    return x
+
+
+def _safe_sqrt_derivative_factor(out):
+    """``1/(2 sqrt)``, with 0 where the square root is 0 (the norm's subgradient)."""
+    from . import elementwise as ew
+    from .structural import full_like
+    zero = ew.eq_mask(out, full_like(out, 0.0))
+    return 0.5 * (1.0 - zero) / (out + zero)
+
+
+safe_sqrt_p = primitive("norm_sqrt", lambda params, x: np.sqrt(x), _safe_sqrt_rule,
+                        array_fn=np.sqrt, elementwise=True)
+safe_sqrt_p.jvp = lambda params, t, out, xs: t[0] * _safe_sqrt_derivative_factor(out)
+safe_sqrt_p.vjp = lambda params, ct, out, xs, active: (ct * _safe_sqrt_derivative_factor(out),)
+
+
+def _safe_sqrt(x):
+    return bind1(safe_sqrt_p, None, x)
+
+
+# ------------------------------------------------------------------ argument checks
+
+def _require_matrix(name, a):
+    shape = shape_of(a)
+    if len(shape) != 2:
+        raise ShapeError(f"{name}: expected a matrix (2-d), got shape {list(shape)}; "
+                         "batched decompositions are not supported")
+
+
+def _float_operand(a):
+    """Tensors pass through; arrays become floating-point arrays."""
+    if tnp._is_tensor(a):
+        return a
+    array = np.asarray(a)
+    code = dtypes.value_code(array.dtype)
+    return array.astype(dtypes.DTYPES[code], copy=False)

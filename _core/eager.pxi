@@ -265,6 +265,11 @@ cpdef object eager_apply(Primitive prim, object params, tuple args):
     return _wrap(result, node, 0)
 
 
+cdef inline object _address(object obj):
+    """``id(obj)`` without the call."""
+    return <size_t><PyObject*>obj
+
+
 cdef list _eager_toposort(TapeNode root, dict index):
     """TapeNodes reachable from ``root``, parents before children.  ``index`` maps
     ``id(node)`` to its position (-1 while the node is still being expanded)."""
@@ -273,18 +278,19 @@ cdef list _eager_toposort(TapeNode root, dict index):
     cdef TapeNode node
     while stack:
         node = <TapeNode>stack[len(stack) - 1]
-        position = index.get(id(node))
+        key = _address(node)
+        position = index.get(key)
         if position is None:
-            index[id(node)] = -1
+            index[key] = -1
             if node.parents is None:
                 continue
             for parent in node.parents:
-                if type(parent) is TapeNode and id(parent) not in index:
+                if type(parent) is TapeNode and _address(parent) not in index:
                     stack.append(parent)
         else:
             stack.pop()
             if position == -1:
-                index[id(node)] = len(order)
+                index[key] = len(order)
                 order.append(node)
     return order
 
@@ -333,12 +339,12 @@ def eager_backward(Tensor root, object seed, bint retain_graph, bint create_grap
         captured = [None] * len(capture)
         for k in range(len(capture)):
             t = <Tensor?>capture[k]
-            wanted[id(t) if t._node is None else (id(t._node), t._slot)] = k
+            wanted[_address(t) if t._node is None else (_address(t._node), t._slot)] = k
     if root._node is None:
         if root._requires_grad:
             if wanted is not None:
-                if id(root) in wanted:
-                    captured[wanted[id(root)]] = seed
+                if _address(root) in wanted:
+                    captured[wanted[_address(root)]] = seed
             else:
                 _accumulate_leaf(root, seed, accumulate, create_graph)
         return captured
@@ -360,13 +366,16 @@ def eager_backward(Tensor root, object seed, bint retain_graph, bint create_grap
         n_out = node.prim.n_outputs
         if wanted is not None:
             for j in range(n_out):
-                key = (id(node), <int>j)
+                key = (_address(node), <int>j)
                 if key in wanted:
                     captured[wanted[key]] = ct[j] if n_out > 1 else ct
         if n_out > 1:
-            if all(c is None for c in ct):
+            for c in <list>ct:
+                if c is not None:
+                    break
+            else:
                 continue
-            ct = tuple(ct)
+            ct = tuple(<list>ct)
         if node.released:
             raise RuntimeError(
                 f"Trying to backward through the graph a second time: the values saved by "
@@ -392,11 +401,11 @@ def eager_backward(Tensor root, object seed, bint retain_graph, bint create_grap
             if c is None:
                 continue
             if type(parent) is Tensor:
-                key = id(parent)
+                key = _address(parent)
                 leaves[key] = parent
                 leaf_cts[key] = c if key not in leaf_cts else accumulate(leaf_cts[key], c)
                 continue
-            k = index[id(parent)]
+            k = index[_address(parent)]
             if (<TapeNode>parent).prim.n_outputs > 1:
                 if cts[k] is None:
                     cts[k] = [None] * (<TapeNode>parent).prim.n_outputs

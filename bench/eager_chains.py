@@ -16,15 +16,15 @@ import time
 import numpy as np
 
 import tenpy_ad as tp
-from tenpy_ad.models.chains import chain
+from tenpy_ad.models.chains import chain, start_value
 
-KINDS = ("mul", "cube")
+KINDS = ("mul", "cube", "svd3")
 
 
 def time_tenpy(kind: str, depth: int, repeats: int):
     forward, backward = [], []
     for _ in range(repeats):
-        b = tp.tensor(np.full((3, 3), 0.9), requires_grad=True)
+        b = tp.tensor(start_value(kind), requires_grad=True)
         t0 = time.perf_counter()
         loss = chain(kind, b, depth).sum()
         t1 = time.perf_counter()
@@ -72,7 +72,7 @@ def time_torch(kind: str, depth: int, repeats: int):
 
 
 def initial_value(kind: str) -> np.ndarray:
-    return np.full((3, 3), 0.9)
+    return start_value(kind)
 
 
 def have_torch() -> bool:
@@ -99,7 +99,7 @@ def main(argv=None) -> int:
         print(f"{'n':>6} {'fwd ms':>8} {'bwd ms':>8} {'total':>8} {'us/node':>8}"
               + (f" {'torch fwd':>9} {'torch bwd':>9} {'torch':>8} {'ours/torch':>10}"
                  if torch_on else ""))
-    nodes_per_layer = {"mul": 2, "cube": 3}[args.kind]
+    nodes_per_layer = {"mul": 2, "cube": 3, "svd3": 4}[args.kind]
     for depth in [int(d) for d in args.depths.split(",")]:
         fwd, bwd = time_tenpy(args.kind, depth, args.repeats)
         row = {"kind": args.kind, "depth": depth, "fwd_ms": fwd * 1e3, "bwd_ms": bwd * 1e3,

@@ -114,11 +114,16 @@ def _binary(name, strict, prim, a, b):
             return _eager_apply(prim, None, (a, b))
     elif not (ta is TracedTensor or ta is Tensor or tb is TracedTensor or tb is Tensor):
         return prim.impl(None, a, b)             # plain NumPy semantics
-    traced = ta is TracedTensor or tb is TracedTensor
-    code = result_code(name, a, b)
-    a = _operand(a, code, traced)
-    b = _operand(b, code, traced)
-    shape = broadcast_shapes(name, shape_of(a), shape_of(b))
+    if ta is tb and (ta is TracedTensor and a.dtype_code == b.dtype_code
+                     or ta is Tensor and a.data.dtype == b.data.dtype):
+        shape_a, shape_b = a.shape, b.shape     # same kind and dtype: only shapes differ
+    else:
+        traced = ta is TracedTensor or tb is TracedTensor
+        code = result_code(name, a, b)
+        a = _operand(a, code, traced)
+        b = _operand(b, code, traced)
+        shape_a, shape_b = shape_of(a), shape_of(b)
+    shape = broadcast_shapes(name, shape_a, shape_b)
     return strict(st.broadcast_to(a, shape), st.broadcast_to(b, shape))
 
 

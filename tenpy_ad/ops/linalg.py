@@ -19,10 +19,12 @@ instead of returning a value that depends on LAPACK's arbitrary choice.
 from __future__ import annotations
 
 import functools
+import math
 import warnings
 
 import numpy as np
 import scipy.linalg
+import scipy.linalg.lapack
 
 from .. import dtypes
 from .. import numpy_api as tnp
@@ -62,14 +64,33 @@ config = LinalgConfig()
 
 def _H(x):
     """Conjugate transpose of a matrix."""
+    if type(x) is np.ndarray:
+        return x.T.conj() if x.dtype.kind == "c" else x.T
     return ew.conj(st.transpose(x, (1, 0)))
 
 
 def _mm(a, b):
-    if (type(a) is TracedTensor and type(b) is TracedTensor and a.ndim == 2 and b.ndim == 2
+    ta, tb = type(a), type(b)
+    if ta is np.ndarray and tb is np.ndarray:
+        return a @ b
+    if (ta is TracedTensor and tb is TracedTensor and a.ndim == 2 and b.ndim == 2
             and a.dtype_code == b.dtype_code):
         return einsum_strict("ij,jk->ik", a, b)            # skip the surface's checks
     return tnp.matmul(a, b)
+
+
+def _row(v):
+    """A vector as a 1 x k matrix."""
+    if type(v) is np.ndarray:
+        return v[None, :]
+    return st.reshape(v, (1, shape_of(v)[0]))
+
+
+def _col(v):
+    """A vector as a k x 1 matrix."""
+    if type(v) is np.ndarray:
+        return v[:, None]
+    return st.reshape(v, (shape_of(v)[0], 1))
 
 
 @functools.lru_cache(maxsize=256)
@@ -84,11 +105,15 @@ def _frozen(kind: str, n: int, code: int = dtypes.FLOAT64) -> np.ndarray:
 
 def _diag(x):
     """The diagonal of a square matrix."""
+    if type(x) is np.ndarray:
+        return np.diagonal(x)
     return einsum_strict("ij,ij->i", x, _frozen("eye", shape_of(x)[0], code_of_value(x)))
 
 
 def _diag_embed(v):
     """The square matrix with diagonal ``v``."""
+    if type(v) is np.ndarray:
+        return np.diag(v)
     return einsum_strict("i,ij->ij", v, _frozen("eye", shape_of(v)[0], code_of_value(v)))
 
 
@@ -100,9 +125,8 @@ def _lorentz(x, eps, eye=None):
 
 def _gap_matrix(s, eps):
     """``F_ij ~ 1/(s_j^2 - s_i^2)`` (0 on the diagonal), broadened on both factors."""
-    k = shape_of(s)[0]
-    eye = _frozen("eye", k)
-    row, col = tnp.reshape(s, (k, 1)), tnp.reshape(s, (1, k))
+    eye = _frozen("eye", shape_of(s)[0])
+    row, col = _col(s), _row(s)          # s_i down the rows, s_j along the columns
     return _lorentz(col - row, eps, eye) * _lorentz(col + row, eps, eye)
 
 
@@ -155,20 +179,40 @@ def _gauge_checked(ct_a, residual, reference, name):
 
 # ------------------------------------------------------------------ svd
 
+@functools.lru_cache(maxsize=16)
+def _lapack_svd(driver: str, dtype: np.dtype):
+    return scipy.linalg.lapack.get_lapack_funcs((driver,), dtype=dtype)[0]
+
+
 def _svd_impl(params, a):
+    """LAPACK's gesdd, falling back to gesvd when gesdd does not converge.
+
+    LAPACK works in column-major order, so it is handed ``a.T`` (a free view of a
+    row-major array): ``a.T = u2 s vt2`` gives ``a = vt2.T s u2.T`` without any copy,
+    and no wrapper overhead on small matrices.
+    """
     full_matrices, _ = params
-    try:
-        return np.linalg.svd(a, full_matrices=full_matrices)
-    except np.linalg.LinAlgError:
-        # gesdd (divide and conquer) occasionally fails to converge; the slower QR
-        # iteration (gesvd) usually succeeds on the same matrix
-        try:
-            return scipy.linalg.svd(a, full_matrices=full_matrices, lapack_driver="gesvd",
-                                    check_finite=False)
-        except (np.linalg.LinAlgError, ValueError) as error:
-            raise np.linalg.LinAlgError(
-                f"svd did not converge with gesdd nor gesvd for a {a.dtype.name}"
-                f"{list(a.shape)} matrix (non-finite entries?)") from error
+    a = np.asarray(a)
+    if not math.isfinite(abs(a.sum())) and not np.isfinite(a).all():
+        return _nan_svd(a, full_matrices)   # NaN/Inf propagate (LAPACK would reject them)
+    for driver in ("gesdd", "gesvd"):
+        u2, s, vt2, info = _lapack_svd(driver, a.dtype)(
+            a.T, compute_uv=1, full_matrices=int(full_matrices))
+        if info == 0:
+            return vt2.T, s, u2.T
+        if info < 0:                    # pragma: no cover - an argument error in LAPACK
+            raise ValueError(f"svd: LAPACK {driver} rejected argument {-info}")
+    raise np.linalg.LinAlgError(f"svd did not converge (gesdd nor gesvd) for a "
+                                f"{a.dtype.name}{list(a.shape)} matrix")
+
+
+def _nan_svd(a, full_matrices):
+    m, n = a.shape
+    k = min(m, n)
+    real = np.empty(0, dtype=a.dtype).real.dtype
+    ushape, vshape = ((m, m), (n, n)) if full_matrices else ((m, k), (k, n))
+    return (np.full(ushape, np.nan, a.dtype), np.full(k, np.nan, real),
+            np.full(vshape, np.nan, a.dtype))
 
 
 def _svd_rule(params, a):
@@ -202,7 +246,7 @@ def _svd_jvp(params, tangents, out, xs):
     dp = _mm(_mm(_H(u), da), v)                     # U^H dA V
     ds = tnp.real(_diag(dp))
     f = _gap_matrix(s, eps)
-    srow, scol = tnp.reshape(s, (1, k)), tnp.reshape(s, (k, 1))
+    srow, scol = _row(s), _col(s)
     dph = _H(dp)
     omega_u = f * (dp * srow + scol * dph)
     omega_v = f * (scol * dp + dph * srow)
@@ -213,10 +257,10 @@ def _svd_jvp(params, tangents, out, xs):
         omega_v = omega_v - phase
     du = _mm(u, omega_u)
     if m > k:
-        du = du + (_mm(da, v) - _mm(u, dp)) * tnp.reshape(inv_s, (1, k))
+        du = du + (_mm(da, v) - _mm(u, dp)) * _row(inv_s)
     dv = _mm(v, omega_v)
     if n > k:
-        dv = dv + (_mm(_H(da), u) - _mm(v, dph)) * tnp.reshape(inv_s, (1, k))
+        dv = dv + (_mm(_H(da), u) - _mm(v, dph)) * _row(inv_s)
     return du, ds, _H(dv)
 
 
@@ -229,7 +273,7 @@ def _svd_vjp(params, cts, out, xs, active):
     m, n = shape_of(a)
     k = shape_of(s)[0]
     complex_input = is_complex_value(a)
-    srow, scol = tnp.reshape(s, (1, k)), tnp.reshape(s, (k, 1))
+    srow, scol = _row(s), _col(s)
     inv_s = _lorentz(s, eps)
     core = None if gs is None else _diag_embed(gs)
     j = kk = None
@@ -247,9 +291,9 @@ def _svd_vjp(params, cts, out, xs, active):
             core = core + _diag_embed(1j * (im_j - im_k) * inv_s * 0.5)
     ct_a = _mm(_mm(u, core), vh)
     if gu is not None and m > k:
-        ct_a = ct_a + _mm((gu - _mm(u, j)) * tnp.reshape(inv_s, (1, k)), vh)
+        ct_a = ct_a + _mm((gu - _mm(u, j)) * _row(inv_s), vh)
     if gvh is not None and n > k:
-        ct_a = ct_a + _mm(u * tnp.reshape(inv_s, (1, k)), gvh - _mm(_H(kk), vh))
+        ct_a = ct_a + _mm(u * _row(inv_s), gvh - _mm(_H(kk), vh))
     if complex_input and (j is not None or kk is not None):
         residual = _add(None if j is None else tnp.imag(_diag(j)),
                         None if kk is None else tnp.imag(_diag(kk)))
@@ -405,7 +449,7 @@ def _eigh_jvp(params, tangents, out, xs):
     dp = _mm(_mm(_H(v), da), v)
     dw = tnp.real(_diag(dp))
     eye = _frozen("eye", n)
-    gaps = tnp.reshape(w, (1, n)) - tnp.reshape(w, (n, 1))     # w_j - w_i
+    gaps = _row(w) - _col(w)                                   # w_j - w_i
     dv = _mm(v, _lorentz(gaps, params, eye) * dp)
     return dw, dv
 
@@ -417,7 +461,7 @@ def _eigh_vjp(params, cts, out, xs, active):
     core = None if gw is None else _diag_embed(gw)
     if gv is not None:
         eye = _frozen("eye", n)
-        gaps = tnp.reshape(w, (1, n)) - tnp.reshape(w, (n, 1))
+        gaps = _row(w) - _col(w)
         j = _mm(_H(v), gv)
         core = _add(core, _lorentz(gaps, params, eye) * j)
     ct_a = _mm(_mm(v, core), _H(v))

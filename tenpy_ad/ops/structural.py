@@ -60,10 +60,16 @@ transpose_p.vjp = lambda perm, ct, out, xs, active: (transpose(ct, tuple(np.args
 
 
 def transpose(x, perm: tuple):
-    perm = tuple(int(p) for p in perm)
-    if perm == tuple(range(len(perm))):
+    if type(perm) is not tuple:
+        perm = tuple(int(p) for p in perm)
+    if perm == _identity_perm(len(perm)):
         return x
     return bind1(transpose_p, perm, x)
+
+
+@lru_cache(maxsize=64)
+def _identity_perm(n: int) -> tuple:
+    return tuple(range(n))
 
 
 # ------------------------------------------------------------------ broadcast_in_dim
@@ -87,10 +93,20 @@ def _broadcast_ok(xshape: tuple, shape: tuple, dims: tuple) -> bool:
 
 def _broadcast_impl(params, x):
     shape, dims = params
+    x = np.asarray(x)
     expanded = [1] * len(shape)
     for i, d in enumerate(dims):
         expanded[d] = x.shape[i]
-    return np.broadcast_to(np.reshape(x, expanded), shape)
+    x = x.reshape(expanded)
+    if x.size * 16 < _BROADCAST_VIEW_SIZE:
+        # small: a fresh array is cheaper to make than numpy's broadcast view
+        result = np.empty(shape, dtype=x.dtype)
+        np.copyto(result, x)
+        return result
+    return np.broadcast_to(x, shape)       # large: a read-only view costs no memory
+
+
+_BROADCAST_VIEW_SIZE = 1 << 16
 
 
 def _broadcast_vjp(params, ct, out, xs, active):

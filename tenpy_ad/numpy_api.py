@@ -471,7 +471,9 @@ def einsum(subscripts: str, *operands):
     diagonals) and any number of operands (contracted pairwise along ``np.einsum_path``).
     """
     if not any(_is_tensor(x) for x in operands):
-        return np.einsum(subscripts, *operands)
+        if len(operands) == 1:
+            return np.einsum(subscripts, operands[0])
+        operands = [np.asarray(x) for x in operands]     # contracted pairwise below (BLAS)
     subscripts = subscripts.replace(" ", "")
     shapes = [tuple(shape_of(x)) for x in operands]
     terms, out, ellipsis_letters = _expand_ellipsis("einsum", subscripts, shapes)
@@ -492,7 +494,10 @@ def einsum(subscripts: str, *operands):
         raise ShapeError(f"einsum '{subscripts}': invalid output '{out}'")
     traced = any(type(x) is TracedTensor for x in operands)
     code = result_code("einsum", *operands)
-    operands = [_operand(x, code, traced) for x in operands]
+    if any(_is_tensor(x) for x in operands):
+        operands = [_operand(x, code, traced) for x in operands]
+    else:
+        operands = [x.astype(dtypes.DTYPES[code], copy=False) for x in operands]
     for k, (term, shape) in enumerate(zip(terms, shapes)):
         target = tuple(sizes[c] for c in term)
         if target != shape:
@@ -514,18 +519,21 @@ def einsum(subscripts: str, *operands):
     if len(operands) <= 2:
         return ct_ops.einsum_strict(",".join(terms) + "->" + out, *operands)
     shapes = tuple(tuple(shape_of(x)) for x in operands)
-    path = _contraction_path(tuple(terms), out, shapes)
-    for step in path:
+    for step in _contraction_path(tuple(terms), out, shapes):
         picked = sorted(step, reverse=True)
-        pair_terms = [terms.pop(k) for k in picked]
-        pair_ops = [operands.pop(k) for k in picked]
-        rest = "".join(terms) + out
-        keep = "".join(dict.fromkeys(c for c in "".join(pair_terms) if c in rest))
-        sub = ",".join(pair_terms) + "->" + keep
-        operands.append(ct_ops.einsum_strict(sub, *pair_ops))
-        terms.append(keep)
-    final = terms[0]
-    return ct_ops.einsum_strict(f"{final}->{out}", operands[0])
+        group_terms = [terms.pop(k) for k in picked][::-1]
+        group_ops = [operands.pop(k) for k in picked][::-1]
+        # a step may join more than two operands: contract them left to right
+        acc_term, acc = group_terms[0], group_ops[0]
+        for i in range(1, len(group_terms)):
+            rest = "".join(terms) + out + "".join(group_terms[i + 1:])
+            keep = "".join(dict.fromkeys(c for c in acc_term + group_terms[i] if c in rest))
+            acc = ct_ops.einsum_strict(f"{acc_term},{group_terms[i]}->{keep}", acc,
+                                       group_ops[i])
+            acc_term = keep
+        terms.append(acc_term)
+        operands.append(acc)
+    return ct_ops.einsum_strict(f"{terms[0]}->{out}", operands[0])
 
 
 # ------------------------------------------------------------------ constructors

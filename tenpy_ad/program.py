@@ -41,7 +41,7 @@ class Program:
             raise GraphError("compile: an input is listed twice")
         order = _core.toposort(outputs)
         buffer_of = {node.id: k for k, node in enumerate(order)}
-        self._labels = [_type_label(node.dtype_code, node.shape) for node in order]
+        self._metadata = [(node.dtype_code, node.shape) for node in order]   # for listings
         self._input_specs = []
         for x in inputs:
             buf = buffer_of.get(x.id, -1)
@@ -57,11 +57,11 @@ class Program:
                 if node.id not in bound:
                     raise GraphError(f"compile: the graph depends on {node!r}, which is not "
                                      "in inputs=[...]")
-                self._listing.append((k, f"input {node.name!r}", ()))
+                self._listing.append((k, input_p, node.name, ()))
                 continue
             if prim is constant_p:
                 template[k] = node.params.array
-                self._listing.append((k, f"constant {node.params!r}", ()))
+                self._listing.append((k, constant_p, node.params, ()))
                 continue
             ins = tuple(buffer_of[x.id] for x in node.inputs)
             if prim.n_outputs > 1:
@@ -78,10 +78,7 @@ class Program:
             self._in_slots.append(ins)
             self._out_slots.append(out)
             self._names.append(prim.name)
-            text = prim.name
-            if prim.format_params is not None and node.params is not None:
-                text += " " + prim.format_params(node.params)
-            self._listing.append((k, text, ins))
+            self._listing.append((k, prim, node.params, ins))
         self._out_slots = [o if type(o) is int else tuple(o) for o in self._out_slots]
         self._template = template
         self._outputs = [buffer_of[o.id] for o in outputs]
@@ -135,6 +132,28 @@ class Program:
             results.append(value)
         return results[0] if self._single else results
 
+    def profile(self, *args) -> dict:
+        """Run once, timing every instruction; returns ``{primitive: (count, seconds)}``
+        sorted by time (a slow Python loop: for finding hot spots, not for production)."""
+        import time
+        buffers = self._bind_inputs(args)
+        totals: dict = {}
+        for k, impl in enumerate(self._impls):
+            start = time.perf_counter()
+            result = impl(self._params[k], *[buffers[b] for b in self._in_slots[k]])
+            elapsed = time.perf_counter() - start
+            target = self._out_slots[k]
+            if type(target) is int:
+                buffers[target] = result
+            else:
+                for slot, b in target:
+                    buffers[b] = result[slot]
+            for b in self._frees[k]:
+                buffers[b] = None
+            count, seconds = totals.get(self._names[k], (0, 0.0))
+            totals[self._names[k]] = (count + 1, seconds + elapsed)
+        return dict(sorted(totals.items(), key=lambda item: -item[1][1]))
+
     # ------------------------------------------------------------------ introspection
 
     @property
@@ -156,9 +175,16 @@ class Program:
         ins = ", ".join(f"%{buf}:{_type_label(dtypes.code_of(dtype), shape)}"
                         for buf, shape, dtype, name in self._input_specs)
         lines.append(f"program({ins}) {{")
-        for k, text, args in self._listing:
+        for k, prim, params, args in self._listing:
+            if prim is input_p:
+                text = f"input {params!r}"
+            else:
+                text = prim.name
+                if prim.format_params is not None and params is not None:
+                    text += " " + prim.format_params(params)
             operands = " ".join(f"%{a}" for a in args)
-            lines.append(f"  %{k}:{self._labels[k]} = {text}" + (f" {operands}" if args else ""))
+            label = _type_label(*self._metadata[k])
+            lines.append(f"  %{k}:{label} = {text}" + (f" {operands}" if args else ""))
         lines.append("  return " + ", ".join(f"%{b}" for b in self._outputs))
         lines.append("}")
         return "\n".join(lines)

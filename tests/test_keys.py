@@ -53,6 +53,7 @@ def test_constants_keyed_by_exact_value_and_dtype():
 
 
 def test_table_holds_nodes_weakly():
+    gc.collect()
     x = tp.input((4,))
     size = _core.intern_table_size()
     rows = _core.table_size()

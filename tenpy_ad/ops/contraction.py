@@ -82,11 +82,26 @@ def _plan(subscripts: str, shape_a: tuple, shape_b: tuple):
             a = a.transpose(perm_a)
         if not identity_b:
             b = b.transpose(perm_b)
-        c = np.matmul(a.reshape(nb, m, k), b.reshape(nb, k, n))
+        if nb == 1:
+            c = np.matmul(_blasable(a.reshape(m, k)), _blasable(b.reshape(k, n)))
+        else:
+            c = np.matmul(_blasable(a.reshape(nb, m, k)), _blasable(b.reshape(nb, k, n)))
         c = c.reshape(result_shape)
         return c if identity_out else c.transpose(perm_out)
 
     return run
+
+
+def _blasable(x):
+    """``x`` itself when its matrices are row- or column-contiguous (BLAS takes either,
+    transposed views included), else a contiguous copy: on other layouts ``np.matmul``
+    falls back to a naive loop that is many times slower."""
+    if x.ndim == 2:
+        if x.flags.c_contiguous or x.flags.f_contiguous:
+            return x
+    elif x[0].flags.c_contiguous or x[0].flags.f_contiguous:
+        return x
+    return np.ascontiguousarray(x)
 
 
 def _einsum_impl(subscripts, *xs):

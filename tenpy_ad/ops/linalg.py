@@ -5,11 +5,19 @@ order and run eagerly on arrays alike.  Notation: ``A = U diag(s) V^H``; ``g*`` 
 cotangents, ``d*`` tangents; ``X^H`` is the conjugate transpose; ``F_ij`` is
 ``1/(s_j^2 - s_i^2)`` off the diagonal.
 
-Degenerate spectra: every ``1/x`` that can meet a zero gap is replaced by the Lorentzian
-``x / (x^2 + eps)`` (``eps`` a static parameter of the node).  It equals ``1/x`` up to a
-relative ``eps/x^2`` and vanishes at ``x = 0``, which is the right value for losses that do
-not depend on the (arbitrary) basis inside a degenerate subspace.  ``eps = 0`` gives the
-plain formulas (NaN at exact degeneracy).
+Degenerate spectra: the SVD rule is written with the partial fractions
+``1/(s_j - s_i)`` and ``1/(s_j + s_i)`` (and ``1/s``), and each is replaced by the
+Lorentzian ``x / (x^2 + eps)`` (``eps`` a static parameter of the node).  Away from
+degeneracy that changes a term by a relative ``eps/x^2``.  At an exact degeneracy a term of
+the form ``(s_j - s_i) X / (s_j - s_i)`` is 0/0 — no rule can recover ``X`` from the
+cotangents — and broadening sets it to 0.  Derivatives that do not contain such a term are
+exact there: functions of the singular values, projectors onto whole degenerate
+subspaces, the polar factor ``u vh``, TRG's ``u sqrt(s)`` / ``sqrt(s) vh`` halves.
+``eps = 0`` gives the plain formulas (NaN at exact degeneracy).
+
+Truncation: only the triplets that receive cotangents enter the VJP (``u[:, :k]`` makes
+the others' cotangents zero), so a rank-k use of an n x n SVD costs O(n^2 k) in the
+backward pass, not O(n^3), and degeneracies among discarded triplets are never met.
 
 Complex gauge: singular vectors (and eigenvectors) are defined up to a phase per column.  A
 loss that depends on that phase has no derivative; the VJP then raises
@@ -29,11 +37,12 @@ import scipy.linalg.lapack
 from .. import dtypes
 from .. import numpy_api as tnp
 from ..errors import GaugeError, GaugeWarning, ShapeError
-from ..primitive import (TracedTensor, bind, bind1, bind2, code_of_value, is_complex_value,
+from ..primitive import (Tensor, TracedTensor, bind, bind1, bind2, code_of_value, is_complex_value,
                          primitive, shape_of)
 from . import elementwise as ew
 from . import structural as st
 from .contraction import einsum_strict
+from .structural import scatter_slice_p
 
 
 class LinalgConfig:
@@ -96,7 +105,8 @@ def _col(v):
 @functools.lru_cache(maxsize=256)
 def _frozen(kind: str, n: int, code: int = dtypes.FLOAT64) -> np.ndarray:
     """Read-only rule constants (so traced mode hashes each one once)."""
-    array = {"eye": np.eye, "tril": lambda n: np.tril(np.ones((n, n)), -1),
+    array = {"eye": np.eye,
+             "tril": lambda n: np.tril(np.ones((n, n)), -1),
              "triu": lambda n: np.triu(np.ones((n, n)), 1)}[kind](n)
     array = array.astype(dtypes.DTYPES[code])
     array.flags.writeable = False
@@ -117,17 +127,39 @@ def _diag_embed(v):
     return einsum_strict("i,ij->ij", v, _frozen("eye", shape_of(v)[0], code_of_value(v)))
 
 
-def _lorentz(x, eps, eye=None):
-    """``x / (x^2 + eps)``; with ``eye`` the diagonal is pinned to 0 even for eps = 0."""
-    denominator = x * x + eps if eye is None else x * x + eps + eye
+def _lorentz(x, eps, pin=None):
+    """``x / (x^2 + eps)``; adding ``pin`` (ones where x is 0 by construction) to the
+    denominator keeps those entries 0 even for eps = 0."""
+    denominator = x * x + eps if pin is None else x * x + eps + pin
     return x / denominator
 
 
-def _gap_matrix(s, eps):
-    """``F_ij ~ 1/(s_j^2 - s_i^2)`` (0 on the diagonal), broadened on both factors."""
-    eye = _frozen("eye", shape_of(s)[0])
-    row, col = _col(s), _row(s)          # s_i down the rows, s_j along the columns
-    return _lorentz(col - row, eps, eye) * _lorentz(col + row, eps, eye)
+def _gap_factors(s_rows, s_cols, eps, same_indices: bool):
+    """Broadened ``1/(2(s_j - s_i))`` and ``1/(2(s_j + s_i))`` for ``s_i`` in ``s_rows``,
+    ``s_j`` in ``s_cols``.
+
+    ``s_j / (s_j^2 - s_i^2)`` and ``s_i / (s_j^2 - s_i^2)`` are split into these partial
+    fractions before broadening: at a degenerate pair the difference term vanishes while
+    the sum term stays, which is the derivative of losses invariant under joint rotations
+    of the degenerate singular vectors (``u s vh``, ``u vh``, TRG's ``u sqrt(s)`` halves).
+    With ``same_indices`` (row i and column i are the same triplet) the entries i == j are
+    pinned to 0, also for eps = 0 (that diagonal belongs to the ``ds`` and phase terms).
+    """
+    rows, cols = _col(s_rows), _row(s_cols)
+    if not same_indices:
+        return _lorentz(cols - rows, eps) * 0.5, _lorentz(cols + rows, eps) * 0.5
+    pin = _leading_diagonal(shape_of(s_rows)[0], shape_of(s_cols)[0])
+    minus = _lorentz(cols - rows, eps, pin) * 0.5
+    plus = _lorentz(cols + rows, eps, pin) * (1.0 - pin) * 0.5
+    return minus, plus
+
+
+@functools.lru_cache(maxsize=256)
+def _leading_diagonal(rows: int, cols: int) -> np.ndarray:
+    """A read-only rows x cols array with ones at (i, i) and zeros elsewhere."""
+    pin = np.eye(rows, cols)
+    pin.flags.writeable = False
+    return pin
 
 
 def _add(a, b):
@@ -185,21 +217,17 @@ def _lapack_svd(driver: str, dtype: np.dtype):
 
 
 def _svd_impl(params, a):
-    """LAPACK's gesdd, falling back to gesvd when gesdd does not converge.
-
-    LAPACK works in column-major order, so it is handed ``a.T`` (a free view of a
-    row-major array): ``a.T = u2 s vt2`` gives ``a = vt2.T s u2.T`` without any copy,
-    and no wrapper overhead on small matrices.
-    """
+    """LAPACK's gesdd, falling back to gesvd when gesdd does not converge (called
+    directly: NumPy's wrapper costs more than the decomposition on small matrices)."""
     full_matrices, _ = params
     a = np.asarray(a)
     if not math.isfinite(abs(a.sum())) and not np.isfinite(a).all():
         return _nan_svd(a, full_matrices)   # NaN/Inf propagate (LAPACK would reject them)
     for driver in ("gesdd", "gesvd"):
-        u2, s, vt2, info = _lapack_svd(driver, a.dtype)(
-            a.T, compute_uv=1, full_matrices=int(full_matrices))
+        u, s, vh, info = _lapack_svd(driver, a.dtype)(a, compute_uv=1,
+                                                      full_matrices=int(full_matrices))
         if info == 0:
-            return vt2.T, s, u2.T
+            return u, s, vh
         if info < 0:                    # pragma: no cover - an argument error in LAPACK
             raise ValueError(f"svd: LAPACK {driver} rejected argument {-info}")
     raise np.linalg.LinAlgError(f"svd did not converge (gesdd nor gesvd) for a "
@@ -245,11 +273,11 @@ def _svd_jvp(params, tangents, out, xs):
     k = shape_of(s)[0]
     dp = _mm(_mm(_H(u), da), v)                     # U^H dA V
     ds = tnp.real(_diag(dp))
-    f = _gap_matrix(s, eps)
-    srow, scol = _row(s), _col(s)
     dph = _H(dp)
-    omega_u = f * (dp * srow + scol * dph)
-    omega_v = f * (scol * dp + dph * srow)
+    f_minus, f_plus = _gap_factors(s, s, eps, same_indices=True)
+    symmetric, skew = f_minus * (dp + dph), f_plus * (dp - dph)
+    omega_u = symmetric + skew                      # U^H dU (off the diagonal)
+    omega_v = symmetric - skew                      # V^H dV
     inv_s = _lorentz(s, eps)
     if is_complex_value(a):
         phase = _diag_embed(1j * tnp.imag(_diag(dp)) * inv_s * 0.5)
@@ -264,43 +292,122 @@ def _svd_jvp(params, tangents, out, xs):
     return du, ds, _H(dv)
 
 
+def _leading_extent(g, axis: int, full: int) -> int:
+    """How many leading entries along ``axis`` the cotangent ``g`` can have non-zero.
+
+    Truncation (``u[:, :k]``, ``s[:k]``, ``vh[:k]``) makes the cotangents of the discarded
+    triplets zero.  A traced cotangent shows it structurally (it is the zero-padding
+    ``scatter_slice`` of the slice); a concrete one is inspected (O(size), against the
+    O(n^3) products that knowing it saves)."""
+    if g is None:
+        return 0
+    if type(g) is TracedTensor:
+        if g.prim is scatter_slice_p:
+            shape, spec = g.params
+            start, stop, step = spec[axis]
+            if start == 0 and step == 1 and all(
+                    spec[i] == (0, d, 1) for i, d in enumerate(shape) if i != axis):
+                return stop
+        return full
+    array = g.data if type(g) is Tensor else np.asarray(g)
+    others = tuple(i for i in range(array.ndim) if i != axis)
+    nonzero = np.flatnonzero(np.any(array != 0, axis=others) if others else array != 0)
+    return int(nonzero[-1]) + 1 if nonzero.size else 0
+
+
+def _leading_block(g, axis: int, extent: int, full: int):
+    """``g`` restricted to its first ``extent`` entries along ``axis``."""
+    if g is None or extent == full:
+        return g
+    if (type(g) is TracedTensor and g.prim is scatter_slice_p
+            and _leading_extent(g, axis, full) == extent):
+        return g.inputs[0]
+    index = (slice(None),) * axis + (slice(0, extent),)
+    return g[index]
+
+
+def _pad_rows(block, rows: int):
+    """``block`` (r x c) placed in the top rows of a ``rows`` x c zero matrix."""
+    r, c = shape_of(block)
+    if r == rows:
+        return block
+    return bind(scatter_slice_p, ((rows, c), ((0, r, 1), (0, c, 1))), block)
+
+
 def _svd_vjp(params, cts, out, xs, active):
+    """``gA = U core V^H`` plus the projector terms of rectangular inputs.
+
+    ``core = Fm o (A + B) + Fp o (A - B) + diag(gs) + i Im(diag(J - K))/(2 s)`` with
+    ``J = U^H gU``, ``K = V^H gV``, ``A = J - J^H``, ``B = K - K^H``.  Only the leading
+    ``k1`` triplets carry cotangents (truncation), so ``J``, ``K`` are computed as
+    ``kk x k1`` blocks and ``core`` is non-zero only in its first ``k1`` rows and columns:
+    the cost is O(m n k1) instead of O(m n kk).
+    """
     _check_reduced(params, xs[0], "VJP")
     eps = params[1]
     a = xs[0]
     gu, gs, gvh = cts
     u, s, vh = out
     m, n = shape_of(a)
-    k = shape_of(s)[0]
+    kk = shape_of(s)[0]
+    k1 = max(_leading_extent(gu, 1, kk), _leading_extent(gs, 0, kk),
+             _leading_extent(gvh, 0, kk))
+    if k1 == 0:
+        return (st.full_like(a, 0),)
+    gu = _leading_block(gu, 1, k1, kk)
+    gs = _leading_block(gs, 0, k1, kk)
+    gvh = _leading_block(gvh, 0, k1, kk)
+    partial = k1 < kk
+    u1, s1, vh1 = (u[:, :k1], s[:k1], vh[:k1]) if partial else (u, s, vh)
     complex_input = is_complex_value(a)
-    srow, scol = _row(s), _col(s)
-    inv_s = _lorentz(s, eps)
-    core = None if gs is None else _diag_embed(gs)
-    j = kk = None
-    if gu is not None or gvh is not None:
-        f = _gap_matrix(s, eps)
-        if gu is not None:
-            j = _mm(_H(u), gu)                          # U^H gU
-            core = _add(core, (f * (j - _H(j))) * srow)
-        if gvh is not None:
-            kk = _mm(vh, _H(gvh))                       # V^H gV
-            core = _add(core, scol * (f * (kk - _H(kk))))
-        if complex_input:
-            im_j = 0.0 if j is None else tnp.imag(_diag(j))
-            im_k = 0.0 if kk is None else tnp.imag(_diag(kk))
-            core = core + _diag_embed(1j * (im_j - im_k) * inv_s * 0.5)
-    ct_a = _mm(_mm(u, core), vh)
-    if gu is not None and m > k:
-        ct_a = ct_a + _mm((gu - _mm(u, j)) * _row(inv_s), vh)
-    if gvh is not None and n > k:
-        ct_a = ct_a + _mm(u * _row(inv_s), gvh - _mm(_H(kk), vh))
-    if complex_input and (j is not None or kk is not None):
-        residual = _add(None if j is None else tnp.imag(_diag(j)),
-                        None if kk is None else tnp.imag(_diag(kk)))
+    j = None if gu is None else _mm(_H(u), gu)              # kk x k1
+    kmat = None if gvh is None else _mm(vh, _H(gvh))        # kk x k1
+
+    def skew_left(x):                  # (X - X^H)[:, :k1] when X has k1 non-zero columns
+        return x - _pad_rows(_H(x[:k1] if partial else x), kk)
+
+    a_left = None if j is None else skew_left(j)
+    b_left = None if kmat is None else skew_left(kmat)
+    f_minus, f_plus = _gap_factors(s, s1, eps, same_indices=True)
+    core = _combine(f_minus, f_plus, a_left, b_left)
+    if gs is not None:
+        core = _add(core, _pad_rows(_diag_embed(gs), kk))
+    inv_s1 = _lorentz(s1, eps)
+    if complex_input:
+        im_j = 0.0 if j is None else tnp.imag(_diag(j[:k1] if partial else j))
+        im_k = 0.0 if kmat is None else tnp.imag(_diag(kmat[:k1] if partial else kmat))
+        core = core + _pad_rows(_diag_embed(1j * (im_j - im_k) * inv_s1 * 0.5), kk)
+    ct_a = _mm(_mm(u, core), vh1)
+    if partial:
+        a_top = None if j is None else -_H(j[k1:])           # (X - X^H)[:k1, k1:]
+        b_top = None if kmat is None else -_H(kmat[k1:])
+        tm, tp_ = _gap_factors(s1, s[k1:], eps, same_indices=False)
+        top = _combine(tm, tp_, a_top, b_top)
+        if top is not None:
+            ct_a = ct_a + _mm(u1, _mm(top, vh[k1:]))
+    if gu is not None and m > kk:
+        ct_a = ct_a + _mm((gu - _mm(u, j)) * _row(inv_s1), vh1)
+    if gvh is not None and n > kk:
+        ct_a = ct_a + _mm(u1 * _row(inv_s1), gvh - _mm(_H(kmat), vh))
+    if complex_input and (j is not None or kmat is not None):
+        residual = _add(None if j is None else tnp.imag(_diag(j[:k1] if partial else j)),
+                        None if kmat is None else tnp.imag(
+                            _diag(kmat[:k1] if partial else kmat)))
         reference = _add(None if j is None else tnp.amax(tnp.abs(j)),
-                         None if kk is None else tnp.amax(tnp.abs(kk)))
+                         None if kmat is None else tnp.amax(tnp.abs(kmat)))
         ct_a = _gauge_checked(ct_a, residual, reference, "svd")
     return (ct_a,)
+
+
+def _combine(f_minus, f_plus, a, b):
+    """``Fm o (A + B) + Fp o (A - B)`` with None for zero blocks."""
+    if a is None and b is None:
+        return None
+    if b is None:
+        return (f_minus + f_plus) * a
+    if a is None:
+        return (f_minus - f_plus) * b
+    return f_minus * (a + b) + f_plus * (a - b)
 
 
 svd_p = primitive("svd", _svd_impl, _svd_rule, n_outputs=3,
@@ -484,7 +591,12 @@ def eigh(a, *, eps: float | None = None, symmetrize_input: bool = True):
     lower triangle and perturbations must be Hermitian.  ``eps`` as for :func:`svd`.
     """
     eps = config.broadening if eps is None else float(eps)
+    if eps < 0:
+        raise ValueError(f"eigh: eps must be >= 0, got {eps}")
     _require_matrix("eigh", a)
+    shape = shape_of(a)
+    if shape[0] != shape[1]:
+        raise ShapeError(f"eigh: expected a square matrix, got shape {list(shape)}")
     a = _float_operand(a)
     if symmetrize_input:
         a = (a + _H(a)) * 0.5
@@ -525,6 +637,10 @@ def solve(a, b):
     """``x`` with ``a @ x = b`` (``b`` a vector or a matrix of right-hand sides)."""
     if not (tnp._is_tensor(a) or tnp._is_tensor(b)):
         return np.linalg.solve(a, b)
+    sa, sb = shape_of(a), shape_of(b)
+    if len(sa) != 2 or sa[0] != sa[1] or len(sb) not in (1, 2) or sb[0] != sa[0]:
+        raise ShapeError(f"solve: expected a square matrix and a matching right-hand side "
+                         f"(vector or matrix), got shapes {list(sa)} and {list(sb)}")
     code = tnp.result_code("solve", a, b)
     traced = any(type(x) is tnp.TracedTensor for x in (a, b))
     return bind2(solve_p, None, tnp._operand(a, code, traced), tnp._operand(b, code, traced))

@@ -1,6 +1,7 @@
 """Shape-changing primitives: reshape, transpose, broadcast_in_dim, reductions, slicing."""
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -98,7 +99,7 @@ def _broadcast_impl(params, x):
     for i, d in enumerate(dims):
         expanded[d] = x.shape[i]
     x = x.reshape(expanded)
-    if x.size * 16 < _BROADCAST_VIEW_SIZE:
+    if math.prod(shape) < _BROADCAST_VIEW_SIZE:
         # small: a fresh array is cheaper to make than numpy's broadcast view
         result = np.empty(shape, dtype=x.dtype)
         np.copyto(result, x)
@@ -106,7 +107,7 @@ def _broadcast_impl(params, x):
     return np.broadcast_to(x, shape)       # large: a read-only view costs no memory
 
 
-_BROADCAST_VIEW_SIZE = 1 << 16
+_BROADCAST_VIEW_SIZE = 4096
 
 
 def _broadcast_vjp(params, ct, out, xs, active):

@@ -1,5 +1,6 @@
 """Key semantics of the interner: identity, constants by value, fingerprints, weak table,
 and the memoised structural comparison for graphs built separately."""
+import gc
 import subprocess
 import sys
 import textwrap

@@ -270,6 +270,28 @@ cdef inline object _address(object obj):
     return <size_t><PyObject*>obj
 
 
+def record_tape(Primitive prim, object params, tuple args, tuple outputs) -> tuple:
+    """Record one tape entry for outputs computed elsewhere (``tp.checkpoint`` runs its
+    function without a tape, then records the call as a single entry).  Returns the output
+    Tensors."""
+    cdef Py_ssize_t j, n = len(args)
+    cdef int slot
+    cdef TapeNode node = TapeNode.__new__(TapeNode)
+    parents, slots = [], []
+    for j in range(n):
+        slot = 0
+        parents.append(_parent_of(args[j], &slot))
+        slots.append(slot)
+    node.prim = prim
+    node.params = params
+    node.parents = tuple(parents)
+    node.parent_slots = tuple(slots)
+    node.saved_inputs = tuple([_data_of(x) for x in args])
+    node.saved_outputs = outputs if prim.n_outputs > 1 else outputs[0]
+    _counters.eager_recorded += 1
+    return tuple([_wrap(outputs[j], node, <int>j) for j in range(len(outputs))])
+
+
 cdef list _eager_toposort(TapeNode root, dict index):
     """TapeNodes reachable from ``root``, parents before children.  ``index`` maps
     ``id(node)`` to its position (-1 while the node is still being expanded)."""

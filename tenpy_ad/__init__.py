@@ -28,6 +28,7 @@ from . import ad, linalg
 from .program import Program, compile, evaluate
 from .functional import grad, value_and_grad, vjp, jvp, jit
 from .tree import tree_flatten, tree_unflatten, tree_map
+from .checkpoint import checkpoint
 
 _core.install_surface(dict(_SURFACE, backward=_backward))
 

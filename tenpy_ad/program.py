@@ -57,11 +57,11 @@ class Program:
                 if node.id not in bound:
                     raise GraphError(f"compile: the graph depends on {node!r}, which is not "
                                      "in inputs=[...]")
-                self._listing.append((k, input_p, node.name, ()))
+                self._listing.append(([k], input_p, node.name, ()))
                 continue
             if prim is constant_p:
                 template[k] = node.params.array
-                self._listing.append((k, constant_p, node.params, ()))
+                self._listing.append(([k], constant_p, node.params, ()))
                 continue
             ins = tuple(buffer_of[x.id] for x in node.inputs)
             if prim.n_outputs > 1:
@@ -71,14 +71,16 @@ class Program:
                     continue
                 groups[key] = [(node.slot, k)]
                 out = groups[key]            # filled in as later members appear
+                listed = out
             else:
                 out = k
+                listed = [(0, k)]
             self._impls.append(prim.impl)
             self._params.append(node.params)
             self._in_slots.append(ins)
             self._out_slots.append(out)
             self._names.append(prim.name)
-            self._listing.append((k, prim, node.params, ins))
+            self._listing.append((listed, prim, node.params, ins))
         self._out_slots = [o if type(o) is int else tuple(o) for o in self._out_slots]
         self._template = template
         self._outputs = [buffer_of[o.id] for o in outputs]
@@ -175,7 +177,10 @@ class Program:
         ins = ", ".join(f"%{buf}:{_type_label(dtypes.code_of(dtype), shape)}"
                         for buf, shape, dtype, name in self._input_specs)
         lines.append(f"program({ins}) {{")
-        for k, prim, params, args in self._listing:
+        for outs, prim, params, args in self._listing:
+            targets = ", ".join(f"%{b}:{_type_label(*self._metadata[b])}"
+                                for b in (outs if prim in (input_p, constant_p)
+                                          else [b for _, b in sorted(outs)]))
             if prim is input_p:
                 text = f"input {params!r}"
             else:
@@ -183,8 +188,7 @@ class Program:
                 if prim.format_params is not None and params is not None:
                     text += " " + prim.format_params(params)
             operands = " ".join(f"%{a}" for a in args)
-            label = _type_label(*self._metadata[k])
-            lines.append(f"  %{k}:{label} = {text}" + (f" {operands}" if args else ""))
+            lines.append(f"  {targets} = {text}" + (f" {operands}" if args else ""))
         lines.append("  return " + ", ".join(f"%{b}" for b in self._outputs))
         lines.append("}")
         return "\n".join(lines)

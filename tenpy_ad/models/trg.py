@@ -16,7 +16,7 @@ values, where the plain formula (also JAX's built-in one) gives NaN.
 from __future__ import annotations
 
 import math
-from functools import partial
+from functools import lru_cache, partial
 
 import numpy as np
 
@@ -87,14 +87,19 @@ def _concrete_beta(beta):
 
 def ks_rule(chi: int, steps: int, beta: float = 0.3) -> list:
     """The kept dimensions ``ks[n] = min(chi, D^2, #{Sa > 1e-15}, #{Sb > 1e-15})`` found by
-    a NumPy forward pass at ``beta`` (chi = 16: ``[2, 4, 4, 16, 16, ...]``)."""
+    a NumPy forward pass at ``beta`` (chi = 16: ``[2, 4, 4, 16, 16, ...]``); cached."""
     _check_arguments(beta, chi, steps)
-    t = ising_tensor(float(beta))
+    return list(_ks_rule(int(chi), int(steps), float(beta)))
+
+
+@lru_cache(maxsize=256)
+def _ks_rule(chi: int, steps: int, beta: float) -> tuple:
+    t = ising_tensor(beta)
     ks = []
     for _ in range(steps):
         t, _, k = trg_step(t, None, chi)
         ks.append(k)
-    return ks
+    return tuple(ks)
 
 
 def trg_lnz(beta, chi: int = 16, steps: int = 20, ks=None, svd_eps: float | None = None,
@@ -130,4 +135,158 @@ def _step_with_fixed_k(t, k, svd_eps):
     return t_next, log_m
 
 
-__all__ = ["ising_tensor", "trg_step", "ks_rule", "trg_lnz", "RANK_CUTOFF"]
+# ------------------------------------------------------------------ compiled, whole graph
+
+class CompiledTRG:
+    """lnZ/N and its first (and second) beta-derivative as one compiled program.
+
+    Built once (beta a placeholder, ``tp.ad.grad`` for the derivatives) and run for any
+    beta; ``timings`` holds the build/transform/compile costs in ms.
+    """
+
+    def __init__(self, chi: int = 16, steps: int = 20, ks=None, svd_eps=None,
+                 checkpoint: bool = False, second_order: bool = True, ks_beta: float = 0.3):
+        import time
+        _check_arguments(ks_beta, chi, steps)
+        self.chi, self.steps = chi, steps
+        self.ks = list(ks) if ks is not None else ks_rule(chi, steps, ks_beta)
+        self.second_order = second_order
+        t0 = time.perf_counter()
+        beta = tp.input((), name="beta")
+        lnz = trg_lnz(beta, chi, steps, ks=self.ks, svd_eps=svd_eps, checkpoint=checkpoint)
+        t1 = time.perf_counter()
+        first = tp.ad.grad(lnz, beta)
+        t2 = time.perf_counter()
+        outputs = [lnz, first]
+        if second_order:
+            outputs.append(tp.ad.grad(first, beta))
+        t3 = time.perf_counter()
+        self.value_ops = len(tp._core.toposort([lnz]))
+        self.total_ops = len(tp._core.toposort(outputs))
+        self.program = tp.compile(outputs, inputs=[beta])
+        t4 = time.perf_counter()
+        self.timings = {"build": (t1 - t0) * 1e3, "grad": (t2 - t1) * 1e3,
+                        "grad2": (t3 - t2) * 1e3, "compile": (t4 - t3) * 1e3}
+
+    def __call__(self, beta: float) -> dict:
+        """``{"lnz", "dlnz", "d2lnz"}`` (lnZ/N and its beta-derivatives) at ``beta``."""
+        _check_arguments(beta, self.chi, self.steps)
+        values = [float(v) for v in self.program(np.float64(beta))]
+        result = {"lnz": values[0], "dlnz": values[1]}
+        if self.second_order:
+            result["d2lnz"] = values[2]
+        return result
+
+
+def observables(beta: float, result: dict) -> dict:
+    """lnZ/N, the energy ``u = -d(lnZ/N)/d beta`` and specific heat ``c = beta^2
+    d^2(lnZ/N)/d beta^2`` from a :class:`CompiledTRG` result."""
+    out = {"beta": float(beta), "lnz": result["lnz"], "u": -result["dlnz"]}
+    if "d2lnz" in result:
+        out["c"] = beta * beta * result["d2lnz"]
+    return out
+
+
+_process_programs: dict = {}
+
+
+def _sweep_point(beta: float, chi: int, steps: int, ks: tuple, second_order: bool) -> dict:
+    """One beta of a sweep; each worker process compiles its program once."""
+    key = (chi, steps, ks, second_order)
+    program = _process_programs.get(key)
+    if program is None:
+        program = _process_programs[key] = CompiledTRG(chi, steps, ks=ks,
+                                                       second_order=second_order)
+    return observables(beta, program(beta))
+
+
+def sweep(betas, chi: int = 16, steps: int = 20, executor=None, ks=None,
+          second_order: bool = True, progress=None) -> list:
+    """lnZ/N, u and c for every beta, from one compiled program per process.
+
+    ``executor``: any ``concurrent.futures.Executor`` (a ``ProcessPoolExecutor``, or a
+    dask.distributed ``Client.get_executor()`` to spread the sweep over a cluster); None
+    runs in this process.  ``progress(i, n)`` is called after each point.
+    """
+    betas = [float(b) for b in betas]
+    ks = tuple(ks) if ks is not None else tuple(ks_rule(chi, steps, 0.3))
+    if executor is None:
+        results = []
+        for i, beta in enumerate(betas):
+            results.append(_sweep_point(beta, chi, steps, ks, second_order))
+            if progress is not None:
+                progress(i + 1, len(betas))
+        return results
+    futures = [executor.submit(_sweep_point, beta, chi, steps, ks, second_order)
+               for beta in betas]
+    results = []
+    for i, future in enumerate(futures):
+        results.append(future.result())
+        if progress is not None:
+            progress(i + 1, len(betas))
+    return results
+
+
+# ------------------------------------------------------------------ segmented
+
+class SegmentedTRG:
+    """d(lnZ/N)/d beta the way users of engines without linear-time whole-graph AD had
+    to: one compiled program per step shape with its own VJP program, and the reverse pass
+    chained by hand.  Kept as a cross-check of the whole-graph result."""
+
+    def __init__(self, chi: int = 16, steps: int = 20, ks=None, svd_eps=None,
+                 ks_beta: float = 0.3):
+        _check_arguments(ks_beta, chi, steps)
+        self.chi, self.steps = chi, steps
+        self.ks = list(ks) if ks is not None else ks_rule(chi, steps, ks_beta)
+        self.svd_eps = svd_eps
+        beta = tp.input((), name="beta")
+        t0 = ising_tensor(beta)
+        ct = tp.input(t0.shape, name="ct")
+        self._initial = tp.compile(t0, inputs=[beta])
+        self._initial_vjp = tp.compile(tp.ad.vjp([t0], [beta], [ct])[0], inputs=[beta, ct])
+        self._steps: dict = {}
+        self._final: dict = {}
+
+    def _step_programs(self, dim: int, k: int):
+        key = (dim, k)
+        if key not in self._steps:
+            t = tp.input((dim,) * 4, name="t")
+            t_next, log_m, _ = trg_step(t, k, svd_eps=self.svd_eps)
+            ct_t, ct_m = tp.input(t_next.shape, name="ct_t"), tp.input((), name="ct_m")
+            (ct,) = tp.ad.vjp([t_next, log_m], [t], [ct_t, ct_m])
+            self._steps[key] = (tp.compile([t_next, log_m], inputs=[t]),
+                                tp.compile(ct, inputs=[t, ct_t, ct_m]))
+        return self._steps[key]
+
+    def _final_programs(self, dim: int):
+        if dim not in self._final:
+            t = tp.input((dim,) * 4, name="t")
+            log_trace = tp.log(tp.einsum("xyxy->", t))
+            (ct,) = tp.ad.vjp([log_trace], [t], [1.0])
+            self._final[dim] = (tp.compile(log_trace, inputs=[t]), tp.compile(ct, inputs=[t]))
+        return self._final[dim]
+
+    def __call__(self, beta: float) -> dict:
+        """``{"lnz", "dlnz"}`` at ``beta``."""
+        _check_arguments(beta, self.chi, self.steps)
+        beta = np.float64(beta)
+        scale = 2.0 ** self.steps
+        tensors = [self._initial(beta)]
+        acc = 0.0
+        for n, k in enumerate(self.ks):
+            forward, _ = self._step_programs(tensors[-1].shape[0], k)
+            t_next, log_m = forward(tensors[-1])
+            acc += 2.0 ** (self.steps - n) * float(log_m)
+            tensors.append(t_next)
+        final, final_vjp = self._final_programs(tensors[-1].shape[0])
+        lnz = (acc + float(final(tensors[-1]))) / scale
+        ct = final_vjp(tensors[-1]) / scale              # reverse pass, chained by hand
+        for n in range(self.steps - 1, -1, -1):
+            _, backward = self._step_programs(tensors[n].shape[0], self.ks[n])
+            ct = backward(tensors[n], ct, np.float64(2.0 ** (self.steps - n) / scale))
+        return {"lnz": lnz, "dlnz": float(self._initial_vjp(beta, ct))}
+
+
+__all__ = ["ising_tensor", "trg_step", "ks_rule", "trg_lnz", "CompiledTRG", "SegmentedTRG",
+           "sweep", "observables", "RANK_CUTOFF"]

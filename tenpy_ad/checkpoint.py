@@ -1,0 +1,181 @@
+"""``tp.checkpoint(fn)``: rematerialisation (JAX's ``checkpoint``/``remat``).
+
+The values computed inside ``fn`` are not kept for the backward pass; they are recomputed
+from ``fn``'s inputs when the backward pass reaches them.  Memory then holds only the
+inputs and outputs of each checkpointed call, at the price of running ``fn`` twice.
+
+* Traced: the call becomes one node whose implementation is ``fn`` compiled into a
+  sub-program (its intermediates live only while it runs).  Its VJP re-traces ``fn`` on
+  its inputs passed through an optimisation barrier (an identity that never merges with
+  anything), so the derivative graph holds a fresh copy of ``fn`` that the compiled
+  program evaluates during the backward pass, right before it is needed.
+* Eager: ``fn`` runs without recording a tape; the tape gets one entry that re-runs ``fn``
+  with recording on when ``backward()`` reaches it.
+
+Both paths use the same rule, and the result can be differentiated again.
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+from typing import Callable
+
+import numpy as np
+
+from . import ad
+from ._compiled import _core
+from .eager import grad_of, no_grad
+from .errors import ArgumentError
+from .primitive import Tensor, TracedTensor, bind, bind1, constant, primitive, shape_of
+from .program import compile as compile_program
+from .traced import input as placeholder
+
+_barrier_ids = itertools.count()
+
+barrier_p = primitive("barrier", lambda params, x: x, lambda params, x: x,
+                      format_params=lambda params: f"#{params}")
+barrier_p.jvp = lambda params, t, out, xs: t[0]
+barrier_p.vjp = lambda params, ct, out, xs, active: (ct,)
+
+
+def _barrier(x):
+    """An identity that never merges with another node (so a re-traced region is new)."""
+    return bind1(barrier_p, next(_barrier_ids), x)
+
+
+class Region:
+    """A checkpointed function applied to operands of fixed shapes and dtypes (traced), or
+    to whatever it was called with (eager)."""
+
+    def __init__(self, fn: Callable, avals: tuple | None, returns_tuple: bool):
+        self.fn = fn
+        self.avals = avals
+        self.returns_tuple = returns_tuple
+        self._program = None
+        self.out_avals = None
+
+    def outputs(self, *xs) -> tuple:
+        result = self.fn(*xs)
+        return _as_outputs(result)
+
+    def program(self):
+        """``fn`` compiled for the region's operand shapes (traced regions only)."""
+        if self._program is None:
+            xs = [placeholder(shape, dtype) for shape, dtype in self.avals]
+            result = self.fn(*xs)
+            self.returns_tuple = isinstance(result, tuple)
+            outs = [o if type(o) is TracedTensor else constant(o) for o in _as_outputs(result)]
+            self.out_avals = [(o.dtype_code, o.shape) for o in outs]
+            self._program = compile_program(outs, xs)
+        return self._program
+
+    def __repr__(self):
+        return f"<checkpoint {getattr(self.fn, '__name__', 'fn')}>"
+
+
+def _as_outputs(result) -> tuple:
+    outs = result if isinstance(result, tuple) else (result,)
+    for o in outs:
+        if not isinstance(o, (TracedTensor, Tensor, np.ndarray)):
+            raise ArgumentError("checkpoint: the function must return a tensor or a tuple "
+                                f"of tensors, got {type(o).__name__}")
+    return outs
+
+
+def _single(region, values):
+    """Multi-output rules return tuples; a one-output primitive returns the value."""
+    return values if len(values) != 1 else values[0]
+
+
+def _impl(region, *arrays):
+    return _single(region, tuple(region.program()(*arrays)))
+
+
+def _shape_rule(region, *xs):
+    region.program()
+    return _single(region, region.out_avals)
+
+
+def _vjp(region, cts, out, xs, active):
+    if type(cts) is not tuple:
+        cts = (cts,)
+    if any(type(x) is TracedTensor for x in xs):
+        zs = [_barrier(x) for x in xs]
+        outs = region.outputs(*zs)
+        pairs = [(o, c) for o, c in zip(outs, cts) if c is not None]
+        return tuple(ad.vjp([o for o, _ in pairs], zs, [c for _, c in pairs]))
+    create_graph = any(type(c) is Tensor for c in cts) or any(type(x) is Tensor for x in xs)
+    leaves = [x if type(x) is Tensor and x.requires_grad else
+              Tensor(x.data if type(x) is Tensor else np.asarray(x), True) for x in xs]
+    outs = region.outputs(*leaves)
+    pairs = [(o, c) for o, c in zip(outs, cts) if c is not None]
+    grads = grad_of([o for o, _ in pairs], leaves, [c for _, c in pairs],
+                    create_graph=create_graph)
+    return tuple(g if create_graph else g.data for g in grads)
+
+
+def _jvp(region, tangents, out, xs):
+    if any(type(x) is TracedTensor for x in xs):
+        outs = region.outputs(*xs)
+        seeds = [np.zeros(x.shape, x.dtype) if t is None else t for t, x in zip(tangents, xs)]
+        return _single(region, tuple(ad.jvp(list(outs), list(xs), seeds)))
+    from .functional import jvp as function_jvp
+    seeds = [np.zeros(np.shape(x)) if t is None else t for t, x in zip(tangents, xs)]
+    _, tangents_out = function_jvp(lambda *zs: region.outputs(*zs), tuple(xs), tuple(seeds))
+    return _single(region, tuple(tangents_out))
+
+
+_primitives: dict = {}
+
+
+def _checkpoint_primitive(n_outputs: int):
+    prim = _primitives.get(n_outputs)
+    if prim is None:
+        prim = primitive(f"checkpoint/{n_outputs}", _impl, _shape_rule, n_outputs=n_outputs,
+                         format_params=repr)
+        prim.vjp = _vjp
+        prim.jvp = _jvp
+        _primitives[n_outputs] = prim
+    return prim
+
+
+def checkpoint(fn: Callable) -> Callable:
+    """``fn`` whose internal values are recomputed in the backward pass, not stored.
+
+    ``fn`` takes tensors (positionally) and returns a tensor or a tuple of tensors.
+    Called on plain arrays (nothing to differentiate) it simply runs ``fn``.
+    """
+    regions: dict = {}
+
+    @functools.wraps(fn)
+    def wrapped(*args):
+        if any(type(a) is TracedTensor for a in args):
+            avals = tuple((tuple(shape_of(a)), _dtype_of(a)) for a in args)
+            region = regions.get(avals)
+            if region is None:
+                region = regions[avals] = Region(fn, avals, False)
+            region.program()
+            n_out = len(region.out_avals)
+            result = bind(_checkpoint_primitive(n_out), region, *args)
+            if n_out == 1:
+                return (result,) if region.returns_tuple else result
+            return result
+        if not any(type(a) is Tensor and a.requires_grad for a in args):
+            return fn(*args)
+        with no_grad():
+            result = fn(*args)
+        outs = _as_outputs(result)
+        region = Region(fn, None, isinstance(result, tuple))
+        prim = _checkpoint_primitive(len(outs))
+        arrays = tuple(o.data if type(o) is Tensor else np.asarray(o) for o in outs)
+        recorded = _core.record_tape(prim, region, tuple(args), arrays)
+        return recorded if region.returns_tuple else recorded[0]
+
+    return wrapped
+
+
+def _dtype_of(x):
+    return x.dtype if type(x) is not TracedTensor else x.dtype
+
+
+__all__ = ["checkpoint"]

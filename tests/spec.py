@@ -118,6 +118,12 @@ SPECS = [
          ((5,),), domain="distinct", dtypes=REAL),
     Spec("norm_nuclear_spectral", lambda x: tp.linalg.norm(x, "nuc") + tp.linalg.norm(x, 2),
          ((3, 4),)),
+    # rematerialisation
+    Spec("checkpoint_one_output",
+         lambda x, y: tp.checkpoint(lambda a, b: tp.sin(a) * b + a @ b)(x, y), ((3, 3), (3, 3))),
+    Spec("checkpoint_two_outputs",
+         lambda x: (lambda pair: pair[0] @ pair[1])(
+             tp.checkpoint(lambda a: (tp.exp(a), a.T * 2.0))(x)), ((3, 3),)),
     # composites of the above, as models write them
     Spec("normalise_by_max", lambda x: x / tp.amax(tp.abs(x)), ((3, 3),), domain="distinct",
          dtypes=REAL),

@@ -1,6 +1,15 @@
+"""pytest-benchmark suite of tenpy_ad (``pytest bench``).
+
+Every benchmark records, in ``extra_info``, the op counts it ran on and the source hash of
+the compiled core, so saved baselines say what they measured.  BLAS is single-threaded
+for the whole session (tenpy_ad.runtime), as in the benchmark scripts.
+"""
 import pytest
 
 import tenpy_ad as tp
+from tenpy_ad.runtime import limit_blas_threads
+
+limit_blas_threads(1)
 
 
 @pytest.fixture

@@ -1,13 +1,15 @@
-"""pytest-benchmark: traced grad transform on the chains (one group per chain kind)."""
+"""Traced grad transform on the DESIGN.md §5 chains: one group per chain kind."""
 import pytest
 
 import tenpy_ad as tp
 from tenpy_ad._compiled import _core
 from tenpy_ad.models.chains import build_chain
 
+CASES = [("mul", 400), ("mul", 1600), ("cube", 400), ("cube", 1600), ("svd1", 200),
+         ("svd2", 200), ("svd3", 200), ("qr2", 200)]
 
-@pytest.mark.parametrize("depth", [400, 1600])
-@pytest.mark.parametrize("kind", ["mul", "cube"])
+
+@pytest.mark.parametrize("kind,depth", CASES, ids=[f"{k}-{d}" for k, d in CASES])
 def test_grad_transform(benchmark, core_info, kind, depth):
     benchmark.group = f"grad-{kind}"
     x, loss = build_chain(kind, depth)

@@ -6,8 +6,8 @@ gradients from step 5 on (degenerate singular values), which does not change its
 from __future__ import annotations
 
 
-def build(ks):
-    """``value_and_grad`` of lnZ/N w.r.t. beta, jitted (compiled at the first call)."""
+def _lnz_function(ks):
+    """lnZ/N as a function of beta, in JAX."""
     import jax
     import jax.numpy as jnp
 
@@ -35,10 +35,40 @@ def build(ks):
             t = jnp.einsum("xwu,yxl,yzd,wzr->uldr", s2, s3, s4, s1, optimize="greedy")
         return (acc + jnp.log(jnp.einsum("xyxy->", t))) / 2.0 ** steps
 
-    value_and_grad = jax.jit(jax.value_and_grad(lnz))
+    return lnz
+
+
+def build(ks):
+    """A function running the jitted ``value_and_grad`` (compiled at the first call)."""
+    import jax
+
+    value_and_grad = jax.jit(jax.value_and_grad(_lnz_function(ks)))
 
     def run(beta):
         value, grad = value_and_grad(beta)
         return float(jax.block_until_ready(value)), float(grad)
 
     return run
+
+
+def build_timed(ks, beta):
+    """``({make_jaxpr, lower, compile} ms, run)`` for the jitted ``value_and_grad``."""
+    import time
+
+    import jax
+
+    function = jax.value_and_grad(_lnz_function(ks))
+    t0 = time.perf_counter()
+    jax.make_jaxpr(function)(beta)
+    t1 = time.perf_counter()
+    lowered = jax.jit(function).lower(beta)
+    t2 = time.perf_counter()
+    compiled = lowered.compile()
+    t3 = time.perf_counter()
+
+    def run(x):
+        value, grad = compiled(x)
+        return float(jax.block_until_ready(value)), float(grad)
+
+    return {"make_jaxpr": (t1 - t0) * 1e3, "lower": (t2 - t1) * 1e3,
+            "compile": (t3 - t2) * 1e3}, run

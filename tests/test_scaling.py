@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tenpy_ad as tp
-from tenpy_ad.models.chains import build_chain
+from tenpy_ad.models.chains import build_chain, start_value
 
 COUNTED = ("nodes_interned", "table_probes", "table_hits", "nodes_released", "nodes_visited",
            "rules_applied", "instructions_run", "equality_calls")
@@ -23,7 +23,7 @@ def pipeline_counts(kind: str, depth: int) -> dict:
     x, loss = build_chain(kind, depth)
     g = tp.ad.grad(loss, x)
     program = tp.compile([loss, g], inputs=[x])
-    value, grad = program(np.full((3, 3), 0.9))
+    value, grad = program(start_value(kind))
     assert np.isfinite(value) and np.all(np.isfinite(grad))
     del x, loss, g, program
     counts = tp.counters()
@@ -41,6 +41,10 @@ def per_layer(kind, depths):
     ("ladder", (2500, 5000, 10000)),
     ("mul", (100, 200, 300)),
     ("cube", (100, 200, 300)),
+    ("svd1", (50, 100, 150)),
+    ("svd2", (10, 20, 30)),          # u s + y grows geometrically: stay finite
+    ("svd3", (50, 100, 150)),
+    ("qr2", (50, 100, 150)),
 ])
 def test_counters_grow_by_a_constant_per_layer(kind, depths):
     first, second = per_layer(kind, depths)
@@ -87,3 +91,26 @@ def test_deep_chain_no_recursion():
     assert text.count("\n") > 100_000
     del x, y, loss, g, program
     assert tp._core.table_size() == before
+
+
+def trg_counts(steps: int) -> dict:
+    """Build + grad + compile of whole-graph TRG at chi = 16 (running it is benchmarked,
+    not tested here)."""
+    from tenpy_ad.models.trg import trg_lnz
+    gc.collect()
+    tp.reset_counters()
+    beta = tp.input((), name="beta")
+    lnz = trg_lnz(beta, 16, steps, ks=[2, 4, 4] + [16] * (steps - 3))
+    g = tp.ad.grad(lnz, beta)
+    tp.compile([lnz, g], inputs=[beta])
+    del beta, lnz, g
+    counts = tp.counters()
+    return {k: counts[k] for k in COUNTED}
+
+
+def test_trg_counters_grow_by_a_constant_per_step():
+    c20, c40, c60 = (trg_counts(n) for n in (20, 40, 60))
+    first = {k: c40[k] - c20[k] for k in COUNTED}
+    second = {k: c60[k] - c40[k] for k in COUNTED}
+    assert first == second, f"TRG per-step growth changed: {first} vs {second}"
+    assert first["nodes_interned"] > 0 and first["nodes_released"] == first["nodes_interned"]

@@ -25,6 +25,11 @@ cdef extern from *:
 
 SOURCE_HASH = TENPY_AD_SOURCE_HASH.decode("ascii")
 
+import numpy as _np
+
+cdef object _asarray = _np.asarray
+cdef object _array2string = _np.array2string
+
 include "counters.pxi"
 include "release.pxi"
 include "metadata.pxi"

@@ -2,10 +2,7 @@
 # ``Tensor.backward()``.  The VJP rules are the same functions the traced transform uses;
 # here they receive ndarrays (or Tensors, with ``create_graph=True``).
 
-import numpy as _np
-
 cdef object _ndarray = _np.ndarray
-cdef object _asarray = _np.asarray
 cdef Py_ssize_t _no_grad_threads = 0     # threads currently inside ``no_grad``
 cdef object _grad_mode_local = None      # threading.local, installed by tenpy_ad.eager
 
@@ -246,6 +243,8 @@ cpdef object eager_apply(Primitive prim, object params, tuple args):
             result = _asarray(result)
     else:
         result = tuple([r if type(r) is _ndarray else _asarray(r) for r in result])
+    if _check_finite:
+        _nonfinite_hook(f"'{prim.name}' (eager)", result, arrays)
     if record and not _grad_enabled():
         record = False
     if not record:
@@ -415,6 +414,10 @@ def eager_backward(Tensor root, object seed, bint retain_graph, bint create_grap
         mask = _parent_mask(node.parents)
         _counters.eager_swept += 1
         input_cts = node.prim.vjp(node.params, ct, out, xs, mask)
+        if _check_finite:
+            _nonfinite_hook(f"the VJP of '{node.prim.name}' (eager backward)",
+                            tuple([c for c in input_cts if c is not None]),
+                            (ct,) if n_out == 1 else ct)
         for j in range(len(node.parents)):
             parent = node.parents[j]
             if parent is None:

@@ -6,7 +6,8 @@ cdef object _nonfinite_hook = None
 
 
 def set_nonfinite_check(object hook) -> None:
-    """Install ``hook(name, arrays)`` to vet every instruction's outputs (None disables)."""
+    """Install ``hook(where, outputs, inputs)`` to vet every computed value: Program
+    instructions, eager operations and eager VJP rules (None disables)."""
     global _check_finite, _nonfinite_hook
     _nonfinite_hook = hook
     _check_finite = hook is not None
@@ -44,7 +45,8 @@ def execute(list impls, list params, list in_slots, list out_slots, list frees,
             for pair in outs:
                 buffers[<Py_ssize_t>pair[1]] = result[<Py_ssize_t>pair[0]]
         if _check_finite:
-            _nonfinite_hook(names[k], result)
+            _nonfinite_hook(f"'{names[k]}' (program instruction {k})", result,
+                            [buffers[<Py_ssize_t>s] for s in ins])
         for s in <tuple>frees[k]:
             buffers[s] = None
     _counters.instructions_run += n

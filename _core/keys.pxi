@@ -148,6 +148,50 @@ cdef class Primitive:
         return f"Primitive({self.name!r})"
 
 
+@cython.final
+cdef class ConstValue:
+    """A constant array as a static parameter, hashed and compared by dtype, shape and
+    exact bytes: NaN payloads merge, ``0.0`` and ``-0.0`` stay apart, ``float32(1)``
+    differs from ``float64(1)``.  Hash and equality run in C, so interning never executes
+    Python code between looking a key up and inserting it (thread safety)."""
+    cdef readonly object array
+    cdef readonly uint64_t fingerprint
+    cdef Py_hash_t _hash
+    cdef bytes _bytes
+
+    def __init__(self, array):
+        array = _asarray(array).copy(order="C")
+        array.flags.writeable = False
+        self.array = array
+        self._bytes = array.tobytes()
+        cdef uint64_t header = _fp_object((array.dtype.str, array.shape))
+        self.fingerprint = _mix(header, _fp_bytes(self._bytes))
+        self._hash = <Py_hash_t>(self.fingerprint >> 2)
+
+    def __hash__(self):
+        return self._hash
+
+    def __eq__(self, other):
+        if type(other) is not ConstValue:
+            return NotImplemented
+        cdef ConstValue o = <ConstValue>other
+        return (self.fingerprint == o.fingerprint and self.array.dtype == o.array.dtype
+                and self.array.shape == o.array.shape and self._bytes == o._bytes)
+
+    def __ne__(self, other):
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    def __reduce__(self):
+        return (ConstValue, (self.array,))
+
+    def __repr__(self):
+        a = self.array
+        if a.size <= 4:
+            return _array2string(a, separator=",", precision=6).replace("\n", "")
+        return f"<{a.dtype.name}{list(a.shape)} constant>"
+
+
 # ---------------------------------------------------------------- nodes
 
 @cython.no_gc
@@ -364,7 +408,7 @@ cdef TracedTensor _new_node(Primitive prim, object params, tuple inputs, int slo
     return node
 
 
-cdef int _finish(TracedTensor node, bint interned, uint64_t h) except -1:
+cdef int _set_fingerprint(TracedTensor node) except -1:
     cdef uint64_t fp = node.prim.fingerprint
     hook = node.prim.params_fingerprint
     fp = _mix(fp, _fp_object(node.params) if hook is None else <uint64_t>hook(node.params))
@@ -373,12 +417,20 @@ cdef int _finish(TracedTensor node, bint interned, uint64_t h) except -1:
     for item in node.inputs:
         fp = _mix(fp, (<TracedTensor>item).fingerprint)
     node.fingerprint = fp
-    if interned:
-        _table_insert(node, h)
-        _counters.nodes_interned += 1
-    else:
-        _counters.unique_nodes += 1
     return 0
+
+
+cdef TracedTensor _finish_interned(TracedTensor node, uint64_t h):
+    """Fingerprint ``node`` and enter it in the table, unless another thread entered the
+    same key while this one ran Python code (fingerprint hooks): then that node wins.
+    The final lookup and the insert run no Python code, so they are atomic under the GIL."""
+    _set_fingerprint(node)
+    cdef TracedTensor existing = _lookup(node.prim, node.params, node.slot, node.inputs, h)
+    if existing is not None:
+        return existing
+    _table_insert(node, h)
+    _counters.nodes_interned += 1
+    return node
 
 
 cpdef TracedTensor intern(Primitive prim, object params, tuple inputs, int dtype_code,
@@ -390,8 +442,7 @@ cpdef TracedTensor intern(Primitive prim, object params, tuple inputs, int dtype
         return node
     node = _new_node(prim, params, inputs, 0)
     _meta_set(node.id, dtype_code, shape)
-    _finish(node, True, h)
-    return node
+    return _finish_interned(node, h)
 
 
 cpdef TracedTensor intern_like(Primitive prim, object params, tuple inputs,
@@ -403,8 +454,7 @@ cpdef TracedTensor intern_like(Primitive prim, object params, tuple inputs,
         return node
     node = _new_node(prim, params, inputs, 0)
     _meta_copy(node.id, like.id)
-    _finish(node, True, h)
-    return node
+    return _finish_interned(node, h)
 
 
 cpdef tuple intern_multi(Primitive prim, object params, tuple inputs, list avals):
@@ -420,7 +470,7 @@ cpdef tuple intern_multi(Primitive prim, object params, tuple inputs, list avals
             node = _new_node(prim, params, inputs, slot)
             code, shape = avals[slot]
             _meta_set(node.id, code, shape)
-            _finish(node, True, h)
+            node = _finish_interned(node, h)
         outputs.append(node)
     return tuple(outputs)
 
@@ -429,7 +479,8 @@ cpdef TracedTensor unique_node(Primitive prim, object params, int dtype_code, tu
     """A node that never merges with another (inputs; anything non-deterministic)."""
     cdef TracedTensor node = _new_node(prim, params, (), 0)
     _meta_set(node.id, dtype_code, shape)
-    _finish(node, False, 0)
+    _set_fingerprint(node)
+    _counters.unique_nodes += 1
     return node
 
 

@@ -29,6 +29,8 @@ from .program import Program, compile, evaluate
 from .functional import grad, value_and_grad, vjp, jvp, jit
 from .tree import tree_flatten, tree_unflatten, tree_map
 from .checkpoint import checkpoint
+from .debug import debug_nans
+from .serialize import load_graph, load_program
 
 _core.install_surface(dict(_SURFACE, backward=_backward))
 

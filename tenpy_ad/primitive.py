@@ -105,36 +105,7 @@ def is_complex_value(x) -> bool:
 
 # ------------------------------------------------------------------ constants
 
-class ConstValue:
-    """A constant array as a static parameter: hashed and compared by dtype, shape and
-    exact bytes, so NaN payloads merge, ``0.0`` and ``-0.0`` stay apart, and
-    ``float32(1)`` differs from ``float64(1)``."""
-
-    __slots__ = ("array", "fingerprint", "_hash")
-
-    def __init__(self, array: np.ndarray):
-        array = np.array(array, order="C", copy=True)
-        array.flags.writeable = False
-        self.array = array
-        header = _core.fingerprint_of((array.dtype.str, array.shape))
-        self.fingerprint = _core.fingerprint_of((header, _core.fingerprint_bytes(array)))
-        self._hash = hash(self.fingerprint)
-
-    def __hash__(self):
-        return self._hash
-
-    def __eq__(self, other):
-        if type(other) is not ConstValue:
-            return NotImplemented
-        a, b = self.array, other.array
-        return (self.fingerprint == other.fingerprint and a.dtype == b.dtype
-                and a.shape == b.shape and a.tobytes() == b.tobytes())
-
-    def __repr__(self):
-        a = self.array
-        if a.size <= 4:
-            return np.array2string(a, separator=",", precision=6).replace("\n", "")
-        return f"<{a.dtype.name}{list(a.shape)} constant>"
+ConstValue = _core.ConstValue
 
 
 def _constant_rule(params):

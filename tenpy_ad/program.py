@@ -49,6 +49,7 @@ class Program:
         bound = {x.id for x in inputs}
         template: list = [None] * len(order)
         self._impls, self._params, self._in_slots, self._out_slots = [], [], [], []
+        self._prims = []
         self._names, self._listing = [], []
         groups: dict = {}
         for k, node in enumerate(order):
@@ -76,6 +77,7 @@ class Program:
                 out = k
                 listed = [(0, k)]
             self._impls.append(prim.impl)
+            self._prims.append(prim)
             self._params.append(node.params)
             self._in_slots.append(ins)
             self._out_slots.append(out)
@@ -133,6 +135,12 @@ class Program:
                 value = np.array(value)
             results.append(value)
         return results[0] if self._single else results
+
+    def save(self, path) -> None:
+        """Write the program to ``path`` in a safe format (JSON structure and .npy
+        constants in a zip; nothing is unpickled on load).  See :func:`load_program`."""
+        from .serialize import save_program
+        save_program(self, path)
 
     def profile(self, *args) -> dict:
         """Run once, timing every instruction; returns ``{primitive: (count, seconds)}``

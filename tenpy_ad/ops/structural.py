@@ -57,11 +57,18 @@ def _transpose_rule(perm, x):
 transpose_p = primitive("transpose", lambda perm, x: np.transpose(x, perm), _transpose_rule,
                         format_params=lambda perm: f"perm={list(perm)}")
 transpose_p.jvp = lambda perm, t, out, xs: transpose(t[0], perm)
-transpose_p.vjp = lambda perm, ct, out, xs, active: (transpose(ct, tuple(np.argsort(perm))),)
+transpose_p.vjp = lambda perm, ct, out, xs, active: (transpose(ct, _inverse(perm)),)
+
+
+def _inverse(perm: tuple) -> tuple:
+    inverse = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inverse[p] = i
+    return tuple(inverse)
 
 
 def transpose(x, perm: tuple):
-    if type(perm) is not tuple:
+    if type(perm) is not tuple or not all(type(p) is int for p in perm):
         perm = tuple(int(p) for p in perm)
     if perm == _identity_perm(len(perm)):
         return x

@@ -15,7 +15,8 @@ each other:
 * ``dispatch.pxi``  applying a primitive in the mode its operands call for
 """
 cimport cython
-from cpython.ref cimport PyObject
+from cpython.ref cimport PyObject, Py_INCREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport int8_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy, memset

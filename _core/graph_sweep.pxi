@@ -229,3 +229,77 @@ def jvp_sweep(list outputs, list wrt, list tangents, object siblings):
     finally:
         free(state)
         free(index)
+
+
+def schedule(list outputs, list inputs, Primitive input_prim, Primitive constant_prim):
+    """The compiler's pass over a graph (see tenpy_ad.program.Program).
+
+    Returns a dict: per buffer (one per node, in topological order) its ``metadata``
+    ``(dtype code, shape)`` and the constant ``template``; per instruction the ``prims``,
+    ``params``, ``in_slots`` and ``out_slots`` (a buffer index, or ``(slot, buffer)``
+    pairs for multi-output primitives, whose siblings share one instruction); the
+    ``listing`` rows; the buffers of ``inputs`` (-1 if unused) and ``outputs``; and
+    ``unbound``, the first input placeholder that is not in ``inputs`` (or None).
+    """
+    cdef uint8_t* state = _scratch_state()
+    cdef Py_ssize_t* index = NULL
+    cdef list order, metadata, template, prims, params, in_slots, out_slots, listing
+    cdef Py_ssize_t n, k, j, m
+    cdef TracedTensor node, item
+    cdef tuple ins
+    cdef object value
+    cdef dict groups = {}
+    try:
+        order = _toposort(outputs, state)
+        n = len(order)
+        index = _local_index(order)
+        for item in inputs:
+            if state[item.id] == 2:
+                state[item.id] = 3                 # a bound input
+        metadata, template = [None] * n, [None] * n
+        prims, params, in_slots, out_slots, listing = [], [], [], [], []
+        unbound = None
+        for k in range(n):
+            node = <TracedTensor>order[k]
+            metadata[k] = (_dtype_codes[node.id], _meta_shape(node.id))
+            if node.prim is input_prim:
+                if state[node.id] != 3 and unbound is None:
+                    unbound = node
+                listing.append(([k], input_prim, node.params, ()))
+                continue
+            if node.prim is constant_prim:
+                template[k] = node.params.array
+                listing.append(([k], constant_prim, node.params, ()))
+                continue
+            m = len(node.inputs)
+            ins = PyTuple_New(m)
+            for j in range(m):
+                value = index[(<TracedTensor>node.inputs[j]).id]
+                Py_INCREF(value)
+                PyTuple_SET_ITEM(ins, j, value)
+            if node.prim.n_outputs > 1:
+                key = (node.prim, node.params) + ins
+                members = groups.get(key)
+                if members is not None:
+                    (<list>members).append((node.slot, k))
+                    continue
+                members = groups[key] = [(node.slot, k)]     # later siblings join it
+                target = members
+            else:
+                target = k
+                members = [(0, k)]
+            prims.append(node.prim)
+            params.append(node.params)
+            in_slots.append(ins)
+            out_slots.append(target)
+            listing.append((members, node.prim, node.params, ins))
+        return {"metadata": metadata, "template": template, "prims": prims,
+                "params": params, "in_slots": in_slots,
+                "out_slots": [o if type(o) is int else tuple(o) for o in out_slots],
+                "listing": listing, "unbound": unbound,
+                "inputs": [index[(<TracedTensor>x).id] if state[(<TracedTensor>x).id] == 3
+                           else -1 for x in inputs],
+                "outputs": [index[(<TracedTensor>x).id] for x in outputs]}
+    finally:
+        free(state)
+        free(index)

@@ -33,6 +33,8 @@ def add_arguments(parser) -> None:
                         help="measure jax.make_jaxpr(grad) beside (when installed)")
     parser.add_argument("--jax-max-depth", type=int, default=1600,
                         help="deepest chain traced with JAX (it costs ~0.1 ms per equation)")
+    parser.add_argument("--jax-compile-max-depth", type=int, default=200,
+                        help="deepest chain also lowered and compiled by XLA")
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     parser.add_argument("--plot", metavar="FILE", help="log-scale PNG of the table")
 
@@ -91,8 +93,9 @@ def jax_layer(kind: str):
     return layers[kind]
 
 
-def measure_jax(kind: str, depth: int, repeats: int) -> dict:
-    """``jax.make_jaxpr(jax.grad(f))`` on the same chain: time and equation count."""
+def measure_jax(kind: str, depth: int, repeats: int, compile_too: bool = False) -> dict:
+    """``jax.make_jaxpr(jax.grad(f))`` on the same chain: time and equation count; with
+    ``compile_too`` also ``jax.jit(jax.grad(f)).lower(x)`` and ``.compile()``."""
     import jax
     import jax.numpy as jnp
 
@@ -105,7 +108,8 @@ def measure_jax(kind: str, depth: int, repeats: int) -> dict:
             y = layer(y)
         return y.sum()
 
-    x = jnp.full((3, 3), 0.9)
+    from tenpy_ad.models.chains import start_value
+    x = jnp.asarray(start_value(kind))
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -113,7 +117,16 @@ def measure_jax(kind: str, depth: int, repeats: int) -> dict:
         times.append(time.perf_counter() - t0)
     equations = len(jaxpr.jaxpr.eqns)
     ms = statistics.median(times) * 1e3
-    return {"jax_ms": ms, "jax_eqns": equations, "jax_us_per_eqn": ms * 1e3 / max(equations, 1)}
+    result = {"jax_ms": ms, "jax_eqns": equations,
+              "jax_us_per_eqn": ms * 1e3 / max(equations, 1)}
+    if compile_too:
+        t0 = time.perf_counter()
+        lowered = jax.jit(jax.grad(f)).lower(x)
+        t1 = time.perf_counter()
+        lowered.compile()
+        t2 = time.perf_counter()
+        result.update(jax_lower_ms=(t1 - t0) * 1e3, jax_compile_ms=(t2 - t1) * 1e3)
+    return result
 
 
 def run(args) -> int:
@@ -128,7 +141,8 @@ def run(args) -> int:
         header = (f"{'n':>6} {'value ops':>10} {'ad.grad ms':>11} {'ratio':>6} "
                   f"{'deriv ops':>10} {'us/op':>6} {'drop ms':>8} {'drop/grad':>9}")
         if use_jax:
-            header += f" {'jax ms':>9} {'jax eqns':>9} {'jax/ours':>9}"
+            header += (f" {'jax ms':>9} {'jax eqns':>9} {'jax/ours':>9} {'jax lower':>9} "
+                       f"{'jax compile':>10}")
         print(header)
     previous = None
     for depth in [d for d in DEPTHS if d <= args.max_depth]:
@@ -136,7 +150,8 @@ def run(args) -> int:
         row["ratio"] = row["grad_ms"] / previous if previous else None
         previous = row["grad_ms"]
         if use_jax and depth <= args.jax_max_depth:
-            row.update(measure_jax(args.kind, depth, max(1, min(args.repeats, 3))))
+            row.update(measure_jax(args.kind, depth, max(1, min(args.repeats, 3)),
+                                   compile_too=depth <= args.jax_compile_max_depth))
             row["jax_over_ours"] = row["jax_ms"] / row["grad_ms"]
         rows.append(row)
         if args.json:
@@ -148,6 +163,8 @@ def run(args) -> int:
                 f"{row['drop_ms'] / row['grad_ms']:>9.2f}")
         if "jax_ms" in row:
             line += f" {row['jax_ms']:>9.1f} {row['jax_eqns']:>9} {row['jax_over_ours']:>9.0f}"
+            if "jax_compile_ms" in row:
+                line += f" {row['jax_lower_ms']:>9.1f} {row['jax_compile_ms']:>10.1f}"
         print(line, flush=True)
     if args.plot:
         plot(args.plot, args.kind, rows)

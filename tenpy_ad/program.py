@@ -39,55 +39,24 @@ class Program:
                 raise GraphError(f"compile: {x!r} is not a tp.input placeholder")
         if len({x.id for x in inputs}) != len(inputs):
             raise GraphError("compile: an input is listed twice")
-        order = _core.toposort(outputs)
-        buffer_of = {node.id: k for k, node in enumerate(order)}
-        self._metadata = [(node.dtype_code, node.shape) for node in order]   # for listings
-        self._input_specs = []
-        for x in inputs:
-            buf = buffer_of.get(x.id, -1)
-            self._input_specs.append((buf, x.shape, x.dtype, x.name))
-        bound = {x.id for x in inputs}
-        template: list = [None] * len(order)
-        self._impls, self._params, self._in_slots, self._out_slots = [], [], [], []
-        self._prims = []
-        self._names, self._listing = [], []
-        groups: dict = {}
-        for k, node in enumerate(order):
-            prim = node.prim
-            if prim is input_p:
-                if node.id not in bound:
-                    raise GraphError(f"compile: the graph depends on {node!r}, which is not "
-                                     "in inputs=[...]")
-                self._listing.append(([k], input_p, node.name, ()))
-                continue
-            if prim is constant_p:
-                template[k] = node.params.array
-                self._listing.append(([k], constant_p, node.params, ()))
-                continue
-            ins = tuple(buffer_of[x.id] for x in node.inputs)
-            if prim.n_outputs > 1:
-                key = (prim, node.params) + ins
-                if key in groups:
-                    groups[key].append((node.slot, k))
-                    continue
-                groups[key] = [(node.slot, k)]
-                out = groups[key]            # filled in as later members appear
-                listed = out
-            else:
-                out = k
-                listed = [(0, k)]
-            self._impls.append(prim.impl)
-            self._prims.append(prim)
-            self._params.append(node.params)
-            self._in_slots.append(ins)
-            self._out_slots.append(out)
-            self._names.append(prim.name)
-            self._listing.append((listed, prim, node.params, ins))
-        self._out_slots = [o if type(o) is int else tuple(o) for o in self._out_slots]
-        self._template = template
-        self._outputs = [buffer_of[o.id] for o in outputs]
-        self._frees = self._liveness(len(order))
-        self._n_nodes = len(order)
+        plan = _core.schedule(outputs, inputs, input_p, constant_p)
+        if plan["unbound"] is not None:
+            raise GraphError(f"compile: the graph depends on {plan['unbound']!r}, which is "
+                             "not in inputs=[...]")
+        self._metadata = plan["metadata"]                       # for listings and saving
+        self._input_specs = [(buf, x.shape, x.dtype, x.name)
+                             for buf, x in zip(plan["inputs"], inputs)]
+        self._prims = plan["prims"]
+        self._impls = [prim.impl for prim in self._prims]
+        self._names = [prim.name for prim in self._prims]
+        self._params = plan["params"]
+        self._in_slots = plan["in_slots"]
+        self._out_slots = plan["out_slots"]
+        self._listing = plan["listing"]
+        self._template = plan["template"]
+        self._outputs = plan["outputs"]
+        self._frees = self._liveness(len(self._metadata))
+        self._n_nodes = len(self._metadata)
 
     def _liveness(self, n_buffers: int) -> list:
         last_use = {}

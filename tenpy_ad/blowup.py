@@ -199,7 +199,7 @@ def plot(path: str, kind: str, rows: list) -> None:
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    print(f"plot written to {path}")
+    print(f"plot written to {path}", file=sys.stderr)
 
 
 def main(argv=None) -> int:

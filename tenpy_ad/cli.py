@@ -90,8 +90,8 @@ def run_trg(args) -> int:
         else:
             betas = [args.beta]
         for beta in betas:
-            if beta <= 0:
-                raise SystemExit(f"error: beta must be > 0, got {beta}")
+            if not (math.isfinite(beta) and beta > 0):
+                raise SystemExit(f"error: beta must be a finite number > 0, got {beta}")
     except (ValueError, TenpyAdError) as error:
         raise SystemExit(f"error: {error}") from None
     run_times = []
@@ -179,7 +179,7 @@ def _plot(path, rows, args):
     fig.suptitle(f"2D Ising by TRG with whole-graph AD ({args.steps} steps)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    print(f"plot written to {path}")
+    print(f"plot written to {path}", file=sys.stderr)
 
 
 def main(argv=None) -> int:

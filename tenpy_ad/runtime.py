@@ -12,43 +12,66 @@ and the benchmark scripts opt in (both engines of a side-by-side run then share 
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import sys
 
-_SETTERS = ("openblas_set_num_threads", "scipy_openblas_set_num_threads",
-            "scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
-            "MKL_Set_Num_Threads")
+_CONTROLS = (("openblas_get_num_threads", "openblas_set_num_threads"),
+             ("scipy_openblas_get_num_threads", "scipy_openblas_set_num_threads"),
+             ("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
+             ("openblas_get_num_threads64_", "openblas_set_num_threads64_"))
 
 
-def limit_blas_threads(n: int = 1) -> list:
-    """Set the thread count of every BLAS library loaded in this process (NumPy's and
-    SciPy's OpenBLAS builds are separate libraries).  Returns the libraries changed."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        threadpool_limits = None
-    if threadpool_limits is not None:
-        threadpool_limits(limits=n, user_api="blas")
-        return ["threadpoolctl"]
-    changed = []
+def _openblas_controls() -> list:
+    """``(getter, setter)`` for every OpenBLAS library loaded in this process (NumPy's and
+    SciPy's builds are separate libraries).  Linux only."""
     if not sys.platform.startswith("linux"):
-        return changed
-    with open("/proc/self/maps") as maps:
-        paths = {line.split()[-1] for line in maps
-                 if ("openblas" in line.lower() or "mkl_rt" in line.lower()) and ".so" in line}
+        return []
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split()[-1] for line in maps
+                     if "openblas" in line.lower() and ".so" in line}
+    except OSError:
+        return []
+    controls = []
     for path in sorted(paths):
         try:
             library = ctypes.CDLL(path)
         except OSError:
             continue
-        for name in _SETTERS:
-            setter = getattr(library, name, None)
-            if setter is not None:
-                setter(ctypes.c_int(n))
-                changed.append(path)
+        for get_name, set_name in _CONTROLS:
+            getter, setter = getattr(library, get_name, None), getattr(library, set_name, None)
+            if getter is not None and setter is not None:
+                controls.append((getter, setter))
                 break
-    return changed
+    return controls
+
+
+def limit_blas_threads(n: int = 1) -> list:
+    """Set every loaded OpenBLAS to ``n`` threads; returns ``(setter, previous)`` pairs
+    for :func:`restore_blas_threads`."""
+    previous = []
+    for getter, setter in _openblas_controls():
+        previous.append((setter, getter()))
+        setter(ctypes.c_int(n))
+    return previous
+
+
+def restore_blas_threads(previous: list) -> None:
+    """Undo :func:`limit_blas_threads`."""
+    for setter, n in previous:
+        setter(ctypes.c_int(n))
+
+
+@contextlib.contextmanager
+def blas_threads(n: int = 1):
+    """Context manager: BLAS limited to ``n`` threads inside, restored after."""
+    previous = limit_blas_threads(n)
+    try:
+        yield
+    finally:
+        restore_blas_threads(previous)
 
 
 def tune_allocator(mmap_threshold: int = 32 << 20, trim_threshold: int = 256 << 20) -> bool:
@@ -69,4 +92,4 @@ def tune_allocator(mmap_threshold: int = 32 << 20, trim_threshold: int = 256 << 
         mallopt(M_TRIM_THRESHOLD, trim_threshold))
 
 
-__all__ = ["limit_blas_threads", "tune_allocator"]
+__all__ = ["limit_blas_threads", "restore_blas_threads", "blas_threads", "tune_allocator"]

@@ -73,9 +73,20 @@ def _check_arguments(beta, chi, steps):
     if not isinstance(steps, (int, np.integer)) or steps < 1:
         raise ArgumentError(f"trg: steps must be an integer >= 1, got {steps!r}")
     value = _concrete_beta(beta)
-    if value is not None and not math.isnan(value) and value <= 0:
-        raise ArgumentError(f"trg: beta must be > 0 (the tensor needs sqrt(sinh beta)), "
-                            f"got {value}")
+    if value is not None and not math.isnan(value) and not 0 < value < math.inf:
+        raise ArgumentError(f"trg: beta must be finite and > 0 (the tensor needs "
+                            f"sqrt(sinh beta)), got {value}")
+
+
+def _check_ks(ks: list, steps: int) -> None:
+    if len(ks) != steps:
+        raise ArgumentError(f"trg: {len(ks)} kept dimensions (ks) for {steps} steps")
+    dim = 2
+    for n, k in enumerate(ks):
+        if not isinstance(k, (int, np.integer)) or not 1 <= k <= dim * dim:
+            raise ArgumentError(f"trg: ks[{n}] = {k!r} must be an integer in [1, D^2 = "
+                                f"{dim * dim}] (D = {dim} is the bond dimension at step {n})")
+        dim = int(k)
 
 
 def _concrete_beta(beta):
@@ -117,8 +128,7 @@ def trg_lnz(beta, chi: int = 16, steps: int = 20, ks=None, svd_eps: float | None
         value = _concrete_beta(beta)
         ks = ks_rule(chi, steps, ks_beta if value is None or math.isnan(value) else value)
     ks = list(ks)
-    if len(ks) != steps:
-        raise ArgumentError(f"trg: {len(ks)} kept dimensions for {steps} steps")
+    _check_ks(ks, steps)
     t = ising_tensor(beta)
     acc = 0.0
     for n in range(steps):
@@ -239,6 +249,7 @@ class SegmentedTRG:
         _check_arguments(ks_beta, chi, steps)
         self.chi, self.steps = chi, steps
         self.ks = list(ks) if ks is not None else ks_rule(chi, steps, ks_beta)
+        _check_ks(self.ks, steps)
         self.svd_eps = svd_eps
         beta = tp.input((), name="beta")
         t0 = ising_tensor(beta)

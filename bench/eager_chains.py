@@ -57,7 +57,7 @@ def time_torch(kind: str, depth: int, repeats: int):
     layer = torch_layer(kind)
     forward, backward = [], []
     for _ in range(repeats):
-        b = torch.tensor(initial_value(kind), dtype=torch.float64, requires_grad=True)
+        b = torch.tensor(start_value(kind), dtype=torch.float64, requires_grad=True)
         t0 = time.perf_counter()
         y = b
         for _ in range(depth):
@@ -69,10 +69,6 @@ def time_torch(kind: str, depth: int, repeats: int):
         forward.append(t1 - t0)
         backward.append(t2 - t1)
     return statistics.median(forward), statistics.median(backward)
-
-
-def initial_value(kind: str) -> np.ndarray:
-    return start_value(kind)
 
 
 def have_torch() -> bool:

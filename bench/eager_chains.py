@@ -13,7 +13,6 @@ import statistics
 import sys
 import time
 
-import numpy as np
 
 import tenpy_ad as tp
 from tenpy_ad.models.chains import chain, start_value

@@ -192,6 +192,41 @@ cdef class ConstValue:
         return f"<{a.dtype.name}{list(a.shape)} constant>"
 
 
+@cython.final
+cdef class Scalar:
+    """A Python scalar as a static parameter, hashed and compared by its bit pattern:
+    NaNs with one payload merge, ``0.0`` and ``-0.0`` stay apart (C-level hash/eq)."""
+    cdef readonly object value
+    cdef readonly tuple bits
+
+    def __init__(self, value):
+        self.value = value
+        self.bits = scalar_bits(value)
+
+    def __hash__(self):
+        return hash(self.bits)
+
+    def __eq__(self, other):
+        if type(other) is not Scalar:
+            return NotImplemented
+        return type(self.value) is type((<Scalar>other).value) and \
+            self.bits == (<Scalar>other).bits
+
+    def __ne__(self, other):
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    @property
+    def fingerprint(self):
+        return _mix(_fp_object(type(self.value).__name__), _fp_object(self.bits))
+
+    def __reduce__(self):
+        return (Scalar, (self.value,))
+
+    def __repr__(self):
+        return repr(self.value)
+
+
 # ---------------------------------------------------------------- nodes
 
 @cython.no_gc
@@ -232,6 +267,7 @@ cdef class TracedTensor(ArraySurface):
             for item in self.inputs:
                 if item._interned:
                     __builtin_prefetch(&_entries[item._hash & <uint64_t>_entries_mask])
+            item = None        # hold no input past this point, or its free would nest
             _release_queue.append(self.inputs)
             self.inputs = None
             _drain_release_queue()

@@ -12,6 +12,7 @@ from typing import Sequence
 
 from . import dtypes
 from ._compiled import _core
+from ._gcpause import paused_gc
 from .errors import ArgumentError, DTypeError, GraphError, ShapeError
 from .ops import elementwise as ew
 from .ops import structural as st
@@ -72,7 +73,8 @@ def vjp(outputs: Sequence[TracedTensor], inputs: Sequence[TracedTensor],
         raise GraphError(f"vjp: {len(cotangents)} cotangents for {len(outputs)} outputs")
     seeds = [_as_seed(c, o, f"cotangent {k}") for k, (c, o) in
              enumerate(zip(cotangents, outputs))]
-    results = _core.vjp_sweep(outputs, seeds, inputs, ew.add, _siblings)
+    with paused_gc():
+        results = _core.vjp_sweep(outputs, seeds, inputs, ew.add, _siblings)
     return [_zeros_like(x) if r is None else r for r, x in zip(results, inputs)]
 
 
@@ -85,7 +87,8 @@ def jvp(outputs: Sequence[TracedTensor], inputs: Sequence[TracedTensor],
     if len(tangents) != len(inputs):
         raise GraphError(f"jvp: {len(tangents)} tangents for {len(inputs)} inputs")
     seeds = [_as_seed(t, x, f"tangent {k}") for k, (t, x) in enumerate(zip(tangents, inputs))]
-    results = _core.jvp_sweep(outputs, inputs, seeds, _siblings)
+    with paused_gc():
+        results = _core.jvp_sweep(outputs, inputs, seeds, _siblings)
     return [_zeros_like(o) if r is None else r for r, o in zip(results, outputs)]
 
 

@@ -255,6 +255,10 @@ def sum(x, axis=None, keepdims=False):  # noqa: A001 - NumPy's name
 
 def amax(x, axis=None, keepdims=False):
     """Maximum over ``axis``; the derivative goes to the arg-max, split evenly on ties."""
+    if _is_tensor(x):
+        shape = shape_of(x)
+        if any(shape[a] == 0 for a in _normalize_axes("amax", axis, len(shape))):
+            raise ShapeError(f"amax: zero-size reduction over {_describe(x)} (no maximum)")
     return _reduction("amax", st.reduce_max, np.max, x, axis, keepdims)
 
 
@@ -289,7 +293,9 @@ def transpose(x, axes=None):
     ndim = len(shape_of(x))
     if axes is None:
         axes = tuple(range(ndim - 1, -1, -1))
-    axes = tuple(int(a) % ndim if ndim else a for a in axes)
+    if any(not -ndim <= int(a) < ndim for a in axes):
+        raise ShapeError(f"transpose: axes {list(axes)} out of range for {_describe(x)}")
+    axes = tuple(int(a) % ndim for a in axes)
     if sorted(axes) != list(range(ndim)):
         raise ShapeError(f"transpose: axes {list(axes)} are not a permutation for "
                          f"{_describe(x)}")
@@ -307,7 +313,8 @@ def broadcast_in_dim(x, shape, broadcast_dimensions):
 def broadcast_to(x, shape):
     """NumPy-style ``broadcast_to``."""
     shape = tuple(int(d) for d in shape)
-    broadcast_shapes("broadcast_to", shape_of(x), shape)
+    if broadcast_shapes("broadcast_to", shape_of(x), shape) != shape:
+        raise ShapeError(f"broadcast_to: cannot broadcast {_describe(x)} to {list(shape)}")
     if not _is_tensor(x):
         return np.broadcast_to(x, shape)
     return st.broadcast_to(x, shape)
@@ -346,9 +353,12 @@ def getitem(x, index):
         elif item is None:
             final_shape.append(1)
         elif isinstance(item, slice):
+            if item.step == 0:
+                raise ShapeError(f"index {index}: slice step cannot be zero")
             start, stop, step = item.indices(shape[axis])
-            spec.append((start, stop, step))
-            final_shape.append(len(range(start, stop, step)))
+            length = len(range(start, stop, step))
+            spec.append((start, stop, step) if length else (0, 0, 1))   # empty: canonical
+            final_shape.append(length)
             axis += 1
         else:
             i = int(item)
@@ -453,6 +463,9 @@ def _expand_ellipsis(name, subscripts, shapes):
             counts[c] = counts.get(c, 0) + 1
         out = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
     else:
+        if ell and "..." not in out:
+            raise ShapeError(f"einsum '{subscripts}': the output must keep the '...' axes "
+                             "(write '...' in it)")
         out = out.replace("...", ell)
     return expanded, out, ell
 
@@ -462,6 +475,20 @@ def _contraction_path(terms: tuple, out: str, shapes: tuple):
     dummies = [np.broadcast_to(np.empty((), dtype=np.float64), s) for s in shapes]
     path, _ = np.einsum_path(",".join(terms) + "->" + out, *dummies, optimize="greedy")
     return tuple(tuple(step) for step in path[1:])
+
+
+def _take_diagonal(x, term: str):
+    """``x`` with the first repeated letter of ``term`` reduced to its diagonal."""
+    letter = next(c for c in term if term.count(c) > 1)
+    p = term.index(letter)
+    q = term.index(letter, p + 1)
+    rest = [a for a in range(len(term)) if a not in (p, q)]
+    x = st.transpose(x, tuple(rest + [p, q]))
+    shape = shape_of(x)
+    n = shape[-1]
+    x = st.reshape(x, shape[:-2] + (n * n,))
+    spec = tuple((0, d, 1) for d in shape[:-2]) + (((0, n * n, n + 1),) if n else ((0, 0, 1),))
+    return st.slice_axes(x, spec), "".join(term[a] for a in rest) + letter
 
 
 def einsum(subscripts: str, *operands):
@@ -502,20 +529,12 @@ def einsum(subscripts: str, *operands):
         target = tuple(sizes[c] for c in term)
         if target != shape:
             operands[k] = st.broadcast_to(operands[k], target)
-    # repeated letters inside one operand: rename, and tie with identity matrices
-    spare = [c for c in _LETTERS if c not in sizes]
+    # a letter repeated inside one operand selects a diagonal: take it exactly (a strided
+    # slice of the merged axes, so no inf * 0 appears) before contracting
     terms = list(terms)
     for i in range(len(terms)):
-        term, seen = list(terms[i]), set()
-        for pos, c in enumerate(term):
-            if c in seen:
-                fresh = spare.pop()
-                term[pos] = fresh
-                terms.append(c + fresh)
-                eye = np.eye(sizes[c], dtype=dtypes.DTYPES[code])
-                operands.append(constant(eye, code) if traced else eye)
-            seen.add(c)
-        terms[i] = "".join(term)
+        while len(set(terms[i])) != len(terms[i]):
+            operands[i], terms[i] = _take_diagonal(operands[i], terms[i])
     if len(operands) <= 2:
         return ct_ops.einsum_strict(",".join(terms) + "->" + out, *operands)
     shapes = tuple(tuple(shape_of(x)) for x in operands)

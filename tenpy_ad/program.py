@@ -16,6 +16,7 @@ from ._compiled import _core
 from .errors import ArgumentError, GraphError, ProgramInputError
 from .primitive import TracedTensor, constant_p
 from .traced import input_p
+from ._gcpause import paused_gc
 
 
 def _type_label(code: int, shape: tuple) -> str:
@@ -39,6 +40,10 @@ class Program:
                 raise GraphError(f"compile: {x!r} is not a tp.input placeholder")
         if len({x.id for x in inputs}) != len(inputs):
             raise GraphError("compile: an input is listed twice")
+        with paused_gc():
+            self._compile(outputs, inputs)
+
+    def _compile(self, outputs, inputs):
         plan = _core.schedule(outputs, inputs, input_p, constant_p)
         if plan["unbound"] is not None:
             raise GraphError(f"compile: the graph depends on {plan['unbound']!r}, which is "

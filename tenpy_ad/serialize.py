@@ -17,10 +17,12 @@ import numpy as np
 
 from . import dtypes
 from .errors import SaveFormatError, TenpyAdError
-from .primitive import PRIMITIVES, ConstValue, TracedTensor, bind, constant, constant_p
+from ._compiled import _core
+from .primitive import PRIMITIVES, TracedTensor, bind, constant, constant_p
 from .traced import input as placeholder
 from .traced import input_p
 
+Scalar = _core.Scalar
 FORMAT = "tenpy_ad-program"
 VERSION = 1
 
@@ -42,6 +44,8 @@ def _encode(value):
         return {"tuple": [_encode(v) for v in value]}
     if isinstance(value, list):
         return {"list": [_encode(v) for v in value]}
+    if type(value) is Scalar:
+        return {"scalar": _encode(value.value)}
     raise SaveFormatError(f"cannot save a parameter of type {type(value).__name__} "
                           "(programs with tp.checkpoint regions cannot be saved)")
 
@@ -61,6 +65,8 @@ def _decode(value):
             return tuple(_decode(v) for v in payload)
         if kind == "list":
             return [_decode(v) for v in payload]
+        if kind == "scalar":
+            return Scalar(_decode(payload))
     raise SaveFormatError(f"unreadable parameter {value!r}")
 
 
@@ -112,7 +118,7 @@ def load_graph(path) -> tuple:
     except SaveFormatError:
         raise
     except (zipfile.BadZipFile, KeyError, ValueError, TypeError, IndexError, EOFError,
-            OSError, TenpyAdError) as error:
+            AttributeError, OSError, TenpyAdError) as error:
         raise SaveFormatError(f"{path}: cannot read the saved program "
                               f"({type(error).__name__}: {error})") from error
 
@@ -155,7 +161,10 @@ def load_program(path):
     """A Program compiled from a file written by ``Program.save``."""
     from .program import Program
     inputs, outputs = load_graph(path)
-    return Program(outputs, inputs)
+    try:
+        return Program(outputs, inputs)
+    except TenpyAdError as error:
+        raise SaveFormatError(f"{path}: the saved graph does not compile ({error})") from error
 
 
 __all__ = ["load_program", "load_graph"]

@@ -99,7 +99,7 @@ def _blasable(x):
     if x.ndim == 2:
         if x.flags.c_contiguous or x.flags.f_contiguous:
             return x
-    elif x[0].flags.c_contiguous or x[0].flags.f_contiguous:
+    elif x.shape[0] == 0 or x[0].flags.c_contiguous or x[0].flags.f_contiguous:
         return x
     return np.ascontiguousarray(x)
 

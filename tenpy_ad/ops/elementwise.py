@@ -20,7 +20,7 @@ from ..primitive import (Tensor, TracedTensor, bind1, bind2, code_of_value, is_c
 from . import structural as st
 
 _intern_like = _core.intern_like
-_scalar_bits = _core.scalar_bits
+Scalar = _core.Scalar
 _ndarray = np.ndarray
 
 
@@ -126,22 +126,22 @@ def div(x, y):
 # ------------------------------------------------------------------ scale (static scalar)
 
 def _scale_rule(params, x):
-    if isinstance(params[0], complex) and not dtypes.is_complex(x.dtype_code):
+    if isinstance(params.value, complex) and not dtypes.is_complex(x.dtype_code):
         raise DTypeError("scale: a complex factor needs a complex operand "
                          f"(got {x.dtype.name}); promote the operand first")
     return x
 
 
-scale_p = primitive("scale", lambda params, x: np.multiply(x, params[0]), _scale_rule,
-                    format_params=lambda params: repr(params[0]), elementwise=True)
-scale_p.jvp = lambda params, t, out, xs: scale(t[0], params[0])
-scale_p.vjp = lambda params, ct, out, xs, active: (scale(ct, params[0].conjugate()),)
+scale_p = primitive("scale", lambda params, x: np.multiply(x, params.value), _scale_rule,
+                    format_params=repr, elementwise=True)
+scale_p.jvp = lambda params, t, out, xs: scale(t[0], params.value)
+scale_p.vjp = lambda params, ct, out, xs, active: (scale(ct, params.value.conjugate()),)
 
 
 def scale(x, factor):
     """``x * factor`` for a Python scalar factor kept as a static parameter."""
-    if factor == 1 and not isinstance(factor, complex):
-        return x
+    if factor == 1 and not isinstance(factor, complex) and not is_complex_value(x):
+        return x          # exact for real x (complex x * 1 turns 0+inf j into nan+inf j)
     t = type(x)
     if t is not TracedTensor and t is not Tensor:
         return np.multiply(x, factor)
@@ -151,24 +151,24 @@ def scale(x, factor):
         factor = complex(factor)
     else:
         factor = float(factor)
-    return bind1(scale_p, (factor, _scalar_bits(factor)), x)
+    return bind1(scale_p, Scalar(factor), x)
 
 
 # ------------------------------------------------------------------ power (static exponent)
 
 def _pow_jvp(params, t, out, xs):
-    return mul(t[0], _pow_derivative(params[0], xs[0]))
+    return mul(t[0], _pow_derivative(params.value, xs[0]))
 
 
 def _pow_derivative(p, x):
     return scale(power(x, p - 1), p)
 
 
-pow_p = primitive("pow", lambda params, x: np.power(x, params[0]), _same_as_input,
-                  format_params=lambda params: f"exponent={params[0]!r}", elementwise=True)
+pow_p = primitive("pow", lambda params, x: np.power(x, params.value), _same_as_input,
+                  format_params=lambda params: f"exponent={params!r}", elementwise=True)
 pow_p.jvp = _pow_jvp
 pow_p.vjp = lambda params, ct, out, xs, active: (
-    mul(ct, conj(_pow_derivative(params[0], xs[0]))),)
+    mul(ct, conj(_pow_derivative(params.value, xs[0]))),)
 
 
 def power(x, p):
@@ -178,7 +178,7 @@ def power(x, p):
     if p == 0:
         return st.full_like(x, 1)
     p = int(p) if float(p).is_integer() else float(p)
-    return bind1(pow_p, (p, _scalar_bits(float(p))), x)
+    return bind1(pow_p, Scalar(p), x)
 
 
 # ------------------------------------------------------------------ analytic functions

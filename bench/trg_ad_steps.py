@@ -27,8 +27,6 @@ os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
                                    "intra_op_parallelism_threads=1")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import numpy as np  # noqa: E402
-
 import tenpy_ad as tp  # noqa: E402
 from tenpy_ad._compiled import _core  # noqa: E402
 from tenpy_ad.models.trg import ks_rule, trg_lnz  # noqa: E402
@@ -160,7 +158,6 @@ def main(argv=None) -> int:
               f"allocator tuned: {tuned}; core {tp.core_info()['source_hash']}")
         print(f"{'steps':>5} {'k':>3} {'build':>7} {'grad':>7} {'drop':>6} {'compile':>8} "
               f"{'run':>8} {'value ops':>9} {'deriv ops':>9} {'d(lnZ/N)/dbeta':>18}")
-    previous = None
     for steps in range(1, args.max_steps + 1):
         row = steps_row(args.chi, steps, args.beta)
         if out:
@@ -170,7 +167,6 @@ def main(argv=None) -> int:
               f"{row['drop_ms']:>6.1f} {row['compile_ms']:>8.1f} {row['run_ms']:>8.1f} "
               f"{row['value_ops']:>9} {row['derivative_ops']:>9} {row['dlnz']:>18.15f}",
               flush=True)
-        previous = row
     if args.compare_steps:
         summary = compare(args.chi, args.compare_steps, args.beta, args.repeats, use_jax)
         summary["steps"] = args.compare_steps

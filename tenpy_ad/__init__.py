@@ -16,7 +16,6 @@ Eager::
 """
 from ._compiled import _core
 from . import errors
-from .dtypes import DTYPES as _DTYPES
 from .primitive import Tensor, TracedTensor, PRIMITIVES, constant
 from .numpy_api import (SURFACE as _SURFACE, abs, add, amax, astype, broadcast_in_dim,
                         broadcast_to, conj, cos, divide, einsum, exp, imag, log, matmul, max,
@@ -35,6 +34,17 @@ from .serialize import load_graph, load_program
 _core.install_surface(dict(_SURFACE, backward=_backward))
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "errors", "ad", "linalg", "Tensor", "TracedTensor", "PRIMITIVES", "constant", "input",
+    "tensor", "no_grad", "is_grad_enabled", "grad_of", "Program", "compile", "evaluate",
+    "grad", "value_and_grad", "vjp", "jvp", "jit", "checkpoint", "debug_nans",
+    "load_graph", "load_program", "tree_flatten", "tree_unflatten", "tree_map",
+    "abs", "add", "amax", "astype", "broadcast_in_dim", "broadcast_to", "conj", "cos",
+    "divide", "einsum", "exp", "imag", "log", "matmul", "max", "multiply", "negative",
+    "ones", "power", "real", "reshape", "scale", "sign", "sin", "sqrt", "subtract", "sum",
+    "tanh", "tensordot", "transpose", "zeros", "core_info", "counters", "reset_counters",
+]
 
 
 def core_info() -> dict:

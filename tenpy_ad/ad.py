@@ -16,7 +16,7 @@ from ._gcpause import paused_gc
 from .errors import ArgumentError, DTypeError, GraphError, ShapeError
 from .ops import elementwise as ew
 from .ops import structural as st
-from .primitive import TracedTensor, bind_traced, constant, shape_of
+from .primitive import TracedTensor, bind_traced, constant
 
 
 def _siblings(node: TracedTensor) -> tuple:

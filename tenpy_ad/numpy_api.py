@@ -18,8 +18,8 @@ from .errors import ArgumentError, ConcretizationError, DTypeError, ShapeError
 from .ops import contraction as ct_ops
 from .ops import elementwise as ew
 from .ops import structural as st
-from .primitive import (Tensor, TracedTensor, _eager_apply, _intern_like, bind2,
-                        code_of_value, constant, shape_of)
+from .primitive import (Tensor, TracedTensor, _eager_apply, _intern_like, code_of_value,
+                        constant, shape_of)
 
 _PY_SCALARS = (float, int, complex, bool)
 _TENSORS = (TracedTensor, Tensor)

@@ -79,7 +79,7 @@ bind2 = _core.bind2
 
 def shape_of(x) -> tuple:
     t = type(x)
-    if t is TracedTensor or t is Tensor:
+    if t is TracedTensor or t is Tensor or t is np.ndarray:
         return x.shape
     return np.shape(x)
 

@@ -148,18 +148,20 @@ def _gap_factors(s_rows, s_cols, eps, same_indices: bool):
     rows, cols = _col(s_rows), _row(s_cols)
     if not same_indices:
         return _lorentz(cols - rows, eps) * 0.5, _lorentz(cols + rows, eps) * 0.5
-    pin = _leading_diagonal(shape_of(s_rows)[0], shape_of(s_cols)[0])
+    pin, half_off = _leading_diagonal(shape_of(s_rows)[0], shape_of(s_cols)[0])
     minus = _lorentz(cols - rows, eps, pin) * 0.5
-    plus = _lorentz(cols + rows, eps, pin) * (1.0 - pin) * 0.5
+    plus = _lorentz(cols + rows, eps, pin) * half_off
     return minus, plus
 
 
 @functools.lru_cache(maxsize=256)
-def _leading_diagonal(rows: int, cols: int) -> np.ndarray:
-    """A read-only rows x cols array with ones at (i, i) and zeros elsewhere."""
+def _leading_diagonal(rows: int, cols: int) -> tuple:
+    """Read-only rows x cols arrays: ones at (i, i) (else 0), and 0.5 off that diagonal."""
     pin = np.eye(rows, cols)
+    half_off = (1.0 - pin) * 0.5
     pin.flags.writeable = False
-    return pin
+    half_off.flags.writeable = False
+    return pin, half_off
 
 
 def _add(a, b):
@@ -310,6 +312,8 @@ def _leading_extent(g, axis: int, full: int) -> int:
                 return stop
         return full
     array = g.data if type(g) is Tensor else np.asarray(g)
+    if full and array[(slice(None),) * axis + (full - 1,)].any():
+        return full                        # the untruncated case, decided by one slice
     others = tuple(i for i in range(array.ndim) if i != axis)
     nonzero = np.flatnonzero(np.any(array != 0, axis=others) if others else array != 0)
     return int(nonzero[-1]) + 1 if nonzero.size else 0

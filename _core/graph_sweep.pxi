@@ -231,6 +231,45 @@ def jvp_sweep(list outputs, list wrt, list tangents, object siblings):
         free(index)
 
 
+cdef list _as_late_as_possible(list order, list outputs):
+    """Reorder a topological ``order`` so that every node comes right before its first
+    user (a reverse Kahn sort from the outputs).  Values then live as briefly as their
+    uses allow; in particular the recomputation of a checkpointed region runs when the
+    backward pass reaches it, not ahead of time."""
+    cdef Py_ssize_t n = len(order), i, k
+    cdef Py_ssize_t* index = _local_index(order)
+    cdef Py_ssize_t* users = <Py_ssize_t*>calloc(n + 1, sizeof(Py_ssize_t))
+    cdef list stack = []
+    cdef list reverse = []
+    cdef TracedTensor node, item
+    try:
+        if users == NULL:
+            raise MemoryError()
+        for i in range(n):
+            for item in (<TracedTensor>order[i]).inputs:
+                users[index[item.id]] += 1
+        for i in range(len(outputs) - 1, -1, -1):
+            k = index[(<TracedTensor>outputs[i]).id]
+            if users[k] == 0:
+                users[k] = -1                  # queued (outputs may repeat)
+                stack.append(outputs[i])
+        while stack:
+            node = <TracedTensor>stack.pop()
+            reverse.append(node)
+            for item in node.inputs:
+                k = index[item.id]
+                users[k] -= 1
+                if users[k] == 0:
+                    stack.append(item)
+        if len(reverse) != n:                  # outputs feeding other outputs
+            return order
+        reverse.reverse()
+        return reverse
+    finally:
+        free(index)
+        free(users)
+
+
 def schedule(list outputs, list inputs, Primitive input_prim, Primitive constant_prim):
     """The compiler's pass over a graph (see tenpy_ad.program.Program).
 
@@ -250,7 +289,7 @@ def schedule(list outputs, list inputs, Primitive input_prim, Primitive constant
     cdef object value
     cdef dict groups = {}
     try:
-        order = _toposort(outputs, state)
+        order = _as_late_as_possible(_toposort(outputs, state), outputs)
         n = len(order)
         index = _local_index(order)
         for item in inputs:

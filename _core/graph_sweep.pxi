@@ -231,43 +231,53 @@ def jvp_sweep(list outputs, list wrt, list tangents, object siblings):
         free(index)
 
 
-cdef list _as_late_as_possible(list order, list outputs):
-    """Reorder a topological ``order`` so that every node comes right before its first
-    user (a reverse Kahn sort from the outputs).  Values then live as briefly as their
-    uses allow; in particular the recomputation of a checkpointed region runs when the
-    backward pass reaches it, not ahead of time."""
-    cdef Py_ssize_t n = len(order), i, k
+cdef list _as_late_as_possible(list order):
+    """Reorder a topological ``order`` by "as late as possible" levels: a node's level is
+    one less than the lowest level among its users (outputs are at the top level), and
+    nodes are stably sorted by level.  Values then live only as long as their uses need;
+    in particular the recomputation of a checkpointed region, whose users all belong to
+    the backward pass of its step, is scheduled right before that step's backward pass
+    instead of ahead of time."""
+    cdef Py_ssize_t n = len(order), i, k, lowest
     cdef Py_ssize_t* index = _local_index(order)
-    cdef Py_ssize_t* users = <Py_ssize_t*>calloc(n + 1, sizeof(Py_ssize_t))
-    cdef list stack = []
-    cdef list reverse = []
+    cdef Py_ssize_t* level = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t* count = NULL
+    cdef Py_ssize_t* start = NULL
     cdef TracedTensor node, item
+    cdef list result
     try:
-        if users == NULL:
+        if level == NULL:
             raise MemoryError()
         for i in range(n):
-            for item in (<TracedTensor>order[i]).inputs:
-                users[index[item.id]] += 1
-        for i in range(len(outputs) - 1, -1, -1):
-            k = index[(<TracedTensor>outputs[i]).id]
-            if users[k] == 0:
-                users[k] = -1                  # queued (outputs may repeat)
-                stack.append(outputs[i])
-        while stack:
-            node = <TracedTensor>stack.pop()
-            reverse.append(node)
+            level[i] = n                      # unused values sit at the top level
+        lowest = n
+        for i in range(n - 1, -1, -1):        # users come later in a topological order
+            node = <TracedTensor>order[i]
             for item in node.inputs:
                 k = index[item.id]
-                users[k] -= 1
-                if users[k] == 0:
-                    stack.append(item)
-        if len(reverse) != n:                  # outputs feeding other outputs
-            return order
-        reverse.reverse()
-        return reverse
+                if level[i] - 1 < level[k]:
+                    level[k] = level[i] - 1
+                    if level[k] < lowest:
+                        lowest = level[k]
+        count = <Py_ssize_t*>calloc(n - lowest + 2, sizeof(Py_ssize_t))
+        start = <Py_ssize_t*>calloc(n - lowest + 2, sizeof(Py_ssize_t))
+        if count == NULL or start == NULL:
+            raise MemoryError()
+        for i in range(n):                     # counting sort, stable
+            count[level[i] - lowest] += 1
+        for k in range(1, n - lowest + 1):
+            start[k] = start[k - 1] + count[k - 1]
+        result = [None] * n
+        for i in range(n):
+            k = level[i] - lowest
+            result[start[k]] = order[i]
+            start[k] += 1
+        return result
     finally:
         free(index)
-        free(users)
+        free(level)
+        free(count)
+        free(start)
 
 
 def schedule(list outputs, list inputs, Primitive input_prim, Primitive constant_prim):
@@ -289,7 +299,7 @@ def schedule(list outputs, list inputs, Primitive input_prim, Primitive constant
     cdef object value
     cdef dict groups = {}
     try:
-        order = _as_late_as_possible(_toposort(outputs, state), outputs)
+        order = _as_late_as_possible(_toposort(outputs, state))
         n = len(order)
         index = _local_index(order)
         for item in inputs:

@@ -312,8 +312,8 @@ def _leading_extent(g, axis: int, full: int) -> int:
                 return stop
         return full
     array = g.data if type(g) is Tensor else np.asarray(g)
-    if full and array[(slice(None),) * axis + (full - 1,)].any():
-        return full                        # the untruncated case, decided by one slice
+    if full and (array.flat[-1] != 0 or array[(slice(None),) * axis + (full - 1,)].any()):
+        return full                        # the untruncated case, decided cheaply
     others = tuple(i for i in range(array.ndim) if i != axis)
     nonzero = np.flatnonzero(np.any(array != 0, axis=others) if others else array != 0)
     return int(nonzero[-1]) + 1 if nonzero.size else 0

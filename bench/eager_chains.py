@@ -16,22 +16,29 @@ import time
 
 import tenpy_ad as tp
 from tenpy_ad.models.chains import chain, start_value
+from tenpy_ad.runtime import has_module
 
 KINDS = ("mul", "cube", "svd3")
 
 
-def time_tenpy(kind: str, depth: int, repeats: int):
-    forward, backward = [], []
+def median_forward_backward(make_leaf, forward, repeats: int):
+    """Median seconds of ``loss = forward(make_leaf())`` and of ``loss.backward()``."""
+    forward_times, backward_times = [], []
     for _ in range(repeats):
-        b = tp.tensor(start_value(kind), requires_grad=True)
+        leaf = make_leaf()
         t0 = time.perf_counter()
-        loss = chain(kind, b, depth).sum()
+        loss = forward(leaf)
         t1 = time.perf_counter()
         loss.backward()
         t2 = time.perf_counter()
-        forward.append(t1 - t0)
-        backward.append(t2 - t1)
-    return statistics.median(forward), statistics.median(backward)
+        forward_times.append(t1 - t0)
+        backward_times.append(t2 - t1)
+    return statistics.median(forward_times), statistics.median(backward_times)
+
+
+def time_tenpy(kind: str, depth: int, repeats: int):
+    return median_forward_backward(lambda: tp.tensor(start_value(kind), requires_grad=True),
+                                   lambda b: chain(kind, b, depth).sum(), repeats)
 
 
 def torch_layer(kind: str):
@@ -54,28 +61,16 @@ def time_torch(kind: str, depth: int, repeats: int):
 
     torch.set_num_threads(1)
     layer = torch_layer(kind)
-    forward, backward = [], []
-    for _ in range(repeats):
-        b = torch.tensor(start_value(kind), dtype=torch.float64, requires_grad=True)
-        t0 = time.perf_counter()
+
+    def forward(b):
         y = b
         for _ in range(depth):
             y = layer(y)
-        loss = y.sum()
-        t1 = time.perf_counter()
-        loss.backward()
-        t2 = time.perf_counter()
-        forward.append(t1 - t0)
-        backward.append(t2 - t1)
-    return statistics.median(forward), statistics.median(backward)
+        return y.sum()
 
-
-def have_torch() -> bool:
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return median_forward_backward(
+        lambda: torch.tensor(start_value(kind), dtype=torch.float64, requires_grad=True),
+        forward, repeats)
 
 
 def main(argv=None) -> int:
@@ -87,7 +82,7 @@ def main(argv=None) -> int:
     parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch column")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    torch_on = have_torch() and not args.no_torch
+    torch_on = has_module("torch") and not args.no_torch
     if not args.json:
         print(f"# eager {args.kind} chain, 3x3 float64, medians of {args.repeats}; "
               f"torch {'on' if torch_on else 'not installed'}")

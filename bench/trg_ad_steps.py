@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tenpy_ad as tp  # noqa: E402
 from tenpy_ad._compiled import _core  # noqa: E402
 from tenpy_ad.models.trg import ks_rule, trg_lnz  # noqa: E402
-from tenpy_ad.runtime import limit_blas_threads, tune_allocator  # noqa: E402
+from tenpy_ad.runtime import has_module, limit_blas_threads, tune_allocator  # noqa: E402
 
 
 def steps_row(chi: int, steps: int, beta: float) -> dict:
@@ -123,14 +123,6 @@ def peak_memory(chi: int, steps: int, beta: float) -> dict:
     return result
 
 
-def have_jax() -> bool:
-    try:
-        import jax  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -151,7 +143,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     limit_blas_threads(args.threads)
     tuned = False if args.no_tune else tune_allocator()
-    use_jax = have_jax() and not args.no_jax
+    use_jax = has_module("jax") and not args.no_jax
     out = (lambda row: print(json.dumps(row), flush=True)) if args.json else None
     if not args.json:
         print(f"# TRG chi={args.chi} beta={args.beta}; BLAS threads {args.threads}, "

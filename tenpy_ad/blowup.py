@@ -67,14 +67,6 @@ def measure(kind: str, depth: int, repeats: int) -> dict:
             "drop_ms": statistics.median(drop) * 1e3}
 
 
-def jax_available() -> bool:
-    try:
-        import jax  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def jax_layer(kind: str):
     import jax.numpy as jnp
 
@@ -132,7 +124,8 @@ def measure_jax(kind: str, depth: int, repeats: int, compile_too: bool = False) 
 def run(args) -> int:
     import tenpy_ad as tp
 
-    use_jax = args.jax == "auto" and jax_available()
+    from tenpy_ad.runtime import has_module
+    use_jax = args.jax == "auto" and has_module("jax")
     rows = []
     if not args.json:
         print(f"# tenpy_ad {tp.__version__} (core {tp.core_info()['source_hash']}): "

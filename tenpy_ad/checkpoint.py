@@ -82,18 +82,18 @@ def _as_outputs(result) -> tuple:
     return outs
 
 
-def _single(region, values):
+def _single(values):
     """Multi-output rules return tuples; a one-output primitive returns the value."""
     return values if len(values) != 1 else values[0]
 
 
 def _impl(region, *arrays):
-    return _single(region, tuple(region.program()(*arrays)))
+    return _single(tuple(region.program()(*arrays)))
 
 
 def _shape_rule(region, *xs):
     region.program()
-    return _single(region, region.out_avals)
+    return _single(region.out_avals)
 
 
 def _vjp(region, cts, out, xs, active):
@@ -118,11 +118,11 @@ def _jvp(region, tangents, out, xs):
     if any(type(x) is TracedTensor for x in xs):
         outs = region.outputs(*xs)
         seeds = [np.zeros(x.shape, x.dtype) if t is None else t for t, x in zip(tangents, xs)]
-        return _single(region, tuple(ad.jvp(list(outs), list(xs), seeds)))
+        return _single(tuple(ad.jvp(list(outs), list(xs), seeds)))
     from .functional import jvp as function_jvp
     seeds = [np.zeros(np.shape(x)) if t is None else t for t, x in zip(tangents, xs)]
     _, tangents_out = function_jvp(lambda *zs: region.outputs(*zs), tuple(xs), tuple(seeds))
-    return _single(region, tuple(tangents_out))
+    return _single(tuple(tangents_out))
 
 
 _primitives: dict = {}
@@ -150,7 +150,7 @@ def checkpoint(fn: Callable) -> Callable:
     @functools.wraps(fn)
     def wrapped(*args):
         if any(type(a) is TracedTensor for a in args):
-            avals = tuple((tuple(shape_of(a)), _dtype_of(a)) for a in args)
+            avals = tuple((tuple(shape_of(a)), _dtype_of(a)) for a in args)  # the signature
             region = regions.get(avals)
             if region is None:
                 region = regions[avals] = Region(fn, avals, False)
@@ -175,7 +175,7 @@ def checkpoint(fn: Callable) -> Callable:
 
 
 def _dtype_of(x):
-    return x.dtype if type(x) is not TracedTensor else x.dtype
+    return x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype
 
 
 __all__ = ["checkpoint"]

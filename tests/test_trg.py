@@ -220,6 +220,17 @@ def test_errors_shrink_with_chi(deep8, deep16, beta):
     assert abs(r16["dlnz"] - exact_derivative) < abs(r8["dlnz"] - exact_derivative)
 
 
+def test_errors_shrink_from_chi_16_to_32(deep16):
+    """The issue's comparison: at beta = 0.3, 20 steps, chi = 32 beats chi = 16 on both
+    lnZ/N and its derivative (a value + first-derivative program; 1024x1024 SVDs)."""
+    ks32 = [2, 4, 4, 16, 16] + [32] * (DEEP - 5)        # ks_rule(32, 20), precomputed
+    deep32 = CompiledTRG(32, DEEP, ks=ks32, second_order=False)
+    exact_lnz, exact_derivative = onsager.lnz(BETA), -onsager.energy(BETA)
+    r16, r32 = deep16(BETA), deep32(BETA)
+    assert abs(r32["lnz"] - exact_lnz) < abs(r16["lnz"] - exact_lnz)
+    assert abs(r32["dlnz"] - exact_derivative) < abs(r16["dlnz"] - exact_derivative)
+
+
 def derivative(f, x, h=1e-3):
     """Five-point central difference (error ~ h^4)."""
     return (-f(x + 2 * h) + 8 * f(x + h) - 8 * f(x - h) + f(x - 2 * h)) / (12 * h)

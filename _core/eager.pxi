@@ -174,10 +174,6 @@ cdef inline Tensor _wrap(object array, TapeNode node, int slot):
     return t
 
 
-def wrap_output(object array, TapeNode node=None, int slot=0) -> Tensor:
-    return _wrap(array, node, slot)
-
-
 cdef inline object _parent_of(object x, int* slot):
     """The tape parent of an input (its TapeNode, itself if a grad-requiring leaf, or
     None) and, through ``slot``, which output of the parent it is."""

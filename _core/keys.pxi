@@ -85,16 +85,6 @@ cdef uint64_t _fp_object(object obj) except? 0:
     return _mix(0x72657072, _fp_bytes(repr(obj).encode("utf-8")))
 
 
-def fingerprint_of(obj) -> int:
-    """The deterministic 64-bit fingerprint used for a static parameter value."""
-    return _fp_object(obj)
-
-
-def fingerprint_bytes(data) -> int:
-    """Deterministic 64-bit fingerprint of a bytes-like object (used for constants)."""
-    return _fp_bytes(memoryview(data).cast("B"))
-
-
 def scalar_bits(x) -> tuple:
     """Bit patterns of a Python scalar, so that keys tell 0.0 from -0.0 and NaNs apart."""
     cdef double re, im
@@ -518,11 +508,6 @@ cpdef TracedTensor unique_node(Primitive prim, object params, int dtype_code, tu
     _set_fingerprint(node)
     _counters.unique_nodes += 1
     return node
-
-
-def find(Primitive prim, object params, tuple inputs, int slot=0):
-    """The live node with this key, or None (a probe of the intern table)."""
-    return _lookup(prim, params, slot, inputs, _key_hash(prim, params, slot, inputs))
 
 
 def intern_table_size() -> int:

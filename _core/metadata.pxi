@@ -170,17 +170,9 @@ def table_size() -> int:
     return _live
 
 
-def table_capacity() -> int:
-    """Allocated rows of the metadata table."""
-    return _capacity
-
-
 def metadata_arrays() -> tuple:
-    """Read-only views ``(dtype_codes, ndims, dims)`` of the table's typed arrays.
-
-    Rows ``[0, high_water)`` are valid; a released row has ``ndim == -1``.  For inspection
-    and tests: the arrays move when the table grows.
-    """
+    """Copies ``(dtype_codes, ndims, dims)`` of the table's typed arrays (for inspection
+    and tests).  Rows ``[0, high_water)`` are valid; a released row has ``ndim == -1``."""
     if _high_water == 0:
         return (memoryview(b"").cast("b"), memoryview(b"").cast("b"), memoryview(b"").cast("q"))
     cdef int8_t[::1] codes = <int8_t[:_high_water]>_dtype_codes

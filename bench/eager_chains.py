@@ -15,7 +15,7 @@ import time
 
 
 import tenpy_ad as tp
-from tenpy_ad.models.chains import chain, start_value
+from tenpy_ad.models.chains import chain, repeat, start_value
 from tenpy_ad.runtime import has_module
 
 KINDS = ("mul", "cube", "svd3")
@@ -62,15 +62,9 @@ def time_torch(kind: str, depth: int, repeats: int):
     torch.set_num_threads(1)
     layer = torch_layer(kind)
 
-    def forward(b):
-        y = b
-        for _ in range(depth):
-            y = layer(y)
-        return y.sum()
-
     return median_forward_backward(
         lambda: torch.tensor(start_value(kind), dtype=torch.float64, requires_grad=True),
-        forward, repeats)
+        lambda b: repeat(layer, b, depth).sum(), repeats)
 
 
 def main(argv=None) -> int:

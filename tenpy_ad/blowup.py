@@ -94,13 +94,11 @@ def measure_jax(kind: str, depth: int, repeats: int, compile_too: bool = False) 
     jax.config.update("jax_enable_x64", True)
     layer = jax_layer(kind)
 
-    def f(x):
-        y = x
-        for _ in range(depth):
-            y = layer(y)
-        return y.sum()
+    from tenpy_ad.models.chains import repeat, start_value
 
-    from tenpy_ad.models.chains import start_value
+    def f(x):
+        return repeat(layer, x, depth).sum()
+
     x = jnp.asarray(start_value(kind))
     times = []
     for _ in range(repeats):

@@ -63,12 +63,16 @@ def start_value(kind: str, shape=(3, 3)):
     return rng.standard_normal(shape)
 
 
-def chain(kind: str, y, depth: int):
-    """Apply ``depth`` layers of ``kind`` to ``y`` (a tensor of any mode)."""
-    layer = LAYERS[kind]
+def repeat(layer, y, depth: int):
+    """``layer`` applied ``depth`` times to ``y`` (any engine's tensor: peers reuse it)."""
     for _ in range(depth):
         y = layer(y)
     return y
+
+
+def chain(kind: str, y, depth: int):
+    """Apply ``depth`` layers of ``kind`` to ``y`` (a tensor of any mode)."""
+    return repeat(LAYERS[kind], y, depth)
 
 
 def build_chain(kind: str, depth: int, shape=(3, 3)):

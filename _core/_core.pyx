@@ -12,6 +12,8 @@ each other:
 * ``graph_sweep.pxi`` topological order and the forward/reverse sweeps over traced graphs
 * ``execute.pxi``   the Program interpreter loop
 * ``eager.pxi``     eager Tensor, its tape and the reverse sweep behind ``.backward()``
+* ``operands.pxi``  facts about operands of any kind (shape, dtype code, complexness)
+* ``rule_adapters.pxi`` derivative rules assembled from one rule per input
 * ``dispatch.pxi``  applying a primitive in the mode its operands call for
 """
 cimport cython
@@ -39,4 +41,6 @@ include "keys.pxi"
 include "graph_sweep.pxi"
 include "execute.pxi"
 include "eager.pxi"
+include "operands.pxi"
+include "rule_adapters.pxi"
 include "dispatch.pxi"

@@ -14,32 +14,34 @@ def install_bind_traced(object fn) -> None:
     _bind_traced = fn
 
 
-cdef inline object _array_call(Primitive prim, object params, tuple args):
-    if params is None and prim.array_fn is not None:
-        return prim.array_fn(*args)
-    return prim.impl(params, *args)
+cdef inline int _check_plain(Primitive prim, object params, tuple args) except -1:
+    """Run the shape rule on plain (array or scalar) operands.  Elementwise primitives are
+    exempt: on plain values they have NumPy's semantics (broadcasting, promotion)."""
+    if not prim.elementwise:
+        prim.shape_rule(params, *[a if type(a) is _ndarray else _asarray(a) for a in args])
+    return 0
 
 
 cpdef object bind1(Primitive prim, object params, object x):
     """Apply a one-operand primitive in the mode its operand calls for."""
     cdef type t = type(x)
-    if t is _ndarray:
-        if params is None and prim.array_fn is not None:
-            return prim.array_fn(x)
-        return prim.impl(params, x)
     if t is TracedTensor:
         if prim.elementwise:
             return intern_like(prim, params, (x,), <TracedTensor>x)
         return _bind_traced(prim, params, (x,))
     if t is Tensor:
         return eager_apply(prim, params, (x,))
+    if not prim.elementwise:
+        _check_plain(prim, params, (x,))
+    if t is _ndarray and params is None and prim.array_fn is not None:
+        return prim.array_fn(x)
     return prim.impl(params, x)
 
 
 cpdef object bind2(Primitive prim, object params, object x, object y):
     """Apply a two-operand primitive in the mode its operands call for."""
     cdef type tx = type(x), ty = type(y)
-    if tx is _ndarray and ty is _ndarray:
+    if tx is _ndarray and ty is _ndarray and prim.elementwise:
         if params is None and prim.array_fn is not None:
             return prim.array_fn(x, y)
         return prim.impl(params, x, y)
@@ -50,6 +52,7 @@ cpdef object bind2(Primitive prim, object params, object x, object y):
         return _bind_traced(prim, params, (x, y))
     if tx is Tensor or ty is Tensor:
         return eager_apply(prim, params, (x, y))
+    _check_plain(prim, params, (x, y))
     return prim.impl(params, x, y)
 
 
@@ -61,4 +64,5 @@ def bind(Primitive prim, object params, *args):
     for a in args:
         if type(a) is Tensor:
             return eager_apply(prim, params, args)
+    _check_plain(prim, params, args)
     return prim.impl(params, *args)

@@ -20,10 +20,15 @@ cdef dict _wide_shapes = {}
 cdef list _dtype_objects = []
 
 
-def install_dtypes(list dtype_objects) -> None:
-    """Register the numpy dtype for each dtype code (called once by tenpy_ad.dtypes)."""
-    global _dtype_objects
+def install_dtypes(list dtype_objects, object value_code) -> None:
+    """Register the numpy dtype for each dtype code, and ``value_code(dtype)`` for the
+    code other dtypes compute in (called once by tenpy_ad.dtypes)."""
+    global _dtype_objects, _value_code
     _dtype_objects = list(dtype_objects)
+    _value_code = value_code
+    _code_of_dtype.clear()
+    for code, dtype in enumerate(_dtype_objects):
+        _code_of_dtype[dtype] = code
 
 
 cdef int _grow_table() except -1:

@@ -22,11 +22,13 @@ from typing import Callable
 
 import numpy as np
 
-from . import ad
 from ._compiled import _core
-from .eager import grad_of, no_grad
+from .eager import no_grad
 from .errors import ArgumentError
+from .functional import jvp as function_jvp, vjp as function_vjp
+from .ops import structural as st
 from .primitive import Tensor, TracedTensor, bind, bind1, constant, primitive, shape_of
+from .rules import deflinear, defrules
 from .program import compile as compile_program
 from .traced import input as placeholder
 
@@ -34,8 +36,7 @@ _barrier_ids = itertools.count()
 
 barrier_p = primitive("barrier", lambda params, x: x, lambda params, x: x,
                       format_params=lambda params: f"#{params}")
-barrier_p.jvp = lambda params, t, out, xs: t[0]
-barrier_p.vjp = lambda params, ct, out, xs, active: (ct,)
+deflinear(barrier_p, lambda params, ct, out, x: ct)
 
 
 def _barrier(x):
@@ -97,31 +98,17 @@ def _shape_rule(region, *xs):
 
 
 def _vjp(region, cts, out, xs, active):
-    if type(cts) is not tuple:
-        cts = (cts,)
-    if any(type(x) is TracedTensor for x in xs):
-        zs = [_barrier(x) for x in xs]
-        outs = region.outputs(*zs)
-        pairs = [(o, c) for o, c in zip(outs, cts) if c is not None]
-        return tuple(ad.vjp([o for o, _ in pairs], zs, [c for _, c in pairs]))
-    create_graph = any(type(c) is Tensor for c in cts) or any(type(x) is Tensor for x in xs)
-    leaves = [x if type(x) is Tensor and x.requires_grad else
-              Tensor(x.data if type(x) is Tensor else np.asarray(x), True) for x in xs]
-    outs = region.outputs(*leaves)
-    pairs = [(o, c) for o, c in zip(outs, cts) if c is not None]
-    grads = grad_of([o for o, _ in pairs], leaves, [c for _, c in pairs],
-                    create_graph=create_graph)
-    return tuple(g if create_graph else g.data for g in grads)
+    """Re-run the region on its inputs and pull the cotangents back through it.  Traced,
+    the inputs pass an optimisation barrier first, so the re-run is a fresh copy that
+    the program evaluates during the backward pass; eager, it records its own tape."""
+    cts = cts if type(cts) is tuple else (cts,)
+    outs, pullback = function_vjp(region.outputs, *[_barrier(x) for x in xs])
+    return pullback(tuple(st.full_like(o, 0) if c is None else c for c, o in zip(cts, outs)))
 
 
 def _jvp(region, tangents, out, xs):
-    if any(type(x) is TracedTensor for x in xs):
-        outs = region.outputs(*xs)
-        seeds = [np.zeros(x.shape, x.dtype) if t is None else t for t, x in zip(tangents, xs)]
-        return _single(tuple(ad.jvp(list(outs), list(xs), seeds)))
-    from .functional import jvp as function_jvp
-    seeds = [np.zeros(np.shape(x)) if t is None else t for t, x in zip(tangents, xs)]
-    _, tangents_out = function_jvp(lambda *zs: region.outputs(*zs), tuple(xs), tuple(seeds))
+    seeds = tuple(st.full_like(x, 0) if t is None else t for t, x in zip(tangents, xs))
+    _, tangents_out = function_jvp(region.outputs, tuple(xs), seeds)
     return _single(tuple(tangents_out))
 
 
@@ -133,8 +120,7 @@ def _checkpoint_primitive(n_outputs: int):
     if prim is None:
         prim = primitive(f"checkpoint/{n_outputs}", _impl, _shape_rule, n_outputs=n_outputs,
                          format_params=repr)
-        prim.vjp = _vjp
-        prim.jvp = _jvp
+        defrules(prim, _jvp, _vjp)
         _primitives[n_outputs] = prim
     return prim
 

@@ -22,7 +22,6 @@ _REAL_OF = (FLOAT32, FLOAT64, FLOAT32, FLOAT64)
 _COMPLEX_OF = (COMPLEX64, COMPLEX128, COMPLEX64, COMPLEX128)
 _promotion_cache: dict = {}
 
-_core.install_dtypes(list(DTYPES))
 
 
 def code_of(dtype) -> int:
@@ -55,6 +54,9 @@ def value_code(np_dtype: np.dtype) -> int:
     if np_dtype.kind == "c":
         return COMPLEX128
     raise DTypeError(f"arrays of dtype {np_dtype} cannot enter a tensor computation")
+
+
+_core.install_dtypes(list(DTYPES), value_code)
 
 
 def is_complex(code: int) -> bool:

@@ -18,8 +18,8 @@ from .errors import ArgumentError, ConcretizationError, DTypeError, ShapeError
 from .ops import contraction as ct_ops
 from .ops import elementwise as ew
 from .ops import structural as st
-from .primitive import (Tensor, TracedTensor, _eager_apply, _intern_like, code_of_value,
-                        constant, shape_of)
+from .primitive import (Tensor, TracedTensor, bind2, code_of_value, constant, describe,
+                        elementwise_ready, shape_of)
 
 _PY_SCALARS = (float, int, complex, bool)
 _TENSORS = (TracedTensor, Tensor)
@@ -28,6 +28,10 @@ _TENSORS = (TracedTensor, Tensor)
 def _is_tensor(x) -> bool:
     t = type(x)
     return t is TracedTensor or t is Tensor
+
+
+def is_traced(x) -> bool:
+    return type(x) is TracedTensor
 
 
 def _dtype_key(x):
@@ -40,15 +44,6 @@ def _dtype_key(x):
     if t in _PY_SCALARS:
         return t
     return np.asarray(x).dtype
-
-
-def _describe(x) -> str:
-    t = type(x)
-    if t is TracedTensor or t is Tensor:
-        return f"{x.dtype.name}{list(x.shape)}"
-    if t in _PY_SCALARS:
-        return repr(x)
-    return f"{np.asarray(x).dtype.name}{list(np.shape(x))}"
 
 
 def _operand(x, code: int, traced: bool):
@@ -103,38 +98,26 @@ def broadcast_shapes(name: str, *shapes) -> tuple:
     return result
 
 
-def _binary(name, strict, prim, a, b):
-    ta, tb = type(a), type(b)
-    if ta is TracedTensor and tb is TracedTensor:
-        if a.same_meta(b):                       # the hot path of traced chains
-            return _intern_like(prim, None, (a, b), a)
-    elif ta is Tensor and tb is Tensor:
-        da, db = a.data, b.data
-        if da.shape == db.shape and da.dtype == db.dtype:
-            return _eager_apply(prim, None, (a, b))
-    elif not (ta is TracedTensor or ta is Tensor or tb is TracedTensor or tb is Tensor):
-        return prim.impl(None, a, b)             # plain NumPy semantics
-    if ta is tb and (ta is TracedTensor and a.dtype_code == b.dtype_code
-                     or ta is Tensor and a.data.dtype == b.data.dtype):
-        shape_a, shape_b = a.shape, b.shape     # same kind and dtype: only shapes differ
-    else:
-        traced = ta is TracedTensor or tb is TracedTensor
-        code = result_code(name, a, b)
-        a = _operand(a, code, traced)
-        b = _operand(b, code, traced)
-        shape_a, shape_b = shape_of(a), shape_of(b)
-    shape = broadcast_shapes(name, shape_a, shape_b)
-    return strict(st.broadcast_to(a, shape), st.broadcast_to(b, shape))
+def _binary(name, prim, a, b):
+    """Apply an elementwise binary primitive with NumPy's broadcasting and promotion
+    (``name``, NumPy's name of the operation, is the one error messages use)."""
+    if elementwise_ready(a, b):
+        return bind2(prim, None, a, b)
+    traced = is_traced(a) or is_traced(b)
+    code = result_code(name, a, b)
+    a, b = _operand(a, code, traced), _operand(b, code, traced)
+    shape = broadcast_shapes(name, shape_of(a), shape_of(b))
+    return bind2(prim, None, st.broadcast_to(a, shape), st.broadcast_to(b, shape))
 
 
 def add(a, b):
     """Elementwise ``a + b`` with NumPy broadcasting and promotion."""
-    return _binary("add", ew.add, ew.add_p, a, b)
+    return _binary("add", ew.add_p, a, b)
 
 
 def subtract(a, b):
     """Elementwise ``a - b``."""
-    return _binary("subtract", ew.sub, ew.sub_p, a, b)
+    return _binary("subtract", ew.sub_p, a, b)
 
 
 def _is_static_scalar(x) -> bool:
@@ -147,12 +130,12 @@ def multiply(a, b):
         return scale(a, b)
     if _is_static_scalar(a) and _is_tensor(b):
         return scale(b, a)
-    return _binary("multiply", ew.mul, ew.mul_p, a, b)
+    return _binary("multiply", ew.mul_p, a, b)
 
 
 def divide(a, b):
     """Elementwise ``a / b``."""
-    return _binary("divide", ew.div, ew.div_p, a, b)
+    return _binary("divide", ew.div_p, a, b)
 
 
 def scale(x, factor):
@@ -173,10 +156,6 @@ def scale(x, factor):
     return ew.scale(x, factor)
 
 
-def negative(x):
-    return ew.neg(x) if _is_tensor(x) else np.negative(x)
-
-
 def power(x, exponent):
     """``x ** exponent`` for a scalar exponent."""
     if not _is_tensor(x):
@@ -191,27 +170,10 @@ def power(x, exponent):
     return ew.power(x, exponent)
 
 
-def _unary(strict, numpy_fn):
-    def apply(x):
-        if _is_tensor(x):
-            return strict(x)
-        return numpy_fn(x)
-    apply.__name__ = numpy_fn.__name__
-    apply.__doc__ = f"Elementwise {numpy_fn.__name__} (NumPy semantics); differentiable."
-    return apply
-
-
-exp = _unary(ew.exp, np.exp)
-log = _unary(ew.log, np.log)
-sqrt = _unary(ew.sqrt, np.sqrt)
-sin = _unary(ew.sin, np.sin)
-cos = _unary(ew.cos, np.cos)
-tanh = _unary(ew.tanh, np.tanh)
-abs = _unary(ew.abs, np.abs)  # noqa: A001 - NumPy's name
-conj = _unary(ew.conj, np.conj)
-real = _unary(ew.real, np.real)
-imag = _unary(ew.imag, np.imag)
-sign = _unary(ew.sign, np.sign)
+# elementwise functions: the primitives' own binders apply NumPy semantics to plain values
+exp, log, sqrt, sin, cos, tanh = ew.exp, ew.log, ew.sqrt, ew.sin, ew.cos, ew.tanh
+abs, conj, real, imag, sign = ew.abs, ew.conj, ew.real, ew.imag, ew.sign  # noqa: A001
+negative = ew.neg
 
 
 def astype(x, dtype):
@@ -258,7 +220,7 @@ def amax(x, axis=None, keepdims=False):
     if _is_tensor(x):
         shape = shape_of(x)
         if any(shape[a] == 0 for a in _normalize_axes("amax", axis, len(shape))):
-            raise ShapeError(f"amax: zero-size reduction over {_describe(x)} (no maximum)")
+            raise ShapeError(f"amax: zero-size reduction over {describe(x)} (no maximum)")
     return _reduction("amax", st.reduce_max, np.max, x, axis, keepdims)
 
 
@@ -267,39 +229,30 @@ max = amax  # noqa: A001
 
 def reshape(x, shape):
     """Reshape like ``np.reshape`` (one ``-1`` allowed)."""
-    if not _is_tensor(x):
-        return np.reshape(x, shape)
     if isinstance(shape, numbers.Integral):
         shape = (shape,)
     shape = tuple(int(d) for d in shape)
-    old = shape_of(x)
-    size = math.prod(old)
-    if shape.count(-1) > 1 or any(d < -1 for d in shape):
-        raise ShapeError(f"reshape: invalid target shape {list(shape)} for {_describe(x)}")
     if -1 in shape:
-        known = math.prod(d for d in shape if d != -1)
-        if known == 0 or size % known:
-            raise ShapeError(f"reshape: cannot reshape {_describe(x)} into {list(shape)}")
-        shape = tuple(size // known if d == -1 else d for d in shape)
-    if math.prod(shape) != size:
-        raise ShapeError(f"reshape: cannot reshape {_describe(x)} into {list(shape)}")
+        shape = _infer_minus_one(x, shape)
     return st.reshape(x, shape)
+
+
+def _infer_minus_one(x, shape: tuple) -> tuple:
+    size = math.prod(shape_of(x))
+    known = math.prod(d for d in shape if d != -1)
+    if shape.count(-1) > 1 or known == 0 or size % known:
+        raise ShapeError(f"reshape: cannot reshape {describe(x)} into {list(shape)}")
+    return tuple(size // known if d == -1 else d for d in shape)
 
 
 def transpose(x, axes=None):
     """Permute axes like ``np.transpose`` (reversed by default)."""
-    if not _is_tensor(x):
-        return np.transpose(x, axes)
     ndim = len(shape_of(x))
     if axes is None:
         axes = tuple(range(ndim - 1, -1, -1))
     if any(not -ndim <= int(a) < ndim for a in axes):
-        raise ShapeError(f"transpose: axes {list(axes)} out of range for {_describe(x)}")
-    axes = tuple(int(a) % ndim for a in axes)
-    if sorted(axes) != list(range(ndim)):
-        raise ShapeError(f"transpose: axes {list(axes)} are not a permutation for "
-                         f"{_describe(x)}")
-    return st.transpose(x, axes)
+        raise ShapeError(f"transpose: axes {list(axes)} out of range for {describe(x)}")
+    return st.transpose(x, tuple(int(a) % ndim for a in axes))
 
 
 def broadcast_in_dim(x, shape, broadcast_dimensions):
@@ -314,7 +267,7 @@ def broadcast_to(x, shape):
     """NumPy-style ``broadcast_to``."""
     shape = tuple(int(d) for d in shape)
     if broadcast_shapes("broadcast_to", shape_of(x), shape) != shape:
-        raise ShapeError(f"broadcast_to: cannot broadcast {_describe(x)} to {list(shape)}")
+        raise ShapeError(f"broadcast_to: cannot broadcast {describe(x)} to {list(shape)}")
     if not _is_tensor(x):
         return np.broadcast_to(x, shape)
     return st.broadcast_to(x, shape)
@@ -340,7 +293,7 @@ def getitem(x, index):
             raise ArgumentError(f"index {item!r}: only integers, slices, ... and None are "
                             "supported (no advanced indexing)")
     if n_axes > len(shape):
-        raise ShapeError(f"index {index}: too many indices for {_describe(x)}")
+        raise ShapeError(f"index {index}: too many indices for {describe(x)}")
     if builtins.sum(1 for item in index if item is Ellipsis) > 1:
         raise ShapeError("an index can only have a single ellipsis")
     spec, final_shape, axis = [], [], 0
@@ -364,7 +317,7 @@ def getitem(x, index):
             i = int(item)
             if not -shape[axis] <= i < shape[axis]:
                 raise ShapeError(f"index {i} is out of bounds for axis {axis} of "
-                                 f"{_describe(x)}")
+                                 f"{describe(x)}")
             i %= shape[axis]
             spec.append((i, i + 1, 1))
             axis += 1
@@ -386,11 +339,11 @@ def matmul(a, b):
     sa, sb = shape_of(a), shape_of(b)
     if len(sa) == 0 or len(sb) == 0:
         raise ShapeError("matmul: operands must have at least one axis, got "
-                         f"{_describe(a)} and {_describe(b)}")
+                         f"{describe(a)} and {describe(b)}")
     k_a = sa[-1]
     k_b = sb[0] if len(sb) == 1 else sb[-2]
     if k_a != k_b:
-        raise ShapeError(f"matmul: contracted axes differ: {_describe(a)} @ {_describe(b)}")
+        raise ShapeError(f"matmul: contracted axes differ: {describe(a)} @ {describe(b)}")
     traced = type(a) is TracedTensor or type(b) is TracedTensor
     code = result_code("matmul", a, b)
     a, b = _operand(a, code, traced), _operand(b, code, traced)
@@ -504,19 +457,7 @@ def einsum(subscripts: str, *operands):
     subscripts = subscripts.replace(" ", "")
     shapes = [tuple(shape_of(x)) for x in operands]
     terms, out, ellipsis_letters = _expand_ellipsis("einsum", subscripts, shapes)
-    sizes: dict[str, int] = {}
-    for term, shape in zip(terms, shapes):
-        if len(term) != len(shape):
-            raise ShapeError(f"einsum '{subscripts}': term '{term}' has {len(term)} letters "
-                             f"for an operand of shape {list(shape)}")
-        for c, d in zip(term, shape):
-            known = sizes.setdefault(c, d)
-            if known != d and c in ellipsis_letters and 1 in (known, d):
-                sizes[c] = builtins.max(known, d)     # ``...`` axes broadcast like NumPy's
-            elif known != d:
-                raise ShapeError(f"einsum '{subscripts}': letter '{c}' has sizes "
-                                 f"{known} and {d} (operand shapes "
-                                 f"{', '.join(str(list(s)) for s in shapes)})")
+    sizes = ct_ops.letter_sizes(subscripts, terms, shapes, ellipsis_letters)
     if len(set(out)) != len(out) or any(c not in sizes for c in out):
         raise ShapeError(f"einsum '{subscripts}': invalid output '{out}'")
     traced = any(type(x) is TracedTensor for x in operands)

@@ -76,31 +76,31 @@ bind2 = _core.bind2
 
 
 # ------------------------------------------------------------------ operand facts
+# Shape rules receive the operands themselves (TracedTensor, eager Tensor or ndarray), so
+# they use only what all three share: ``.shape``, ``.ndim`` and these helpers.
 
-def shape_of(x) -> tuple:
-    t = type(x)
-    if t is TracedTensor or t is Tensor or t is np.ndarray:
-        return x.shape
-    return np.shape(x)
-
-
-def code_of_value(x) -> int:
-    """The dtype code a value computes in."""
-    t = type(x)
-    if t is TracedTensor:
-        return x.dtype_code
-    if t is Tensor:
-        return dtypes.value_code(x.data.dtype)
-    return dtypes.value_code(np.asarray(x).dtype)
+shape_of = _core.shape_of
+code_of_value = _core.code_of_value
+is_complex_value = _core.is_complex_value
+elementwise_ready = _core.elementwise_ready
 
 
-def is_complex_value(x) -> bool:
-    t = type(x)
-    if t is TracedTensor:
-        return x.dtype_code >= dtypes.COMPLEX64
-    if t is Tensor:
-        return x.data.dtype.kind == "c"
-    return np.iscomplexobj(x)
+def same_meta(x, y) -> bool:
+    """Whether two operands have the same shape and dtype."""
+    if type(x) is TracedTensor and type(y) is TracedTensor:
+        return x.same_meta(y)
+    return shape_of(x) == shape_of(y) and code_of_value(x) == code_of_value(y)
+
+
+def describe(x) -> str:
+    """``float64[3, 4]`` for tensors and arrays, the repr for Python scalars (messages)."""
+    if type(x) in (float, int, complex, bool):
+        return repr(x)
+    try:
+        name = dtypes.DTYPES[code_of_value(x)].name
+    except Exception:          # an unsupported dtype: describe it anyway
+        name = np.asarray(x).dtype.name
+    return f"{name}{list(shape_of(x))}"
 
 
 # ------------------------------------------------------------------ constants
@@ -113,10 +113,9 @@ def _constant_rule(params):
     return dtypes.code_of(array.dtype), array.shape
 
 
+# a constant has no inputs, so the sweeps never ask it for a derivative rule
 constant_p = primitive("constant", lambda params: params.array, _constant_rule,
                        format_params=repr)
-constant_p.jvp = lambda params, tangents, out, xs: None
-constant_p.vjp = lambda params, ct, out, xs, active: ()
 
 _scalar_constants: dict = {}
 _frozen_constants: dict = {}

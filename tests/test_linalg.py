@@ -25,7 +25,7 @@ import scipy.linalg
 import scipy.linalg.lapack
 
 import tenpy_ad as tp
-import tenpy_ad.ops.linalg as linalg_ops
+import tenpy_ad.ops.linalg.svd as linalg_ops
 from tenpy_ad.errors import GaugeError, GaugeWarning, ShapeError
 from tenpy_ad.models.chains import build_chain, chain, start_value
 from tenpy_ad.testing import check_grads

@@ -14,7 +14,8 @@ from functools import lru_cache
 import numpy as np
 
 from ..errors import ShapeError
-from ..primitive import bind, primitive, shape_of
+from ..primitive import bind, code_of_value, primitive, shape_of
+from ..rules import defjvp, defvjp
 from . import elementwise as ew
 from . import structural as st
 
@@ -25,7 +26,7 @@ def parse(subscripts: str) -> tuple[list[str], str]:
 
 
 def _einsum_rule(subscripts, *xs):
-    codes = tuple(x.dtype_code for x in xs)
+    codes = tuple(code_of_value(x) for x in xs)
     if len(set(codes)) != 1:
         raise ShapeError(f"einsum '{subscripts}': operand dtypes differ")
     return codes[0], _einsum_shape(subscripts, tuple(x.shape for x in xs))
@@ -34,17 +35,30 @@ def _einsum_rule(subscripts, *xs):
 @lru_cache(maxsize=8192)
 def _einsum_shape(subscripts: str, shapes: tuple) -> tuple:
     ins, out = parse(subscripts)
-    sizes: dict[str, int] = {}
-    for letters, shape in zip(ins, shapes):
-        if len(letters) != len(shape):
-            raise ShapeError(f"einsum '{subscripts}': operand of shape {list(shape)} has "
-                             f"{len(shape)} axes but '{letters}' names {len(letters)}")
-        for letter, d in zip(letters, shape):
-            if sizes.setdefault(letter, d) != d:
-                raise ShapeError(f"einsum '{subscripts}': axis '{letter}' has sizes "
-                                 f"{sizes[letter]} and {d} (operands "
-                                 f"{', '.join(str(list(s)) for s in shapes)})")
+    sizes = letter_sizes(subscripts, ins, shapes)
     return tuple(sizes[letter] for letter in out)
+
+
+def letter_sizes(subscripts: str, terms, shapes, broadcast: str = "") -> dict:
+    """The size of every letter of ``terms`` (one term per operand shape).  Letters in
+    ``broadcast`` (the axes of a ``...``) may also have size 1, as NumPy broadcasts them.
+    A ShapeError names ``subscripts`` and the shapes on any mismatch."""
+    sizes: dict[str, int] = {}
+    for term, shape in zip(terms, shapes):
+        if len(term) != len(shape):
+            raise ShapeError(f"einsum '{subscripts}': term '{term}' has {len(term)} letters "
+                             f"for an operand of shape {list(shape)}")
+        for letter, d in zip(term, shape):
+            known = sizes.setdefault(letter, d)
+            if known == d:
+                continue
+            if letter in broadcast and 1 in (known, d):
+                sizes[letter] = max(known, d)
+            else:
+                raise ShapeError(f"einsum '{subscripts}': letter '{letter}' has sizes {known} "
+                                 f"and {d} (operand shapes "
+                                 f"{', '.join(str(list(s)) for s in shapes)})")
+    return sizes
 
 
 @lru_cache(maxsize=4096)
@@ -125,30 +139,23 @@ def _operand_cotangent(ct, out_letters, others, other_letters, target_letters, t
     return st.broadcast_in_dim(g, tuple(target_shape), dims)
 
 
-def _einsum_vjp(subscripts, ct, out, xs, active):
+def _first_operand_cotangent(subscripts, ct, out, *xs):
     ins, o = parse(subscripts)
     if len(xs) == 1:
-        return (_operand_cotangent(ct, o, None, "", ins[0], shape_of(xs[0])),)
-    a, b = xs
-    return (
-        _operand_cotangent(ct, o, b, ins[1], ins[0], shape_of(a)) if active[0] else None,
-        _operand_cotangent(ct, o, a, ins[0], ins[1], shape_of(b)) if active[1] else None,
-    )
+        return _operand_cotangent(ct, o, None, "", ins[0], shape_of(xs[0]))
+    return _operand_cotangent(ct, o, xs[1], ins[1], ins[0], shape_of(xs[0]))
 
 
-def _einsum_jvp(subscripts, t, out, xs):
-    if len(xs) == 1:
-        return einsum_strict(subscripts, t[0])
-    ta, tb = t
-    a, b = xs
-    left = None if ta is None else einsum_strict(subscripts, ta, b)
-    right = None if tb is None else einsum_strict(subscripts, a, tb)
-    return ew._tangent_sum(left, right)
+def _second_operand_cotangent(subscripts, ct, out, a, b):
+    ins, o = parse(subscripts)
+    return _operand_cotangent(ct, o, a, ins[0], ins[1], shape_of(b))
 
 
 einsum_p = primitive("einsum", _einsum_impl, _einsum_rule, format_params=repr)
-einsum_p.jvp = _einsum_jvp
-einsum_p.vjp = _einsum_vjp
+# linear in each operand (one or two): the tangent contracts in the operand's place
+defjvp(einsum_p, lambda subscripts, t, out, *xs: einsum_strict(subscripts, t, *xs[1:]),
+       lambda subscripts, t, out, a, b: einsum_strict(subscripts, a, t))
+defvjp(einsum_p, _first_operand_cotangent, _second_operand_cotangent)
 
 
 def einsum_strict(subscripts: str, *xs):

@@ -10,66 +10,75 @@ its complex conjugate).  For holomorphic ``f`` that means ``ct_x = ct * conj(f'(
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from .. import dtypes
 from .._compiled import _core
 from ..errors import DTypeError, ShapeError
-from ..primitive import (Tensor, TracedTensor, bind1, bind2, code_of_value, is_complex_value,
-                         primitive)
+from ..primitive import (Tensor, TracedTensor, bind1, bind2, code_of_value, describe,
+                         is_complex_value, primitive, same_meta)
+from ..rules import deflinear, defjvp, defvjp, zero_rule
 from . import structural as st
 
-_intern_like = _core.intern_like
 Scalar = _core.Scalar
-_ndarray = np.ndarray
 
 
-def _same_as_input(params, x):
+def same_as_input(params, x):
+    """Shape rule of an elementwise primitive: the output is like its (first) operand."""
     return x
 
 
-def _binary_rule(name):
+def _same_operands(name):
     def rule(params, x, y):
-        if not x.same_meta(y):
-            raise ShapeError(f"{name}: operands {x.dtype.name}{list(x.shape)} and "
-                             f"{y.dtype.name}{list(y.shape)} differ; use the numpy-like "
-                             "functions (tp.add, +, ...) for broadcasting and promotion")
+        if not same_meta(x, y):
+            raise ShapeError(f"{name}: operands {describe(x)} and {describe(y)} differ; use "
+                             "the numpy-like functions (tp.add, +, ...) for broadcasting and "
+                             "promotion")
         return x
     return rule
 
 
-def _binary(name, impl):
-    return primitive(name, lambda params, x, y: impl(x, y), _binary_rule(name), array_fn=impl,
+def unary(name: str, fn: Callable, derivative: Callable | None = None):
+    """An elementwise primitive computing ``fn``.
+
+    ``derivative(x, out)`` is ``f'(x)`` (the complex derivative for holomorphic ``f``):
+    the JVP is ``t f'(x)`` and the VJP ``ct conj(f'(x))``.  Without it, attach rules.
+    """
+    prim = primitive(name, lambda params, x: fn(x), same_as_input, array_fn=fn,
                      elementwise=True)
+    if derivative is not None:
+        defjvp(prim, lambda params, t, out, x: mul(t, derivative(x, out)))
+        defvjp(prim, lambda params, ct, out, x: mul(ct, conj(derivative(x, out))))
+    return prim
 
 
-def _unary(name, impl, shape_rule=_same_as_input, format_params=None):
-    return primitive(name, lambda params, x: impl(x), shape_rule, format_params=format_params,
-                     array_fn=impl, elementwise=shape_rule is _same_as_input)
-
-
-def _tangent_sum(a, b):
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return add(a, b)
+def binary(name: str, fn: Callable):
+    """An elementwise primitive computing ``fn`` on two operands of one shape and dtype."""
+    return primitive(name, lambda params, x, y: fn(x, y), _same_operands(name), array_fn=fn,
+                     elementwise=True)
 
 
 # ------------------------------------------------------------------ add, sub, neg
 
-add_p = _binary("add", np.add)
-add_p.jvp = lambda params, t, out, xs: _tangent_sum(t[0], t[1])
-add_p.vjp = lambda params, ct, out, xs, active: (ct, ct)
+add_p = binary("add", np.add)
+defjvp(add_p, lambda p, t, out, x, y: t, lambda p, t, out, x, y: t)
+defvjp(add_p, lambda p, ct, out, x, y: ct, lambda p, ct, out, x, y: ct)
 
-sub_p = _binary("sub", np.subtract)
-sub_p.jvp = lambda params, t, out, xs: (
-    t[0] if t[1] is None else neg(t[1]) if t[0] is None else sub(t[0], t[1]))
-sub_p.vjp = lambda params, ct, out, xs, active: (ct, neg(ct) if active[1] else None)
+sub_p = binary("sub", np.subtract)
+defvjp(sub_p, lambda p, ct, out, x, y: ct, lambda p, ct, out, x, y: neg(ct))
 
-neg_p = _unary("neg", np.negative)
-neg_p.jvp = lambda params, t, out, xs: neg(t[0])
-neg_p.vjp = lambda params, ct, out, xs, active: (neg(ct),)
+
+def _sub_jvp(params, tangents, out, xs):
+    tx, ty = tangents      # one subtraction, not a negation plus an addition
+    return tx if ty is None else neg(ty) if tx is None else sub(tx, ty)
+
+
+sub_p.jvp = _sub_jvp
+
+neg_p = unary("neg", np.negative)
+deflinear(neg_p, lambda params, ct, out, x: neg(ct))
 
 
 def add(x, y):
@@ -86,17 +95,14 @@ def neg(x):
 
 # ------------------------------------------------------------------ mul, div
 
-mul_p = _binary("mul", np.multiply)
-mul_p.jvp = lambda params, t, out, xs: _tangent_sum(
-    None if t[0] is None else mul(t[0], xs[1]),
-    None if t[1] is None else mul(xs[0], t[1]))
-mul_p.vjp = lambda params, ct, out, xs, active: (
-    mul(ct, conj(xs[1])) if active[0] else None,
-    mul(ct, conj(xs[0])) if active[1] else None)
+mul_p = binary("mul", np.multiply)
+defjvp(mul_p, lambda p, t, out, x, y: mul(t, y), lambda p, t, out, x, y: mul(x, t))
+defvjp(mul_p, lambda p, ct, out, x, y: mul(ct, conj(y)),
+       lambda p, ct, out, x, y: mul(ct, conj(x)))
 
 
-def _div_jvp(params, t, out, xs):
-    tx, ty = t
+def _div_jvp(params, tangents, out, xs):
+    tx, ty = tangents      # (tx - out ty) / y: one division for both tangents
     y = xs[1]
     if ty is None:
         return div(tx, y)
@@ -106,11 +112,11 @@ def _div_jvp(params, t, out, xs):
 
 
 def _div_vjp(params, ct, out, xs, active):
-    ct_x = div(ct, conj(xs[1]))
+    ct_x = div(ct, conj(xs[1]))          # shared by both cotangents
     return ct_x, neg(mul(ct_x, conj(out))) if active[1] else None
 
 
-div_p = _binary("div", np.divide)
+div_p = binary("div", np.divide)
 div_p.jvp = _div_jvp
 div_p.vjp = _div_vjp
 
@@ -125,92 +131,70 @@ def div(x, y):
 
 # ------------------------------------------------------------------ scale (static scalar)
 
-def _scale_rule(params, x):
-    if isinstance(params.value, complex) and not dtypes.is_complex(x.dtype_code):
-        raise DTypeError("scale: a complex factor needs a complex operand "
-                         f"(got {x.dtype.name}); promote the operand first")
+def _scale_rule(factor, x):
+    if isinstance(factor.value, complex) and not is_complex_value(x):
+        raise DTypeError(f"scale: a complex factor needs a complex operand (got "
+                         f"{describe(x)}); promote the operand first")
     return x
 
 
-scale_p = primitive("scale", lambda params, x: np.multiply(x, params.value), _scale_rule,
+scale_p = primitive("scale", lambda factor, x: np.multiply(x, factor.value), _scale_rule,
                     format_params=repr, elementwise=True)
-scale_p.jvp = lambda params, t, out, xs: scale(t[0], params.value)
-scale_p.vjp = lambda params, ct, out, xs, active: (scale(ct, params.value.conjugate()),)
+deflinear(scale_p, lambda factor, ct, out, x: bind1(scale_p, _conjugate(factor), ct))
+
+
+def _conjugate(factor):
+    return factor if type(factor.value) is float else Scalar(factor.value.conjugate())
 
 
 def scale(x, factor):
-    """``x * factor`` for a Python scalar factor kept as a static parameter."""
+    """``x * factor`` for a Python scalar ``factor`` kept as a static parameter."""
     if factor == 1 and not isinstance(factor, complex) and not is_complex_value(x):
         return x          # exact for real x (complex x * 1 turns 0+inf j into nan+inf j)
-    t = type(x)
-    if t is not TracedTensor and t is not Tensor:
-        return np.multiply(x, factor)
-    if isinstance(factor, complex):
-        if not is_complex_value(x):
-            raise DTypeError("scale: a complex factor needs a complex operand; promote first")
-        factor = complex(factor)
-    else:
-        factor = float(factor)
+    factor = complex(factor) if isinstance(factor, complex) else float(factor)
     return bind1(scale_p, Scalar(factor), x)
 
 
 # ------------------------------------------------------------------ power (static exponent)
 
-def _pow_jvp(params, t, out, xs):
-    return mul(t[0], _pow_derivative(params.value, xs[0]))
+def _power_derivative(exponent, x):
+    return scale(power(x, exponent - 1), exponent)
 
 
-def _pow_derivative(p, x):
-    return scale(power(x, p - 1), p)
+pow_p = primitive("pow", lambda exponent, x: np.power(x, exponent.value), same_as_input,
+                  format_params=lambda exponent: f"exponent={exponent!r}", elementwise=True)
+defjvp(pow_p, lambda exponent, t, out, x: mul(t, _power_derivative(exponent.value, x)))
+defvjp(pow_p, lambda exponent, ct, out, x: mul(ct, conj(_power_derivative(exponent.value, x))))
 
 
-pow_p = primitive("pow", lambda params, x: np.power(x, params.value), _same_as_input,
-                  format_params=lambda params: f"exponent={params!r}", elementwise=True)
-pow_p.jvp = _pow_jvp
-pow_p.vjp = lambda params, ct, out, xs, active: (
-    mul(ct, conj(_pow_derivative(params.value, xs[0]))),)
-
-
-def power(x, p):
-    """``x ** p`` for a static real exponent ``p``."""
-    if p == 1:
+def power(x, exponent):
+    """``x ** exponent`` for a static real exponent."""
+    if exponent == 1:
         return x
-    if p == 0:
+    if exponent == 0:
         return st.full_like(x, 1)
-    p = int(p) if float(p).is_integer() else float(p)
-    return bind1(pow_p, Scalar(p), x)
+    exponent = int(exponent) if float(exponent).is_integer() else float(exponent)
+    return bind1(pow_p, Scalar(exponent), x)
 
 
 # ------------------------------------------------------------------ analytic functions
 
-exp_p = _unary("exp", np.exp)
-exp_p.jvp = lambda params, t, out, xs: mul(t[0], out)
-exp_p.vjp = lambda params, ct, out, xs, active: (mul(ct, conj(out)),)
-
-log_p = _unary("log", np.log)
-log_p.jvp = lambda params, t, out, xs: div(t[0], xs[0])
-log_p.vjp = lambda params, ct, out, xs, active: (div(ct, conj(xs[0])),)
-
-sqrt_p = _unary("sqrt", np.sqrt)
-sqrt_p.jvp = lambda params, t, out, xs: div(t[0], scale(out, 2.0))
-sqrt_p.vjp = lambda params, ct, out, xs, active: (div(ct, conj(scale(out, 2.0))),)
-
-sin_p = _unary("sin", np.sin)
-sin_p.jvp = lambda params, t, out, xs: mul(t[0], cos(xs[0]))
-sin_p.vjp = lambda params, ct, out, xs, active: (mul(ct, conj(cos(xs[0]))),)
-
-cos_p = _unary("cos", np.cos)
-cos_p.jvp = lambda params, t, out, xs: neg(mul(t[0], sin(xs[0])))
-cos_p.vjp = lambda params, ct, out, xs, active: (neg(mul(ct, conj(sin(xs[0])))),)
-
-
-def _tanh_derivative(out):
+def _tanh_derivative(x, out):
     return sub(st.full_like(out, 1), mul(out, out))
 
 
-tanh_p = _unary("tanh", np.tanh)
-tanh_p.jvp = lambda params, t, out, xs: mul(t[0], _tanh_derivative(out))
-tanh_p.vjp = lambda params, ct, out, xs, active: (mul(ct, conj(_tanh_derivative(out))),)
+exp_p = unary("exp", np.exp, lambda x, out: out)
+sin_p = unary("sin", np.sin, lambda x, out: cos(x))
+cos_p = unary("cos", np.cos, lambda x, out: neg(sin(x)))
+tanh_p = unary("tanh", np.tanh, _tanh_derivative)
+
+log_p = unary("log", np.log)           # quotient forms: one division instead of two ops
+defjvp(log_p, lambda p, t, out, x: div(t, x))
+defvjp(log_p, lambda p, ct, out, x: div(ct, conj(x)))
+
+sqrt_p = unary("sqrt", np.sqrt)
+defjvp(sqrt_p, lambda p, t, out, x: div(t, scale(out, 2.0)))
+defvjp(sqrt_p, lambda p, ct, out, x: div(ct, conj(scale(out, 2.0))))
 
 
 def exp(x):
@@ -239,38 +223,27 @@ def tanh(x):
 
 # ------------------------------------------------------------------ complex parts, abs, sign
 
-conj_p = _unary("conj", np.conj)
-conj_p.jvp = lambda params, t, out, xs: conj(t[0])
-conj_p.vjp = lambda params, ct, out, xs, active: (conj(ct),)
+conj_p = unary("conj", np.conj)
+deflinear(conj_p, lambda params, ct, out, x: conj(ct))
 
 
 def conj(x):
-    """Complex conjugate; the identity (no node) on real values."""
-    t = type(x)
-    if t is _ndarray:
-        return np.conj(x) if x.dtype.kind == "c" else x
-    if t is TracedTensor:
-        if x.dtype_code < dtypes.COMPLEX64:
-            return x
-        return _intern_like(conj_p, None, (x,), x)
+    """Complex conjugate; the identity (no node, no copy) on real tensors and arrays."""
     if not is_complex_value(x):
-        return x
+        return x if isinstance(x, (TracedTensor, Tensor, np.ndarray)) else np.conj(x)
     return bind1(conj_p, None, x)
 
 
-def _to_real_rule(params, x):
-    return dtypes.real_code(x.dtype_code), x.shape
+def _to_real(params, x):
+    return dtypes.real_code(code_of_value(x)), x.shape
 
 
-real_p = _unary("real", np.real, _to_real_rule)
-real_p.jvp = lambda params, t, out, xs: real(t[0])
-real_p.vjp = lambda params, ct, out, xs, active: (
-    convert(ct, code_of_value(xs[0])),)
+real_p = primitive("real", lambda params, x: np.real(x), _to_real, array_fn=np.real)
+deflinear(real_p, lambda params, ct, out, x: convert(ct, code_of_value(x)))
 
-imag_p = _unary("imag", np.imag, _to_real_rule)
-imag_p.jvp = lambda params, t, out, xs: imag(t[0])
-imag_p.vjp = lambda params, ct, out, xs, active: (
-    scale(convert(ct, code_of_value(xs[0])), 1j),)
+imag_p = primitive("imag", lambda params, x: np.imag(x), _to_real, array_fn=np.imag)
+deflinear(imag_p,
+          lambda params, ct, out, x: scale(convert(ct, code_of_value(x)), 1j))
 
 
 def real(x):
@@ -280,9 +253,11 @@ def real(x):
 
 
 def imag(x):
-    if not is_complex_value(x):
+    if is_complex_value(x):
+        return bind1(imag_p, None, x)
+    if isinstance(x, (TracedTensor, Tensor)):
         return st.full_like(x, 0)
-    return bind1(imag_p, None, x)
+    return np.imag(x)
 
 
 def _complex_sign_derivative(x, s, t):
@@ -295,9 +270,9 @@ def _complex_sign_derivative(x, s, t):
     return div(sub(t, radial), convert(abs(x), code))
 
 
-sign_p = _unary("sign", np.sign)
-sign_p.jvp = lambda params, t, out, xs: _complex_sign_derivative(xs[0], out, t[0])
-sign_p.vjp = lambda params, ct, out, xs, active: (_complex_sign_derivative(xs[0], out, ct),)
+sign_p = unary("sign", np.sign)
+defjvp(sign_p, lambda p, t, out, x: _complex_sign_derivative(x, out, t))
+defvjp(sign_p, lambda p, ct, out, x: _complex_sign_derivative(x, out, ct))
 
 
 def sign(x):
@@ -305,21 +280,15 @@ def sign(x):
     return bind1(sign_p, None, x)
 
 
-def _abs_jvp(params, t, out, xs):
-    x = xs[0]
+def _abs_jvp(params, t, out, x):
     if is_complex_value(x):
-        return real(mul(conj(sign(x)), t[0]))
-    return mul(t[0], sign(x))
+        return real(mul(conj(sign(x)), t))
+    return mul(t, sign(x))
 
 
-def _abs_vjp(params, ct, out, xs, active):
-    x = xs[0]
-    return (mul(convert(ct, code_of_value(x)), sign(x)),)
-
-
-abs_p = _unary("abs", np.abs, _to_real_rule)
-abs_p.jvp = _abs_jvp
-abs_p.vjp = _abs_vjp
+abs_p = primitive("abs", lambda params, x: np.abs(x), _to_real, array_fn=np.abs)
+defjvp(abs_p, _abs_jvp)
+defvjp(abs_p, lambda p, ct, out, x: mul(convert(ct, code_of_value(x)), sign(x)))
 
 
 def abs(x):  # noqa: A001 - NumPy's name
@@ -329,9 +298,10 @@ def abs(x):  # noqa: A001 - NumPy's name
 # ------------------------------------------------------------------ dtype conversion
 
 def _convert_rule(code, x):
-    if dtypes.is_complex(x.dtype_code) and not dtypes.is_complex(code):
-        raise DTypeError(f"convert_element_type: {x.dtype.name} -> {dtypes.DTYPES[code].name} "
-                         "would drop the imaginary part; take .real explicitly")
+    if dtypes.is_complex(code_of_value(x)) and not dtypes.is_complex(code):
+        raise DTypeError(f"convert_element_type: {describe(x)} -> "
+                         f"{dtypes.DTYPES[code].name} would drop the imaginary part; take "
+                         ".real explicitly")
     return code, x.shape
 
 
@@ -345,8 +315,8 @@ def _convert_back(ct, code):
 convert_p = primitive("convert_element_type",
                       lambda code, x: np.asarray(x).astype(dtypes.DTYPES[code]),
                       _convert_rule, format_params=lambda code: dtypes.DTYPES[code].name)
-convert_p.jvp = lambda code, t, out, xs: convert(t[0], code)
-convert_p.vjp = lambda code, ct, out, xs, active: (_convert_back(ct, code_of_value(xs[0])),)
+deflinear(convert_p,
+          lambda code, ct, out, x: _convert_back(ct, code_of_value(x)))
 
 
 def convert(x, code: int):
@@ -358,11 +328,30 @@ def convert(x, code: int):
 
 # ------------------------------------------------------------------ comparison mask
 
-eq_mask_p = _binary("eq_mask", lambda x, y: np.equal(x, y).astype(np.result_type(x, y)))
-eq_mask_p.jvp = lambda params, t, out, xs: None
-eq_mask_p.vjp = lambda params, ct, out, xs, active: (None, None)
+eq_mask_p = binary("eq_mask", lambda x, y: np.equal(x, y).astype(np.result_type(x, y)))
+defjvp(eq_mask_p, zero_rule, zero_rule)
+defvjp(eq_mask_p, zero_rule, zero_rule)
 
 
 def eq_mask(x, y):
     """1 where ``x == y`` else 0, in the operands' dtype; not differentiable (zero)."""
     return bind2(eq_mask_p, None, x, y)
+
+
+# ------------------------------------------------------------------ sqrt with a subgradient
+
+def _safe_sqrt_derivative(out):
+    """``1/(2 sqrt)``, with 0 where the square root is 0 (the subgradient of ``|x|`` at 0
+    that norms use)."""
+    zero = eq_mask(out, st.full_like(out, 0.0))
+    return 0.5 * (1.0 - zero) / (out + zero)
+
+
+safe_sqrt_p = unary("safe_sqrt", np.sqrt)
+defjvp(safe_sqrt_p, lambda p, t, out, x: t * _safe_sqrt_derivative(out))
+defvjp(safe_sqrt_p, lambda p, ct, out, x: ct * _safe_sqrt_derivative(out))
+
+
+def safe_sqrt(x):
+    """Square root of a non-negative real ``x`` whose derivative at 0 is taken as 0."""
+    return bind1(safe_sqrt_p, None, x)

@@ -8,15 +8,10 @@ import numpy as np
 
 from .. import dtypes
 from ..errors import DTypeError, ShapeError
-from ..primitive import Tensor, TracedTensor, bind1, constant, primitive, shape_of
+from ..primitive import (Tensor, TracedTensor, bind1, code_of_value, constant, describe,
+                         primitive, shape_of)
+from ..rules import deflinear, defrules
 from . import elementwise as ew
-
-
-def _fmt_shape(x) -> str:
-    t = type(x)
-    if t is TracedTensor:
-        return f"{x.dtype.name}{list(x.shape)}"
-    return str(list(shape_of(x)))
 
 
 # ------------------------------------------------------------------ reshape
@@ -26,14 +21,13 @@ def _reshape_rule(new_shape, x):
     for d in new_shape:
         size *= d
     if size != x.size:
-        raise ShapeError(f"reshape: cannot reshape {_fmt_shape(x)} into {list(new_shape)}")
-    return x.dtype_code, new_shape
+        raise ShapeError(f"reshape: cannot reshape {describe(x)} into {list(new_shape)}")
+    return code_of_value(x), new_shape
 
 
 reshape_p = primitive("reshape", lambda shape, x: np.reshape(x, shape), _reshape_rule,
                       format_params=lambda shape: f"shape={list(shape)}")
-reshape_p.jvp = lambda shape, t, out, xs: reshape(t[0], shape)
-reshape_p.vjp = lambda shape, ct, out, xs, active: (reshape(ct, shape_of(xs[0])),)
+deflinear(reshape_p, lambda shape, ct, out, x: reshape(ct, shape_of(x)))
 
 
 def reshape(x, shape: tuple):
@@ -49,15 +43,14 @@ def reshape(x, shape: tuple):
 def _transpose_rule(perm, x):
     if sorted(perm) != list(range(x.ndim)):
         raise ShapeError(f"transpose: axes {list(perm)} are not a permutation for "
-                         f"{_fmt_shape(x)}")
+                         f"{describe(x)}")
     shape = x.shape
-    return x.dtype_code, tuple(shape[p] for p in perm)
+    return code_of_value(x), tuple(shape[p] for p in perm)
 
 
 transpose_p = primitive("transpose", lambda perm, x: np.transpose(x, perm), _transpose_rule,
                         format_params=lambda perm: f"perm={list(perm)}")
-transpose_p.jvp = lambda perm, t, out, xs: transpose(t[0], perm)
-transpose_p.vjp = lambda perm, ct, out, xs, active: (transpose(ct, _inverse(perm)),)
+deflinear(transpose_p, lambda perm, ct, out, x: transpose(ct, _inverse(perm)))
 
 
 def _inverse(perm: tuple) -> tuple:
@@ -70,7 +63,7 @@ def _inverse(perm: tuple) -> tuple:
 def transpose(x, perm: tuple):
     if type(perm) is not tuple or not all(type(p) is int for p in perm):
         perm = tuple(int(p) for p in perm)
-    if perm == _identity_perm(len(perm)):
+    if perm == _identity_perm(len(shape_of(x))):
         return x
     return bind1(transpose_p, perm, x)
 
@@ -85,9 +78,9 @@ def _identity_perm(n: int) -> tuple:
 def _broadcast_rule(params, x):
     shape, dims = params
     if not _broadcast_ok(x.shape, shape, dims):
-        raise ShapeError(f"broadcast_in_dim: cannot broadcast {_fmt_shape(x)} to "
+        raise ShapeError(f"broadcast_in_dim: cannot broadcast {describe(x)} to "
                          f"{list(shape)} along dimensions {list(dims)}")
-    return x.dtype_code, shape
+    return code_of_value(x), shape
 
 
 @lru_cache(maxsize=8192)
@@ -117,19 +110,19 @@ def _broadcast_impl(params, x):
 _BROADCAST_VIEW_SIZE = 4096
 
 
-def _broadcast_vjp(params, ct, out, xs, active):
+def _broadcast_transpose(params, ct, out, x):
+    """Sum ``ct`` over the axes the broadcast created or stretched."""
     shape, dims = params
-    xshape = shape_of(xs[0])
+    xshape = shape_of(x)
     summed = [d for d in range(len(shape)) if d not in dims]
     summed += [d for i, d in enumerate(dims) if xshape[i] == 1 and shape[d] != 1]
-    return (reshape(reduce_sum(ct, tuple(sorted(summed))), xshape),)
+    return reshape(reduce_sum(ct, tuple(sorted(summed))), xshape)
 
 
 broadcast_in_dim_p = primitive(
     "broadcast_in_dim", _broadcast_impl, _broadcast_rule,
     format_params=lambda p: f"shape={list(p[0])} dims={list(p[1])}")
-broadcast_in_dim_p.jvp = lambda params, t, out, xs: bind1(broadcast_in_dim_p, params, t[0])
-broadcast_in_dim_p.vjp = _broadcast_vjp
+deflinear(broadcast_in_dim_p, _broadcast_transpose)
 
 
 def broadcast_in_dim(x, shape: tuple, dims: tuple):
@@ -172,9 +165,9 @@ def _reduce_rule(name):
     def rule(axes, x):
         ndim = x.ndim
         if any(not 0 <= a < ndim for a in axes) or len(set(axes)) != len(axes):
-            raise ShapeError(f"{name}: axes {list(axes)} out of range for {_fmt_shape(x)}")
+            raise ShapeError(f"{name}: axes {list(axes)} out of range for {describe(x)}")
         shape = x.shape
-        return x.dtype_code, tuple(d for i, d in enumerate(shape) if i not in axes)
+        return code_of_value(x), tuple(d for i, d in enumerate(shape) if i not in axes)
     return rule
 
 
@@ -185,9 +178,8 @@ def _kept_dims(axes, ndim):
 reduce_sum_p = primitive("reduce_sum", lambda axes, x: np.sum(x, axis=axes),
                          _reduce_rule("reduce_sum"),
                          format_params=lambda axes: f"axes={list(axes)}")
-reduce_sum_p.jvp = lambda axes, t, out, xs: reduce_sum(t[0], axes)
-reduce_sum_p.vjp = lambda axes, ct, out, xs, active: (
-    broadcast_in_dim(ct, shape_of(xs[0]), _kept_dims(axes, len(shape_of(xs[0])))),)
+deflinear(reduce_sum_p, lambda axes, ct, out, x: broadcast_in_dim(
+    ct, shape_of(x), _kept_dims(axes, len(shape_of(x)))))
 
 
 def reduce_sum(x, axes: tuple):
@@ -198,8 +190,8 @@ def reduce_sum(x, axes: tuple):
 
 
 def _max_rule(axes, x):
-    if dtypes.is_complex(x.dtype_code):
-        raise DTypeError(f"reduce_max: complex input {_fmt_shape(x)} has no ordering")
+    if dtypes.is_complex(code_of_value(x)):
+        raise DTypeError(f"reduce_max: complex input {describe(x)} has no ordering")
     return _reduce_rule("reduce_max")(axes, x)
 
 
@@ -224,8 +216,7 @@ def _max_vjp(axes, ct, out, xs, active):
 
 reduce_max_p = primitive("reduce_max", lambda axes, x: np.max(x, axis=axes), _max_rule,
                          format_params=lambda axes: f"axes={list(axes)}")
-reduce_max_p.jvp = _max_jvp
-reduce_max_p.vjp = _max_vjp
+defrules(reduce_max_p, _max_jvp, _max_vjp)
 
 
 def reduce_max(x, axes: tuple):
@@ -245,16 +236,15 @@ def _slices(spec):
 
 def _slice_rule(spec, x):
     if len(spec) != x.ndim:
-        raise ShapeError(f"slice: {len(spec)} slices for {_fmt_shape(x)}")
-    return x.dtype_code, tuple(len(range(*s)) for s in spec)
+        raise ShapeError(f"slice: {len(spec)} slices for {describe(x)}")
+    return code_of_value(x), tuple(len(range(*s)) for s in spec)
 
 
 slice_p = primitive("slice", lambda spec, x: x[_slices(spec)], _slice_rule,
                     format_params=lambda spec: "[" + ", ".join(
                         ":".join("" if v is None else str(v) for v in s) for s in spec) + "]")
-slice_p.jvp = lambda spec, t, out, xs: bind1(slice_p, spec, t[0])
-slice_p.vjp = lambda spec, ct, out, xs, active: (
-    bind1(scatter_slice_p, (shape_of(xs[0]), spec), ct),)
+deflinear(slice_p,
+          lambda spec, ct, out, x: bind1(scatter_slice_p, (shape_of(x), spec), ct))
 
 
 def _scatter_impl(params, x):
@@ -268,14 +258,13 @@ def _scatter_rule(params, x):
     shape, spec = params
     expected = tuple(len(range(*s)) for s in spec)
     if x.shape != expected:
-        raise ShapeError(f"scatter_slice: got {_fmt_shape(x)}, expected {list(expected)}")
-    return x.dtype_code, shape
+        raise ShapeError(f"scatter_slice: got {describe(x)}, expected {list(expected)}")
+    return code_of_value(x), shape
 
 
 scatter_slice_p = primitive("scatter_slice", _scatter_impl, _scatter_rule,
                             format_params=lambda p: f"shape={list(p[0])} at {p[1]}")
-scatter_slice_p.jvp = lambda params, t, out, xs: bind1(scatter_slice_p, params, t[0])
-scatter_slice_p.vjp = lambda params, ct, out, xs, active: (bind1(slice_p, params[1], ct),)
+deflinear(scatter_slice_p, lambda params, ct, out, x: bind1(slice_p, params[1], ct))
 
 
 def slice_axes(x, spec: tuple):

@@ -1,0 +1,62 @@
+# Facts about an operand of any kind -- TracedTensor, eager Tensor, ndarray or Python
+# scalar -- for shape rules and derivative rules, which run on all of them.
+
+cdef dict _code_of_dtype = {}          # supported numpy dtype -> dtype code
+cdef object _value_code = None         # tenpy_ad.dtypes.value_code, for the other dtypes
+
+
+cdef inline int _array_code(object dtype) except -1:
+    code = _code_of_dtype.get(dtype)
+    if code is None:
+        return _value_code(dtype)
+    return code
+
+
+cpdef tuple shape_of(object x):
+    """The shape of a tensor, array or scalar."""
+    cdef type t = type(x)
+    if t is TracedTensor:
+        return _meta_shape((<TracedTensor>x).id)
+    if t is Tensor:
+        return (<Tensor>x).data.shape
+    if t is _ndarray:
+        return x.shape
+    return _np.shape(x)
+
+
+cpdef int code_of_value(object x) except -1:
+    """The dtype code a value computes in (ints and bools are carried as float64)."""
+    cdef type t = type(x)
+    if t is TracedTensor:
+        return _dtype_codes[(<TracedTensor>x).id]
+    if t is Tensor:
+        return _array_code((<Tensor>x).data.dtype)
+    if t is _ndarray:
+        return _array_code(x.dtype)
+    return _array_code(_asarray(x).dtype)
+
+
+cpdef bint is_complex_value(object x) except -1:
+    """Whether a value is complex."""
+    cdef type t = type(x)
+    if t is TracedTensor:
+        return _dtype_codes[(<TracedTensor>x).id] >= 2       # complex64, complex128
+    if t is Tensor:
+        return (<Tensor>x).data.dtype.kind == "c"
+    if t is _ndarray:
+        return x.dtype.kind == "c"
+    return t is complex or _np.iscomplexobj(x)
+
+
+cpdef bint elementwise_ready(object a, object b) except -1:
+    """Whether an elementwise binary primitive takes ``a`` and ``b`` as they are: tensors
+    of one kind, shape and dtype, or no tensor at all (NumPy's own semantics apply)."""
+    cdef type ta = type(a), tb = type(b)
+    if ta is TracedTensor:
+        return tb is TracedTensor and _meta_same((<TracedTensor>a).id, (<TracedTensor>b).id)
+    if ta is Tensor:
+        if tb is not Tensor:
+            return False
+        da, db = (<Tensor>a).data, (<Tensor>b).data
+        return da.dtype == db.dtype and da.shape == db.shape
+    return tb is not TracedTensor and tb is not Tensor

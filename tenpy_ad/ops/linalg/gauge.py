@@ -1,0 +1,55 @@
+"""The complex gauge check of decomposition derivatives.
+
+Singular vectors and eigenvectors are defined up to a phase per column.  A loss that
+depends on that phase has no derivative; the VJP then raises
+:class:`~tenpy_ad.errors.GaugeError` (or warns, see ``tp.linalg.config.gauge_check``)
+instead of returning a value that depends on LAPACK's arbitrary choice.  The check is an
+identity on the cotangent that looks at the phase-dependent part when values exist
+(eagerly, or when a compiled program runs).
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ...errors import GaugeError, GaugeWarning
+from ...primitive import bind, primitive
+from ...rules import defjvp, defvjp, zero_rule
+from .config import config
+
+
+def _check(params, x, residual, reference):
+    mode, rtol, name = params
+    if mode == "off":
+        return x
+    residual = np.asarray(residual)
+    worst = float(np.max(np.abs(residual))) if residual.size else 0.0
+    largest = float(np.max(np.asarray(reference))) if np.size(reference) else 0.0
+    if worst > rtol * largest and worst > 0.0:
+        vectors = "singular vectors" if name == "svd" else "eigenvectors"
+        message = (f"{name}: the loss depends on the arbitrary complex phase of the {vectors} "
+                   f"(phase sensitivity {worst:.3g} against a cotangent scale "
+                   f"{largest:.3g}); its derivative is ill-defined. Make the loss "
+                   "phase-invariant (e.g. use |v|^2 or u v^H), or set "
+                   "tp.linalg.config.gauge_check = 'warn'/'off'.")
+        if mode == "raise":
+            raise GaugeError(message)
+        warnings.warn(message, GaugeWarning, stacklevel=2)
+    return x
+
+
+gauge_check_p = primitive("gauge_check", _check, lambda params, x, residual, reference: x,
+                          format_params=lambda p: f"{p[2]} mode={p[0]}")
+# the identity on its first operand; the residual and reference are only looked at
+defjvp(gauge_check_p, lambda params, t, out, *xs: t, zero_rule, zero_rule)
+defvjp(gauge_check_p, lambda params, ct, out, *xs: ct, zero_rule, zero_rule)
+
+
+def gauge_checked(ct_a, residual, reference, name: str):
+    """``ct_a``, checked for a negligible phase-dependent ``residual`` against
+    ``reference`` (see the module docstring)."""
+    if config.gauge_check == "off":
+        return ct_a
+    params = (config.gauge_check, float(config.gauge_rtol), name)
+    return bind(gauge_check_p, params, ct_a, residual, reference)

@@ -1,0 +1,280 @@
+"""The SVD primitive, ``a = u diag(s) vh`` (NumPy's reduced layout), and its rules.
+
+Rules are written with the library's own operations, so they are traced to any order and
+run eagerly on arrays alike.  Notation: ``g*`` are cotangents, ``d*`` tangents; ``X^H`` is
+the conjugate transpose.
+
+Degenerate spectra: ``s_j / (s_j^2 - s_i^2)`` and ``s_i / (s_j^2 - s_i^2)`` are written as
+the partial fractions ``1/(s_j - s_i)`` and ``1/(s_j + s_i)`` (and ``1/s``), and each is
+replaced by the Lorentzian ``x / (x^2 + eps)`` (``eps`` a static parameter of the node).
+Away from degeneracy that changes a term by a relative ``eps/x^2``.  At an exact degeneracy
+a term of the form ``(s_j - s_i) X / (s_j - s_i)`` is 0/0 — no rule can recover ``X`` from
+the cotangents — and broadening sets it to 0.  Derivatives that do not contain such a term
+are exact there: functions of the singular values, projectors onto whole degenerate
+subspaces, the polar factor ``u vh``, TRG's ``u sqrt(s)`` / ``sqrt(s) vh`` halves.
+``eps = 0`` gives the plain formulas (NaN at exact degeneracy).
+
+Truncation: only the triplets that receive cotangents enter the VJP (``u[:, :k]`` makes
+the others' cotangents zero), so a rank-k use of an n x n SVD costs O(n^2 k) in the
+backward pass, not O(n^3), and degeneracies among discarded triplets are never met.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import scipy.linalg.lapack
+
+from ... import dtypes
+from ...errors import ShapeError
+from ...primitive import (Tensor, TracedTensor, bind, code_of_value, describe,
+                         is_complex_value, primitive, shape_of)
+from ...rules import defrules
+from .. import elementwise as ew
+from .. import structural as st
+from .gauge import gauge_checked
+from .matrix import (add_optional, adjoint, col, diag, diag_embed, lorentz, mm, place_block,
+                     row)
+
+
+def _gap_factors(s_rows, s_cols, eps, same_indices: bool):
+    """Broadened ``1/(2(s_j - s_i))`` and ``1/(2(s_j + s_i))`` for ``s_i`` in ``s_rows``,
+    ``s_j`` in ``s_cols``.
+
+    ``s_j / (s_j^2 - s_i^2)`` and ``s_i / (s_j^2 - s_i^2)`` are split into these partial
+    fractions before broadening: at a degenerate pair the difference term vanishes while
+    the sum term stays, which is the derivative of losses invariant under joint rotations
+    of the degenerate singular vectors (``u s vh``, ``u vh``, TRG's ``u sqrt(s)`` halves).
+    With ``same_indices`` (row i and column i are the same triplet) the entries i == j are
+    pinned to 0, also for eps = 0 (that diagonal belongs to the ``ds`` and phase terms).
+    """
+    rows, cols = col(s_rows), row(s_cols)
+    if not same_indices:
+        return lorentz(cols - rows, eps) * 0.5, lorentz(cols + rows, eps) * 0.5
+    pin, half_off = _leading_diagonal(shape_of(s_rows)[0], shape_of(s_cols)[0])
+    minus = lorentz(cols - rows, eps, pin) * 0.5
+    plus = lorentz(cols + rows, eps, pin) * half_off
+    return minus, plus
+
+
+@functools.lru_cache(maxsize=256)
+def _leading_diagonal(rows: int, cols: int) -> tuple:
+    """Read-only rows x cols arrays: ones at (i, i) (else 0), and 0.5 off that diagonal."""
+    pin = np.eye(rows, cols)
+    half_off = (1.0 - pin) * 0.5
+    pin.flags.writeable = False
+    half_off.flags.writeable = False
+    return pin, half_off
+
+
+@functools.lru_cache(maxsize=16)
+def _lapack_svd(driver: str, dtype: np.dtype):
+    return scipy.linalg.lapack.get_lapack_funcs((driver,), dtype=dtype)[0]
+
+
+def _svd_impl(params, a):
+    """LAPACK's gesdd, falling back to gesvd when gesdd does not converge (called
+    directly: NumPy's wrapper costs more than the decomposition on small matrices)."""
+    full_matrices, _ = params
+    a = np.asarray(a)
+    if not math.isfinite(abs(a.sum())) and not np.isfinite(a).all():
+        return _nan_svd(a, full_matrices)   # NaN/Inf propagate (LAPACK would reject them)
+    for driver in ("gesdd", "gesvd"):
+        u, s, vh, info = _lapack_svd(driver, a.dtype)(a, compute_uv=1,
+                                                      full_matrices=int(full_matrices))
+        if info == 0:
+            return u, s, vh
+        if info < 0:                    # pragma: no cover - an argument error in LAPACK
+            raise ValueError(f"svd: LAPACK {driver} rejected argument {-info}")
+    raise np.linalg.LinAlgError(f"svd did not converge (gesdd nor gesvd) for a "
+                                f"{a.dtype.name}{list(a.shape)} matrix")
+
+
+def _nan_svd(a, full_matrices):
+    m, n = a.shape
+    k = min(m, n)
+    real = np.empty(0, dtype=a.dtype).real.dtype
+    ushape, vshape = ((m, m), (n, n)) if full_matrices else ((m, k), (k, n))
+    return (np.full(ushape, np.nan, a.dtype), np.full(k, np.nan, real),
+            np.full(vshape, np.nan, a.dtype))
+
+
+def _svd_rule(params, a):
+    full_matrices, _ = params
+    if a.ndim != 2:
+        raise ShapeError(f"svd: expected a matrix, got {describe(a)}")
+    m, n = a.shape
+    k = min(m, n)
+    code = code_of_value(a)
+    ushape, vshape = ((m, m), (n, n)) if full_matrices else ((m, k), (k, n))
+    return [(code, ushape), (dtypes.real_code(code), (k,)), (code, vshape)]
+
+
+def _check_reduced(params, a, what):
+    m, n = shape_of(a)
+    if params[0] and m != n:
+        raise ShapeError(f"svd {what}: with full_matrices=True the extra singular vectors "
+                         "are not unique, so they have no derivative; use "
+                         "full_matrices=False")
+
+
+def _svd_jvp(params, tangents, out, xs):
+    _check_reduced(params, xs[0], "JVP")
+    eps = params[1]
+    (da,) = tangents
+    a = xs[0]
+    u, s, vh = out
+    v = adjoint(vh)
+    m, n = shape_of(a)
+    k = shape_of(s)[0]
+    dp = mm(mm(adjoint(u), da), v)                     # U^H dA V
+    ds = ew.real(diag(dp))
+    dph = adjoint(dp)
+    f_minus, f_plus = _gap_factors(s, s, eps, same_indices=True)
+    symmetric, skew = f_minus * (dp + dph), f_plus * (dp - dph)
+    omega_u = symmetric + skew                      # U^H dU (off the diagonal)
+    omega_v = symmetric - skew                      # V^H dV
+    inv_s = lorentz(s, eps)
+    if is_complex_value(a):
+        phase = diag_embed(1j * ew.imag(diag(dp)) * inv_s * 0.5)
+        omega_u = omega_u + phase
+        omega_v = omega_v - phase
+    du = mm(u, omega_u)
+    if m > k:
+        du = du + (mm(da, v) - mm(u, dp)) * row(inv_s)
+    dv = mm(v, omega_v)
+    if n > k:
+        dv = dv + (mm(adjoint(da), u) - mm(v, dph)) * row(inv_s)
+    return du, ds, adjoint(dv)
+
+
+def _leading_extent(g, axis: int, full: int) -> int:
+    """How many leading entries along ``axis`` the cotangent ``g`` can have non-zero.
+
+    Truncation (``u[:, :k]``, ``s[:k]``, ``vh[:k]``) makes the cotangents of the discarded
+    triplets zero.  A traced cotangent shows it structurally (it is the zero-padding
+    ``scatter_slice`` of the slice); a concrete one is inspected (O(size), against the
+    O(n^3) products that knowing it saves)."""
+    if g is None:
+        return 0
+    if type(g) is TracedTensor:
+        if g.prim is st.scatter_slice_p:
+            shape, spec = g.params
+            start, stop, step = spec[axis]
+            if start == 0 and step == 1 and all(
+                    spec[i] == (0, d, 1) for i, d in enumerate(shape) if i != axis):
+                return stop
+        return full
+    array = g.data if type(g) is Tensor else np.asarray(g)
+    if full and (array.flat[-1] != 0 or array[(slice(None),) * axis + (full - 1,)].any()):
+        return full                        # the untruncated case, decided cheaply
+    others = tuple(i for i in range(array.ndim) if i != axis)
+    nonzero = np.flatnonzero(np.any(array != 0, axis=others) if others else array != 0)
+    return int(nonzero[-1]) + 1 if nonzero.size else 0
+
+
+def _leading_block(g, axis: int, extent: int, full: int):
+    """``g`` restricted to its first ``extent`` entries along ``axis``."""
+    if g is None or extent == full:
+        return g
+    if (type(g) is TracedTensor and g.prim is st.scatter_slice_p
+            and _leading_extent(g, axis, full) == extent):
+        return g.inputs[0]
+    index = (slice(None),) * axis + (slice(0, extent),)
+    return g[index]
+
+
+def _pad_rows(block, rows: int):
+    """``block`` (r x c) placed in the top rows of a ``rows`` x c zero matrix."""
+    return place_block(block, (rows, shape_of(block)[1]), (0, 0))
+
+
+def _svd_vjp(params, cts, out, xs, active):
+    """``gA = U core V^H`` plus the projector terms of rectangular inputs.
+
+    ``core = Fm o (A + B) + Fp o (A - B) + diag(gs) + i Im(diag(J - K))/(2 s)`` with
+    ``J = U^H gU``, ``K = V^H gV``, ``A = J - J^H``, ``B = K - K^H``.  Only the leading
+    ``k1`` triplets carry cotangents (truncation), so ``J``, ``K`` are computed as
+    ``kk x k1`` blocks and ``core`` is non-zero only in its first ``k1`` rows and columns:
+    the cost is O(m n k1) instead of O(m n kk).
+    """
+    _check_reduced(params, xs[0], "VJP")
+    eps = params[1]
+    a = xs[0]
+    gu, gs, gvh = cts
+    u, s, vh = out
+    m, n = shape_of(a)
+    kk = shape_of(s)[0]
+    k1 = max(_leading_extent(gu, 1, kk), _leading_extent(gs, 0, kk),
+             _leading_extent(gvh, 0, kk))
+    if k1 == 0:
+        return (st.full_like(a, 0),)
+    gu = _leading_block(gu, 1, k1, kk)
+    gs = _leading_block(gs, 0, k1, kk)
+    gvh = _leading_block(gvh, 0, k1, kk)
+    partial = k1 < kk
+    u1, s1, vh1 = (u[:, :k1], s[:k1], vh[:k1]) if partial else (u, s, vh)
+    complex_input = is_complex_value(a)
+    j = None if gu is None else mm(adjoint(u), gu)              # kk x k1
+    kmat = None if gvh is None else mm(vh, adjoint(gvh))        # kk x k1
+
+    def skew_left(x):                  # (X - X^H)[:, :k1] when X has k1 non-zero columns
+        return x - _pad_rows(adjoint(x[:k1] if partial else x), kk)
+
+    a_left = None if j is None else skew_left(j)
+    b_left = None if kmat is None else skew_left(kmat)
+    f_minus, f_plus = _gap_factors(s, s1, eps, same_indices=True)
+    core = _combine(f_minus, f_plus, a_left, b_left)
+    if gs is not None:
+        core = add_optional(core, _pad_rows(diag_embed(gs), kk))
+    inv_s1 = lorentz(s1, eps)
+    if complex_input:
+        im_j = 0.0 if j is None else ew.imag(diag(j[:k1] if partial else j))
+        im_k = 0.0 if kmat is None else ew.imag(diag(kmat[:k1] if partial else kmat))
+        core = core + _pad_rows(diag_embed(1j * (im_j - im_k) * inv_s1 * 0.5), kk)
+    ct_a = mm(mm(u, core), vh1)
+    if partial:
+        a_top = None if j is None else -adjoint(j[k1:])           # (X - X^H)[:k1, k1:]
+        b_top = None if kmat is None else -adjoint(kmat[k1:])
+        tm, tp_ = _gap_factors(s1, s[k1:], eps, same_indices=False)
+        top = _combine(tm, tp_, a_top, b_top)
+        if top is not None:
+            ct_a = ct_a + mm(u1, mm(top, vh[k1:]))
+    if gu is not None and m > kk:
+        ct_a = ct_a + mm((gu - mm(u, j)) * row(inv_s1), vh1)
+    if gvh is not None and n > kk:
+        ct_a = ct_a + mm(u1 * row(inv_s1), gvh - mm(adjoint(kmat), vh))
+    if complex_input and (j is not None or kmat is not None):
+        residual = add_optional(None if j is None else ew.imag(diag(j[:k1] if partial else j)),
+                        None if kmat is None else ew.imag(
+                            diag(kmat[:k1] if partial else kmat)))
+        reference = add_optional(None if j is None else _largest_abs(j),
+                         None if kmat is None else _largest_abs(kmat))
+        ct_a = gauge_checked(ct_a, residual, reference, "svd")
+    return (ct_a,)
+
+
+def _combine(f_minus, f_plus, a, b):
+    """``Fm o (A + B) + Fp o (A - B)`` with None for zero blocks."""
+    if a is None and b is None:
+        return None
+    if b is None:
+        return (f_minus + f_plus) * a
+    if a is None:
+        return (f_minus - f_plus) * b
+    return f_minus * (a + b) + f_plus * (a - b)
+
+
+svd_p = primitive("svd", _svd_impl, _svd_rule, n_outputs=3,
+                  format_params=lambda p: f"full_matrices={p[0]} eps={p[1]:g}")
+defrules(svd_p, _svd_jvp, _svd_vjp)
+
+
+def _largest_abs(x):
+    return st.reduce_max(ew.abs(x), tuple(range(len(shape_of(x)))))
+
+
+def svd(a, full_matrices: bool, eps: float):
+    """The SVD node(s) of a float matrix ``a`` (see :func:`tenpy_ad.linalg.svd`)."""
+    return bind(svd_p, (bool(full_matrices), eps), a)

@@ -1,0 +1,80 @@
+"""Registering derivative rules: one line for each common shape of rule.
+
+The engine calls two functions per primitive (see :class:`~tenpy_ad.primitive.Primitive`)::
+
+    prim.jvp(params, tangents, out, xs)         -> output tangent (a tuple if multi-output)
+    prim.vjp(params, cotangent, out, xs, active) -> one cotangent per input
+
+``tangents`` hold ``None`` for symbolic zeros and ``active[i]`` says whether input ``i``
+needs a cotangent at all.  The helpers below build those two functions from smaller
+pieces, and are the one place that deals with symbolic zeros and the ``active`` mask:
+
+* :func:`defjvp` / :func:`defvjp` — one rule per input, as JAX's ``defjvp`` and autograd's
+  ``defvjp``: ``rule(params, g, out, *xs)``.  JVP contributions of the inputs with a
+  non-zero tangent are summed; VJP rules run only for the inputs that need them.
+* :func:`deflinear` — a primitive linear in its operands: the JVP applies the primitive to
+  the tangents, the VJP is its transpose, one rule per operand as for ``defvjp``.
+* :func:`defrules` — whole rules, for primitives whose outputs or inputs are coupled
+  (``svd``, ``qr``, ...): ``jvp(params, tangents, out, xs)``,
+  ``vjp(params, cts, out, xs, active)``.
+
+Rules are written with the library's own operations, so one rule serves traced transforms
+(any order), eager ``.backward()`` and plain arrays.  Contributions are added with ``+``
+(they all have the output's shape and dtype).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from ._compiled import _core
+from .primitive import Primitive, bind, bind1
+
+__all__ = ["defjvp", "defvjp", "deflinear", "defrules", "zero_rule"]
+
+
+def defrules(prim: Primitive, jvp: Callable, vjp: Callable) -> Primitive:
+    """Attach whole JVP and VJP rules (they handle ``None`` and ``active`` themselves)."""
+    prim.jvp = jvp
+    prim.vjp = vjp
+    return prim
+
+
+def zero_rule(params, g, out, *xs):
+    """The rule of an input the output does not depend on differentiably (a mask, an
+    index): its contribution is a symbolic zero."""
+    return None
+
+
+def defjvp(prim: Primitive, *rules: Callable) -> Primitive:
+    """``rules[i](params, t_i, out, *xs)``: the output tangent along input ``i``'s tangent
+    (``None`` for none); the contributions of the inputs with a tangent are summed."""
+    prim.jvp = _core.PerInputJVP(rules)
+    return prim
+
+
+def defvjp(prim: Primitive, *rules: Callable) -> Primitive:
+    """``rules[i](params, ct, out, *xs)``: the cotangent of input ``i`` (called only for
+    the inputs that need one)."""
+    prim.vjp = _core.PerInputVJP(rules)
+    return prim
+
+
+def deflinear(prim: Primitive, *transposes: Callable) -> Primitive:
+    """A primitive linear in its operands (jointly): the JVP is the primitive applied to
+    the tangents (zeros filled in for symbolic zeros of other operands); the VJP is the
+    transpose, given per operand as for :func:`defvjp`: ``transposes[i](params, ct, out,
+    *xs)``."""
+    def jvp(params, tangents, out, xs):
+        if len(tangents) == 1:
+            return bind1(prim, params, tangents[0])
+        return bind(prim, params, *[_zeros_like(x) if t is None else t
+                                    for t, x in zip(tangents, xs)])
+
+    prim.jvp = jvp
+    prim.vjp = _core.PerInputVJP(transposes)
+    return prim
+
+
+def _zeros_like(x):
+    from .ops.structural import full_like
+    return full_like(x, 0)

@@ -16,7 +16,7 @@ from ._gcpause import paused_gc
 from .errors import ArgumentError, DTypeError, GraphError, ShapeError
 from .ops import elementwise as ew
 from .ops import structural as st
-from .primitive import TracedTensor, bind_traced, constant
+from .primitive import TracedTensor, bind_traced, constant, is_complex_value
 
 
 def _siblings(node: TracedTensor) -> tuple:
@@ -38,7 +38,7 @@ def _as_seed(value, like: TracedTensor, what: str):
     if value is None:
         return None
     if type(value) is not TracedTensor:
-        value = constant(value, like.dtype_code if not _is_complex_value_of(value)
+        value = constant(value, like.dtype_code if not is_complex_value(value)
                          else dtypes.complex_code(like.dtype_code))
     if tuple(value.shape) != tuple(like.shape):
         raise ShapeError(f"{what} has shape {list(value.shape)}, expected {list(like.shape)}")
@@ -48,11 +48,6 @@ def _as_seed(value, like: TracedTensor, what: str):
                              f"{like.dtype.name}")
         value = ew.convert(value, like.dtype_code)
     return value
-
-
-def _is_complex_value_of(value) -> bool:
-    import numpy as np
-    return np.iscomplexobj(value)
 
 
 def _zeros_like(x: TracedTensor) -> TracedTensor:

@@ -156,6 +156,15 @@ def scale(x, factor):
     return ew.scale(x, factor)
 
 
+def scale_real(x, factor):
+    """``x * factor`` for a real scalar ``factor`` kept as a static parameter of the graph
+    (the ``.scale_real`` method); a complex factor is refused: write ``x * factor``."""
+    if isinstance(factor, complex) or np.iscomplexobj(factor):
+        raise ArgumentError(f"scale_real: the factor must be real, got {factor!r}; "
+                            "multiply by a complex number with x * factor")
+    return scale(x, factor)
+
+
 def power(x, exponent):
     """``x ** exponent`` for a scalar exponent."""
     if not _is_tensor(x):
@@ -511,7 +520,7 @@ def zeros(shape, dtype="float64") -> np.ndarray:
 SURFACE = {
     "add": add, "subtract": subtract, "multiply": multiply, "divide": divide,
     "matmul": matmul, "power": power, "negative": negative, "abs": abs, "getitem": getitem,
-    "sum": sum, "amax": amax, "reshape": reshape, "transpose": transpose, "scale": scale,
+    "sum": sum, "amax": amax, "reshape": reshape, "transpose": transpose, "scale": scale_real,
     "conj": conj, "real": real, "imag": imag, "astype": astype,
     "broadcast_in_dim": broadcast_in_dim,
 }

@@ -46,7 +46,7 @@ def _assert_close(actual, expected, rtol, atol, what):
 
 
 def check_grads(fn: Callable, args: Sequence[np.ndarray], order: int = 1, *,
-                rng: np.random.Generator | None = None, eps: float = 1e-6,
+                rng: np.random.Generator | None = None, step: float = 1e-6,
                 rtol: float = 1e-5, atol: float = 1e-7, eager: bool = False) -> None:
     """Check the traced JVP and VJP of ``fn`` at ``args`` (and higher orders); raise
     ``AssertionError`` naming the failing check."""
@@ -64,14 +64,14 @@ def check_grads(fn: Callable, args: Sequence[np.ndarray], order: int = 1, *,
     vjps = ad.vjp([y], xs, [cotangent])
     program = compile_program([jv] + vjps, xs)
     jv0, *vjps0 = program(*args)
-    shifted = lambda s: value_fn(*[a + s * eps * t for a, t in zip(args, tangents)])
-    fd = (shifted(1.0) - shifted(-1.0)) / (2 * eps)
+    shifted = lambda s: value_fn(*[a + s * step * t for a, t in zip(args, tangents)])
+    fd = (shifted(1.0) - shifted(-1.0)) / (2 * step)
     _assert_close(jv0, fd, rtol, atol, f"JVP of {getattr(fn, '__name__', fn)} vs finite "
                                        "differences")
     lhs = inner(cotangent, jv0)
     rhs = sum(inner(g, t) for g, t in zip(vjps0, tangents))
-    scale = max(1.0, abs(lhs), abs(rhs))
-    if abs(lhs - rhs) > 1e2 * rtol * scale:
+    magnitude = max(1.0, abs(lhs), abs(rhs))
+    if abs(lhs - rhs) > 1e2 * rtol * magnitude:
         raise AssertionError(f"VJP/JVP adjoint identity of {fn}: <u, Jv> = {lhs!r} but "
                              f"<J^T u, v> = {rhs!r}")
     if eager:
@@ -89,7 +89,7 @@ def check_grads(fn: Callable, args: Sequence[np.ndarray], order: int = 1, *,
                     return ad.vjp([fn(*zs)], list(zs), [cotangent])[k]
                 return _eager_vjp(fn, zs, cotangent, k)
             gradient_map.__name__ = f"vjp_{k}({getattr(fn, '__name__', 'fn')})"
-            check_grads(gradient_map, args, order - 1, rng=rng, eps=eps, rtol=rtol,
+            check_grads(gradient_map, args, order - 1, rng=rng, step=step, rtol=rtol,
                         atol=atol, eager=eager)
 
 

@@ -72,7 +72,7 @@ SPECS = [
     Spec("imag", lambda x: x.imag + x.real, ((3,),)),
     Spec("astype_complex", lambda x: x.astype("complex128") * (1 + 2j), ((3,),), dtypes=REAL),
     Spec("astype_f32_f64", lambda x: x.astype("float32").astype("float64"), ((3,),),
-         dtypes=REAL, tol={"rtol": 1e-5, "atol": 1e-6, "eps": 0.5}),
+         dtypes=REAL, tol={"rtol": 1e-5, "atol": 1e-6, "step": 0.5}),
     # structural
     Spec("reshape", lambda x: x.reshape(2, 6), ((3, 4),)),
     Spec("transpose", lambda x: x.transpose(2, 0, 1), ((2, 3, 4),)),

@@ -282,7 +282,7 @@ class SegmentedTRG:
         """``{"lnz", "dlnz"}`` at ``beta``."""
         _check_arguments(beta, self.chi, self.steps)
         beta = np.float64(beta)
-        scale = 2.0 ** self.steps
+        n_spins = 2.0 ** self.steps
         tensors = [self._initial(beta)]
         acc = 0.0
         for n, k in enumerate(self.ks):
@@ -291,11 +291,11 @@ class SegmentedTRG:
             acc += 2.0 ** (self.steps - n) * float(log_m)
             tensors.append(t_next)
         final, final_vjp = self._final_programs(tensors[-1].shape[0])
-        lnz = (acc + float(final(tensors[-1]))) / scale
-        ct = final_vjp(tensors[-1]) / scale              # reverse pass, chained by hand
+        lnz = (acc + float(final(tensors[-1]))) / n_spins
+        ct = final_vjp(tensors[-1]) / n_spins             # reverse pass, chained by hand
         for n in range(self.steps - 1, -1, -1):
             _, backward = self._step_programs(tensors[n].shape[0], self.ks[n])
-            ct = backward(tensors[n], ct, np.float64(2.0 ** (self.steps - n) / scale))
+            ct = backward(tensors[n], ct, np.float64(2.0 ** (self.steps - n) / n_spins))
         return {"lnz": lnz, "dlnz": float(self._initial_vjp(beta, ct))}
 
 

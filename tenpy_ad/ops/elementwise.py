@@ -54,10 +54,22 @@ def unary(name: str, fn: Callable, derivative: Callable | None = None):
     return prim
 
 
-def binary(name: str, fn: Callable):
-    """An elementwise primitive computing ``fn`` on two operands of one shape and dtype."""
-    return primitive(name, lambda params, x, y: fn(x, y), _same_operands(name), array_fn=fn,
+def binary(name: str, fn: Callable, d_x: Callable | None = None,
+           d_y: Callable | None = None):
+    """An elementwise primitive computing ``fn`` on two operands of one shape and dtype.
+
+    ``d_x(x, y, out)`` and ``d_y(x, y, out)`` are the partial derivatives (complex ones for
+    holomorphic ``fn``): the JVP is ``tx d_x + ty d_y``, the VJPs ``ct conj(d_x)`` and
+    ``ct conj(d_y)``.  Without them, attach rules.
+    """
+    prim = primitive(name, lambda params, x, y: fn(x, y), _same_operands(name), array_fn=fn,
                      elementwise=True)
+    if d_x is not None and d_y is not None:
+        defjvp(prim, lambda p, t, out, x, y: mul(t, d_x(x, y, out)),
+               lambda p, t, out, x, y: mul(t, d_y(x, y, out)))
+        defvjp(prim, lambda p, ct, out, x, y: mul(ct, conj(d_x(x, y, out))),
+               lambda p, ct, out, x, y: mul(ct, conj(d_y(x, y, out))))
+    return prim
 
 
 # ------------------------------------------------------------------ add, sub, neg
@@ -95,10 +107,7 @@ def neg(x):
 
 # ------------------------------------------------------------------ mul, div
 
-mul_p = binary("mul", np.multiply)
-defjvp(mul_p, lambda p, t, out, x, y: mul(t, y), lambda p, t, out, x, y: mul(x, t))
-defvjp(mul_p, lambda p, ct, out, x, y: mul(ct, conj(y)),
-       lambda p, ct, out, x, y: mul(ct, conj(x)))
+mul_p = binary("mul", np.multiply, lambda x, y, out: y, lambda x, y, out: x)
 
 
 def _div_jvp(params, tangents, out, xs):

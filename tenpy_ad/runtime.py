@@ -13,7 +13,6 @@ and the benchmark scripts opt in (both engines of a side-by-side run then share 
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import ctypes
 import ctypes.util
 import sys
@@ -75,11 +74,6 @@ def blas_threads(n: int = 1):
         restore_blas_threads(previous)
 
 
-def has_module(name: str) -> bool:
-    """Whether ``name`` can be imported (peers are optional: JAX, PyTorch)."""
-    return importlib.util.find_spec(name) is not None
-
-
 def tune_allocator(mmap_threshold: int = 32 << 20, trim_threshold: int = 256 << 20) -> bool:
     """Keep freed blocks below ``mmap_threshold`` in the heap (glibc ``mallopt``): the
     process holds on to up to ``trim_threshold`` bytes of free memory instead of paying
@@ -98,5 +92,4 @@ def tune_allocator(mmap_threshold: int = 32 << 20, trim_threshold: int = 256 << 
         mallopt(M_TRIM_THRESHOLD, trim_threshold))
 
 
-__all__ = ["limit_blas_threads", "restore_blas_threads", "blas_threads", "tune_allocator",
-           "has_module"]
+__all__ = ["limit_blas_threads", "restore_blas_threads", "blas_threads", "tune_allocator"]

@@ -3,12 +3,13 @@
 Neither is applied on ``import tenpy_ad``: they change the whole process, so the main job
 and the benchmark scripts opt in (both engines of a side-by-side run then share them).
 
-* :func:`limit_blas_threads` — on a small shared machine (2 vCPUs here) OpenBLAS's worker
-  threads mostly wait on each other: single-threaded BLAS/LAPACK ran the TRG program 2-3x
-  faster.
+* :func:`limit_blas_threads` — on a small shared machine OpenBLAS's worker threads mostly
+  wait on each other: single-threaded BLAS/LAPACK runs the TRG program faster.
 * :func:`tune_allocator` — large NumPy temporaries (LAPACK workspaces, 256x256 factors)
   are otherwise returned to the OS after each use and page-faulted back in on the next:
-  keeping them in the heap saved ~10 % of a TRG run (glibc only; a no-op elsewhere).
+  keeping them in the heap saves page faults (glibc only; a no-op elsewhere).
+
+What each saved on the project's machines is in ``bench/README.md``.
 """
 from __future__ import annotations
 

@@ -8,8 +8,8 @@
 * bad input, sweeps over executors and the ``python -m tenpy_ad`` main job.
 
 Expensive programs are built once per module (fixtures of scope "module"), and BLAS runs
-single-threaded here (2-3x faster on the small shared machines this runs on; see
-tenpy_ad.runtime), restored afterwards.
+single-threaded here (faster on small shared machines; see tenpy_ad.runtime), restored
+afterwards.
 """
 import gc
 import json
@@ -43,7 +43,7 @@ REFERENCE_KS = {1: [2], 2: [2, 4], 3: [2, 4, 4], 4: [2, 4, 4, 16]}
 
 @pytest.fixture(scope="module", autouse=True)
 def single_threaded_blas():
-    """One BLAS thread (2-3x faster on this class of machine), restored afterwards."""
+    """One BLAS thread (faster on small shared machines), restored afterwards."""
     with blas_threads(1):
         yield
 

@@ -1,4 +1,4 @@
-"""Eager forward + backward on the chains of DESIGN.md §5, beside PyTorch when installed.
+"""Eager forward + backward on the benchmark chains, beside PyTorch when installed.
 
 One line per depth: tenpy_ad forward ms, backward ms, total; PyTorch's (same chain, same
 run, float64, one thread) and the ratio ours/PyTorch.  Medians over --repeats.
@@ -9,31 +9,29 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
-import time
-
 
 import tenpy_ad as tp
 from tenpy_ad.models.chains import chain, repeat, start_value
-from tenpy_ad.runtime import has_module
+
+from peers import has_module, load_torch
+from timing import median_laps
 
 KINDS = ("mul", "cube", "svd3")
 
 
-def median_forward_backward(make_leaf, forward, repeats: int):
-    """Median seconds of ``loss = forward(make_leaf())`` and of ``loss.backward()``."""
-    forward_times, backward_times = [], []
-    for _ in range(repeats):
+def median_forward_backward(make_leaf, forward, repeats: int) -> tuple[float, float]:
+    """Median ms of ``loss = forward(make_leaf())`` and of ``loss.backward()``."""
+    def run(laps, _):
         leaf = make_leaf()
-        t0 = time.perf_counter()
+        laps.skip()
         loss = forward(leaf)
-        t1 = time.perf_counter()
+        laps.lap("forward")
         loss.backward()
-        t2 = time.perf_counter()
-        forward_times.append(t1 - t0)
-        backward_times.append(t2 - t1)
-    return statistics.median(forward_times), statistics.median(backward_times)
+        laps.lap("backward")
+
+    ms = median_laps(run, repeats)
+    return ms["forward"], ms["backward"]
 
 
 def time_tenpy(kind: str, depth: int, repeats: int):
@@ -42,8 +40,8 @@ def time_tenpy(kind: str, depth: int, repeats: int):
 
 
 def torch_layer(kind: str):
-    import torch
-
+    """The layer of chain ``kind`` (tenpy_ad.models.chains) written with ``torch``."""
+    torch = load_torch()
     if kind == "mul":
         return lambda y: (y * y) * 0.5
     if kind == "cube":
@@ -57,11 +55,8 @@ def torch_layer(kind: str):
 
 
 def time_torch(kind: str, depth: int, repeats: int):
-    import torch
-
-    torch.set_num_threads(1)
+    torch = load_torch()
     layer = torch_layer(kind)
-
     return median_forward_backward(
         lambda: torch.tensor(start_value(kind), dtype=torch.float64, requires_grad=True),
         lambda b: repeat(layer, b, depth).sum(), repeats)
@@ -86,13 +81,13 @@ def main(argv=None) -> int:
     nodes_per_layer = {"mul": 2, "cube": 3, "svd3": 4}[args.kind]
     for depth in [int(d) for d in args.depths.split(",")]:
         fwd, bwd = time_tenpy(args.kind, depth, args.repeats)
-        row = {"kind": args.kind, "depth": depth, "fwd_ms": fwd * 1e3, "bwd_ms": bwd * 1e3,
-               "total_ms": (fwd + bwd) * 1e3,
-               "us_per_node": (fwd + bwd) * 1e6 / (depth * nodes_per_layer)}
+        row = {"kind": args.kind, "depth": depth, "fwd_ms": fwd, "bwd_ms": bwd,
+               "total_ms": fwd + bwd,
+               "us_per_node": (fwd + bwd) * 1e3 / (depth * nodes_per_layer)}
         if torch_on:
             tf, tb = time_torch(args.kind, depth, args.repeats)
-            row.update(torch_fwd_ms=tf * 1e3, torch_bwd_ms=tb * 1e3,
-                       torch_total_ms=(tf + tb) * 1e3, ratio=(fwd + bwd) / (tf + tb))
+            row.update(torch_fwd_ms=tf, torch_bwd_ms=tb, torch_total_ms=tf + tb,
+                       ratio=(fwd + bwd) / (tf + tb))
         if args.json:
             print(json.dumps(row), flush=True)
             continue

@@ -16,23 +16,23 @@ import tracemalloc
 import numpy as np
 
 import tenpy_ad as tp
-from tenpy_ad._compiled import _core
+from tenpy_ad.introspection import table_sizes
 
 
 def traced(depth: int) -> dict:
     gc.collect()
     tracemalloc.start()
     start, _ = tracemalloc.get_traced_memory()
-    rows = _core.table_size()
+    rows = table_sizes()["metadata_rows"]
     x = tp.input((2,), name="x")
     y = x
     for _ in range(depth):
         y = tp.sin(y) * 0.999
     loss = y.sum()
-    value_nodes = _core.table_size() - rows
+    value_nodes = table_sizes()["metadata_rows"] - rows
     value_bytes = tracemalloc.get_traced_memory()[0] - start
     g = tp.ad.grad(loss, x)
-    all_nodes = _core.table_size() - rows
+    all_nodes = table_sizes()["metadata_rows"] - rows
     all_bytes = tracemalloc.get_traced_memory()[0] - start
     tracemalloc.stop()
     del x, y, loss, g

@@ -7,12 +7,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 
-import tenpy_ad as tp  # noqa: F401
 from tenpy_ad.models import onsager
 from tenpy_ad.models.trg import CompiledTRG
 from tenpy_ad.runtime import limit_blas_threads, tune_allocator
+
+from timing import Laps
 
 
 def main(argv=None) -> int:
@@ -33,9 +33,10 @@ def main(argv=None) -> int:
     for chi in [int(c) for c in args.chis.split(",")]:
         program = CompiledTRG(chi, args.steps, second_order=False)
         for beta in betas:
-            t0 = time.perf_counter()
+            laps = Laps()
             result = program(beta)
-            seconds = time.perf_counter() - t0
+            laps.lap("run")
+            seconds = laps.seconds["run"]
             row = {"chi": chi, "beta": beta, "lnz": result["lnz"], "dlnz": result["dlnz"],
                    "lnz_error": abs(result["lnz"] - onsager.lnz(beta)),
                    "dlnz_error": abs(result["dlnz"] + onsager.energy(beta)),

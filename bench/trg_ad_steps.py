@@ -1,4 +1,4 @@
-"""TRG (2D Ising, DESIGN.md §6) with whole-graph AD, per number of steps, beside JAX.
+"""TRG (2D Ising, tenpy_ad.models.trg) with whole-graph AD, per number of steps, beside JAX.
 
 One line per step count: kept dimension, build / ad.grad / drop / compile / run times (ms),
 value ops, derivative ops and d(lnZ/N)/d beta.  Then a side-by-side summary at
@@ -17,43 +17,38 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
-import statistics
 import sys
-import time
 import tracemalloc
 
-os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
-                                   "intra_op_parallelism_threads=1")
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tenpy_ad as tp
+from tenpy_ad.introspection import graph_nodes, table_sizes
+from tenpy_ad.models.trg import ks_rule, trg_lnz
+from tenpy_ad.runtime import limit_blas_threads, tune_allocator
 
-import tenpy_ad as tp  # noqa: E402
-from tenpy_ad._compiled import _core  # noqa: E402
-from tenpy_ad.models.trg import ks_rule, trg_lnz  # noqa: E402
-from tenpy_ad.runtime import has_module, limit_blas_threads, tune_allocator  # noqa: E402
+from peers import has_module
+from timing import Laps, median_laps
 
 
 def steps_row(chi: int, steps: int, beta: float) -> dict:
     ks = ks_rule(chi, steps)
     gc.collect()
-    t0 = time.perf_counter()
+    laps = Laps()
     b = tp.input((), name="beta")
     lnz = trg_lnz(b, chi, steps, ks=ks)
-    t1 = time.perf_counter()
-    before = _core.table_size()
+    laps.lap("build")
+    before = table_sizes()["metadata_rows"]
     g = tp.ad.grad(lnz, b)
-    t2 = time.perf_counter()
-    derivative_ops = _core.table_size() - before
+    laps.lap("grad")
+    derivative_ops = table_sizes()["metadata_rows"] - before
     program = tp.compile([lnz, g], inputs=[b])
-    t3 = time.perf_counter()
+    laps.lap("compile")
     value, grad = program(beta)
-    t4 = time.perf_counter()
-    value_ops = len(_core.toposort([lnz]))
+    laps.lap("run")
+    value_ops = len(graph_nodes([lnz]))
+    laps.skip()
     del g
-    t5 = time.perf_counter()
-    return {"steps": steps, "k": ks[-1], "build_ms": (t1 - t0) * 1e3,
-            "grad_ms": (t2 - t1) * 1e3, "drop_ms": (t5 - t4) * 1e3,
-            "compile_ms": (t3 - t2) * 1e3, "run_ms": (t4 - t3) * 1e3,
+    laps.lap("drop")
+    return {"steps": steps, "k": ks[-1], **{f"{k}_ms": v for k, v in laps.ms.items()},
             "value_ops": value_ops, "derivative_ops": derivative_ops,
             "lnz": float(value), "dlnz": float(grad)}
 
@@ -68,31 +63,24 @@ def compare(chi: int, steps: int, beta: float, repeats: int, use_jax: bool) -> d
     if use_jax:
         import trg_jax
         jax_times, jax_run = trg_jax.build_timed(ks, beta)
-    times = {"numpy_forward": [], "eager_forward": [], "eager_backward": [],
-             "compiled_value_grad": []}
-    if jax_run is not None:
-        times["jax_value_grad"] = []
-    for i in range(repeats):
+
+    def interleaved(laps, i):
         x = beta + 1e-3 * i
-        t0 = time.perf_counter()
+        laps.skip()
         trg_lnz(x, chi, steps, ks=ks)
-        t1 = time.perf_counter()
+        laps.lap("numpy_forward")
         e = tp.tensor(x, requires_grad=True)
         loss = trg_lnz(e, chi, steps, ks=ks)
-        t2 = time.perf_counter()
+        laps.lap("eager_forward")
         loss.backward()
-        t3 = time.perf_counter()
+        laps.lap("eager_backward")
         program(x)
-        t4 = time.perf_counter()
-        times["numpy_forward"].append(t1 - t0)
-        times["eager_forward"].append(t2 - t1)
-        times["eager_backward"].append(t3 - t2)
-        times["compiled_value_grad"].append(t4 - t3)
+        laps.lap("compiled_value_grad")
         if jax_run is not None:
-            t5 = time.perf_counter()
             jax_run(x)
-            times["jax_value_grad"].append(time.perf_counter() - t5)
-    result = {k: statistics.median(v) * 1e3 for k, v in times.items()}
+            laps.lap("jax_value_grad")
+
+    result = median_laps(interleaved, repeats)
     result["compiled_over_numpy_forward"] = (result["compiled_value_grad"]
                                              / result["numpy_forward"])
     result["eager_backward_over_forward"] = (result["eager_backward"]

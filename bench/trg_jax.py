@@ -1,17 +1,18 @@
 """The same TRG in JAX (x64), for side-by-side timing in bench/trg_ad_steps.py.
 
-A straight transcription of DESIGN.md §6 with jnp; JAX's built-in SVD rule gives NaN
-gradients from step 5 on (degenerate singular values), which does not change its timing.
+A straight transcription of ``tenpy_ad.models.trg.trg_lnz`` with ``jax.numpy``; JAX's
+built-in SVD rule gives NaN gradients from step 5 on (degenerate singular values), which
+does not change its timing.
 """
 from __future__ import annotations
+
+from peers import load_jax
+from timing import Laps
 
 
 def _lnz_function(ks):
     """lnZ/N as a function of beta, in JAX."""
-    import jax
-    import jax.numpy as jnp
-
-    jax.config.update("jax_enable_x64", True)
+    jnp = load_jax().numpy
     w_cosh = jnp.array([[1.0, 0.0], [1.0, 0.0]])
     w_sinh = jnp.array([[0.0, 1.0], [0.0, -1.0]])
 
@@ -38,37 +39,21 @@ def _lnz_function(ks):
     return lnz
 
 
-def build(ks):
-    """A function running the jitted ``value_and_grad`` (compiled at the first call)."""
-    import jax
-
-    value_and_grad = jax.jit(jax.value_and_grad(_lnz_function(ks)))
-
-    def run(beta):
-        value, grad = value_and_grad(beta)
-        return float(jax.block_until_ready(value)), float(grad)
-
-    return run
-
-
 def build_timed(ks, beta):
-    """``({make_jaxpr, lower, compile} ms, run)`` for the jitted ``value_and_grad``."""
-    import time
-
-    import jax
-
+    """``({make_jaxpr, lower, compile} ms, run)`` for the jitted ``value_and_grad``;
+    ``run(beta)`` returns the value and the gradient as floats."""
+    jax = load_jax()
     function = jax.value_and_grad(_lnz_function(ks))
-    t0 = time.perf_counter()
+    laps = Laps()
     jax.make_jaxpr(function)(beta)
-    t1 = time.perf_counter()
+    laps.lap("make_jaxpr")
     lowered = jax.jit(function).lower(beta)
-    t2 = time.perf_counter()
+    laps.lap("lower")
     compiled = lowered.compile()
-    t3 = time.perf_counter()
+    laps.lap("compile")
 
     def run(x):
         value, grad = compiled(x)
         return float(jax.block_until_ready(value)), float(grad)
 
-    return {"make_jaxpr": (t1 - t0) * 1e3, "lower": (t2 - t1) * 1e3,
-            "compile": (t3 - t2) * 1e3}, run
+    return laps.ms, run

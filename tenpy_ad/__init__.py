@@ -30,6 +30,8 @@ from .tree import tree_flatten, tree_unflatten, tree_map
 from .checkpoint import checkpoint
 from .debug import debug_nans
 from .serialize import load_graph, load_program
+from . import introspection
+from .introspection import counters, reset_counters
 
 _core.install_surface(dict(_SURFACE, backward=_backward))
 
@@ -44,6 +46,7 @@ __all__ = [
     "divide", "einsum", "exp", "imag", "log", "matmul", "max", "multiply", "negative",
     "ones", "power", "real", "reshape", "scale", "sign", "sin", "sqrt", "subtract", "sum",
     "tanh", "tensordot", "transpose", "zeros", "core_info", "counters", "reset_counters",
+    "introspection",
 ]
 
 
@@ -51,12 +54,3 @@ def core_info() -> dict:
     """Facts about the compiled core: its source hash and the counters' names."""
     return {"source_hash": _core.SOURCE_HASH, "module": _core.__file__,
             "counters": sorted(_core.counters())}
-
-
-def counters() -> dict:
-    """The engine's deterministic counters (see tests/test_scaling.py for their use)."""
-    return dict(_core.counters())
-
-
-def reset_counters() -> None:
-    _core.reset_counters()

@@ -3,17 +3,17 @@
 Neither is applied on ``import tenpy_ad``: they change the whole process, so the main job
 and the benchmark scripts opt in (both engines of a side-by-side run then share them).
 
-* :func:`limit_blas_threads` — on a small shared machine (2 vCPUs here) OpenBLAS's worker
-  threads mostly wait on each other: single-threaded BLAS/LAPACK ran the TRG program 2-3x
-  faster.
+* :func:`limit_blas_threads` — on a small shared machine OpenBLAS's worker threads mostly
+  wait on each other: single-threaded BLAS/LAPACK runs the TRG program faster.
 * :func:`tune_allocator` — large NumPy temporaries (LAPACK workspaces, 256x256 factors)
   are otherwise returned to the OS after each use and page-faulted back in on the next:
-  keeping them in the heap saved ~10 % of a TRG run (glibc only; a no-op elsewhere).
+  keeping them in the heap saves page faults (glibc only; a no-op elsewhere).
+
+What each saved on the project's machines is in ``bench/README.md``.
 """
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import ctypes
 import ctypes.util
 import sys
@@ -75,11 +75,6 @@ def blas_threads(n: int = 1):
         restore_blas_threads(previous)
 
 
-def has_module(name: str) -> bool:
-    """Whether ``name`` can be imported (peers are optional: JAX, PyTorch)."""
-    return importlib.util.find_spec(name) is not None
-
-
 def tune_allocator(mmap_threshold: int = 32 << 20, trim_threshold: int = 256 << 20) -> bool:
     """Keep freed blocks below ``mmap_threshold`` in the heap (glibc ``mallopt``): the
     process holds on to up to ``trim_threshold`` bytes of free memory instead of paying
@@ -98,5 +93,4 @@ def tune_allocator(mmap_threshold: int = 32 << 20, trim_threshold: int = 256 << 
         mallopt(M_TRIM_THRESHOLD, trim_threshold))
 
 
-__all__ = ["limit_blas_threads", "restore_blas_threads", "blas_threads", "tune_allocator",
-           "has_module"]
+__all__ = ["limit_blas_threads", "restore_blas_threads", "blas_threads", "tune_allocator"]

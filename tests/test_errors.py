@@ -1,4 +1,4 @@
-"""Bad input fails early and clearly (DESIGN.md, invariant 5).
+"""Bad input fails early and clearly (invariant 5 of ARCHITECTURE.md).
 
 * shape errors are raised when an op is *built* (traced inputs), naming the op and shapes;
 * a compiled Program checks the count, shapes and dtypes of its inputs before any work

@@ -1,4 +1,4 @@
-"""The benchmark chains of DESIGN.md §5 (each a layer ``y <- layer(y)`` on a 3x3 matrix).
+"""The benchmark chains (each a layer ``y <- layer(y)`` on a 3x3 matrix, repeated n times).
 
 The same layer functions run traced (graph building), eager and on plain ndarrays.
 """

@@ -1,0 +1,46 @@
+"""Every benchmark script runs end to end on tiny sizes and prints its columns (no timing
+is asserted; peers are left out so that this runs without them)."""
+import pytest
+
+from tenpy_ad import blowup
+
+import ad_blowup
+import eager_chains
+import memory_per_node
+import trg_accuracy
+import trg_ad_steps
+
+BLOWUP_COLUMNS = "value ops  ad.grad ms  ratio  deriv ops  us/op  drop ms drop/grad"
+
+
+def test_blowup_entry_needs_no_peer(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    plot = tmp_path / "blowup.png"
+    assert blowup.main(["--kind", "svd3", "--max-depth", "25", "--repeats", "1",
+                        "--plot", str(plot)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert BLOWUP_COLUMNS in lines[1] and "jax" not in lines[1]
+    assert [line.split()[0] for line in lines[2:]] == ["10", "25"]
+    assert all(len(line.split()) == 8 for line in lines[2:])
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_ad_blowup_prints_the_same_columns(capsys):
+    assert ad_blowup.main(["--kind", "mul", "--max-depth", "10", "--repeats", "1",
+                           "--jax", "off"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].endswith("drop/grad") and BLOWUP_COLUMNS in lines[1]
+    assert lines[2].split()[0] == "10" and len(lines[2].split()) == 8
+
+
+@pytest.mark.parametrize("script,argv", [
+    (eager_chains, ["--kind", "svd3", "--depths", "5,10", "--repeats", "1", "--no-torch"]),
+    (trg_ad_steps, ["--max-steps", "2", "--compare-steps", "3", "--repeats", "1",
+                    "--no-jax"]),
+    (trg_accuracy, ["--chis", "4", "--betas", "0.3", "--steps", "3"]),
+    (memory_per_node, ["--depths", "100,200"]),
+], ids=["eager_chains", "trg_ad_steps", "trg_accuracy", "memory_per_node"])
+def test_script_runs(script, argv, capsys):
+    assert script.main(argv) == 0
+    out = capsys.readouterr().out
+    assert len(out.splitlines()) >= 3

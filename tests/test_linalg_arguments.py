@@ -1,0 +1,95 @@
+"""``tp.linalg`` arguments: the documented config defaults; bad input fails clearly in
+every mode (ShapeError naming the function, ValueError naming the argument).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tenpy_ad as tp
+from tenpy_ad.errors import ShapeError
+
+from linalg_cases import DEFAULT_CONFIG, GRAD_MODES, MODES, random_array, svd
+from modes import run
+
+
+pytestmark = pytest.mark.usefixtures("restore_linalg_config")
+
+
+def test_linalg_config_defaults():
+    config = tp.linalg.config
+    assert (config.broadening, config.gauge_check, config.gauge_rtol) == DEFAULT_CONFIG
+    fresh = type(config)()           # the class's own defaults, not what a fixture set
+    assert (fresh.broadening, fresh.gauge_check, fresh.gauge_rtol) == DEFAULT_CONFIG
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", ["svd", "qr"])
+@pytest.mark.parametrize("shape", [(4,), (2, 3, 4)], ids=["1d", "3d"])
+def test_decompositions_need_a_matrix(name, shape, mode):
+    fn = getattr(tp.linalg, name)
+    with pytest.raises(ShapeError, match=name):
+        run(fn, mode, np.ones(shape))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("symmetrize", [True, False])
+def test_eigh_needs_a_square_matrix(symmetrize, mode):
+    with pytest.raises(ShapeError, match="eigh") as excinfo:
+        run(lambda x: tp.linalg.eigh(x, symmetrize_input=symmetrize), mode, np.ones((3, 4)))
+    assert "3, 4" in str(excinfo.value)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("a_shape,b_shape", [((3, 3), (4,)), ((3, 3), (4, 2)),
+                                             ((3, 4), (3,)), ((3, 3), (3, 2, 1))])
+def test_solve_shape_mismatch(a_shape, b_shape, mode):
+    """Tensors: ShapeError naming solve; plain ndarrays go to NumPy (a ValueError)."""
+    cls = ValueError if mode == "numpy" else ShapeError
+    with pytest.raises(cls) as excinfo:
+        run(tp.linalg.solve, mode, np.ones(a_shape), np.ones(b_shape))
+    if mode != "numpy":
+        assert "solve" in str(excinfo.value)
+
+
+@pytest.mark.parametrize("mode", GRAD_MODES)
+def test_solve_rejects_a_batch_of_right_hand_sides(mode):
+    """solve takes one matrix and a vector or matrix rhs (no NumPy-style batching)."""
+    with pytest.raises(ShapeError, match="solve"):
+        run(tp.linalg.solve, mode, np.eye(3), np.ones((2, 3, 3)))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", ["svd", "eigh"])
+def test_negative_eps(name, mode):
+    fn = getattr(tp.linalg, name)
+    with pytest.raises(ValueError, match="eps"):
+        run(lambda x: fn(x, eps=-1e-12), mode, np.eye(3))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_unsupported_matrix_norm_order(mode):
+    with pytest.raises(ValueError, match="ord"):
+        run(lambda x: tp.linalg.norm(x, ord=3), mode, np.ones((3, 3)))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_qr_other_modes_rejected(mode):
+    with pytest.raises(ValueError, match="reduced"):
+        run(lambda x: tp.linalg.qr(x, mode="complete"), mode, np.ones((3, 3)))
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4)], ids=["tall", "wide"])
+def test_full_matrices_derivative_needs_a_square_matrix(shape, rng):
+    a = random_array(rng, shape)
+    x = tp.input(shape)
+    u, s, vh = svd(x, full_matrices=True)
+    loss = s.sum() + u.sum() + vh.sum()
+    with pytest.raises(ShapeError, match="full_matrices"):
+        tp.ad.grad(loss, x)
+    with pytest.raises(ShapeError, match="full_matrices"):
+        tp.ad.jvp([s], [x], [a])
+    t = tp.tensor(a, requires_grad=True)
+    u, s, vh = svd(t, full_matrices=True)
+    with pytest.raises(ShapeError, match="full_matrices"):
+        s.sum().backward()

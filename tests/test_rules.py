@@ -8,7 +8,7 @@ import pytest
 import tenpy_ad as tp
 from tenpy_ad.testing import check_grads
 
-from spec import SPECS, make_args
+from specs import SPECS, make_args
 
 CASES = [(s, d) for s in SPECS for d in s.dtypes]
 

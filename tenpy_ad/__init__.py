@@ -17,7 +17,7 @@ Eager::
 from ._compiled import _core
 from . import errors
 from .primitive import Tensor, TracedTensor, PRIMITIVES, constant
-from .numpy_api import (SURFACE as _SURFACE, abs, add, amax, astype, broadcast_in_dim,
+from .numpy import (SURFACE as _SURFACE, abs, add, amax, astype, broadcast_in_dim,
                         broadcast_to, conj, cos, divide, einsum, exp, imag, log, matmul, max,
                         multiply, negative, ones, power, real, reshape, scale, sign, sin,
                         sqrt, subtract, sum, tanh, tensordot, transpose, zeros)

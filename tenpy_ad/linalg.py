@@ -11,7 +11,8 @@ import numbers
 import numpy as np
 
 from . import dtypes
-from . import numpy_api as tnp
+from . import numpy as tnp
+from .numpy._operands import is_tensor, is_traced, operand, result_code
 from .errors import ShapeError
 from .ops import elementwise as ew
 from .ops.linalg import config
@@ -31,7 +32,7 @@ def _matrix_operand(name: str, a, square: bool = False):
     if len(shape) != 2 or (square and shape[0] != shape[1]):
         kind = "a square matrix" if square else "a matrix (2-d)"
         raise ShapeError(f"{name}: expected {kind}, got shape {list(shape)}")
-    if tnp._is_tensor(a):
+    if is_tensor(a):
         return a
     array = np.asarray(a)
     return array.astype(dtypes.DTYPES[dtypes.value_code(array.dtype)], copy=False)
@@ -72,16 +73,16 @@ def eigh(a, *, eps: float | None = None, symmetrize_input: bool = True):
 
 def solve(a, b):
     """``x`` with ``a @ x = b`` (``b`` a vector or a matrix of right-hand sides)."""
-    code = tnp.result_code("solve", a, b)
-    traced = tnp.is_traced(a) or tnp.is_traced(b)
-    return bind2(solve_p, None, tnp._operand(a, code, traced), tnp._operand(b, code, traced))
+    code = result_code("solve", a, b)
+    traced = is_traced(a) or is_traced(b)
+    return bind2(solve_p, None, operand(a, code, traced), operand(b, code, traced))
 
 
 def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 - NumPy's name
     """Vector and matrix norms (NumPy's ``linalg.norm``) for ``ord`` in None/'fro' (2-norm
     of all entries), 1, 2, inf for vectors and 'nuc', 2 for matrices (via the SVD).  The
     2-norm has derivative ``x/|x|`` and the subgradient 0 at ``x = 0``."""
-    if not tnp._is_tensor(x):
+    if not is_tensor(x):
         return np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
     ndim = len(shape_of(x))
     axes = tuple(range(ndim)) if axis is None else (

@@ -1,0 +1,103 @@
+"""How the NumPy-style functions treat their operands: which are tensors, the dtype an
+operation computes in (NumPy 2 promotion, Python scalars weak), broadcasting, axes."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import dtypes
+from ..errors import DTypeError, ShapeError
+from ..ops import elementwise as ew
+from ..primitive import Tensor, TracedTensor, constant
+
+PY_SCALARS = (float, int, complex, bool)
+
+
+def is_tensor(x) -> bool:
+    t = type(x)
+    return t is TracedTensor or t is Tensor
+
+
+def is_traced(x) -> bool:
+    return type(x) is TracedTensor
+
+
+def _dtype_key(x):
+    """A tensor's/array's dtype, or the Python type for a weak scalar."""
+    t = type(x)
+    if t is TracedTensor:
+        return x.dtype
+    if t is Tensor:
+        return x.data.dtype
+    if t in PY_SCALARS:
+        return t
+    return np.asarray(x).dtype
+
+
+def operand(x, code: int, traced: bool):
+    """``x`` in dtype ``code``, as a node (traced mode) or a Tensor/ndarray (eager mode)."""
+    if is_tensor(x):
+        if type(x) is Tensor and traced:
+            return constant(x.data, code)
+        return ew.convert(x, code)
+    if traced:
+        return constant(x, code)
+    return np.asarray(x, dtype=dtypes.DTYPES[code])
+
+
+_result_codes: dict = {}
+
+
+def result_code(name: str, *operands) -> int:
+    """The dtype code an operation on ``operands`` computes in (NumPy 2 promotion)."""
+    keys = tuple(_dtype_key(x) for x in operands)
+    code = _result_codes.get(keys)
+    if code is None:
+        key = keys[0]
+        for other in keys[1:]:
+            key = dtypes.promote(key, other)
+        try:
+            code = dtypes.value_code(np.dtype(key))
+        except DTypeError as error:
+            raise DTypeError(f"{name}: {error}") from None
+        _result_codes[keys] = code
+    return code
+
+
+def broadcast_shapes(name: str, *shapes) -> tuple:
+    """NumPy's broadcast of ``shapes``; a ShapeError naming ``name`` if impossible."""
+    result = shapes[0]
+    for shape in shapes[1:]:
+        if shape == result:
+            continue
+        if len(shape) > len(result):
+            result, shape = shape, result
+        merged = list(result)
+        offset = len(result) - len(shape)
+        for i, d in enumerate(shape):
+            r = merged[offset + i]
+            if r == 1:
+                merged[offset + i] = d
+            elif d != 1 and d != r:
+                raise ShapeError(f"{name}: shapes "
+                                 f"{', '.join(str(list(s)) for s in shapes)} cannot be "
+                                 "broadcast together")
+        result = tuple(merged)
+    return result
+
+
+def normalize_axes(name, axis, ndim) -> tuple:
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    normalized = []
+    for a in axes:
+        if not -ndim <= a < ndim:
+            raise ShapeError(f"{name}: axis {a} is out of range for a {ndim}-d tensor")
+        normalized.append(int(a) % ndim if ndim else 0)
+    if len(set(normalized)) != len(normalized):
+        raise ShapeError(f"{name}: repeated axis in {axes}")
+    return tuple(sorted(normalized))
+
+

@@ -6,20 +6,6 @@
 #   eager Tensor among the operands -> compute now and record the tape (``eager_apply``)
 #   otherwise                        -> compute with NumPy and return the array
 
-cdef object _bind_traced = None          # tenpy_ad.primitive.bind_traced, installed at import
-
-
-def install_bind_traced(object fn) -> None:
-    global _bind_traced
-    _bind_traced = fn
-
-
-cdef inline object _array_call(Primitive prim, object params, tuple args):
-    if params is None and prim.array_fn is not None:
-        return prim.array_fn(*args)
-    return prim.impl(params, *args)
-
-
 cpdef object bind1(Primitive prim, object params, object x):
     """Apply a one-operand primitive in the mode its operand calls for."""
     cdef type t = type(x)

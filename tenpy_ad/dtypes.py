@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._compiled import _core
 from .errors import DTypeError
 
 FLOAT32, FLOAT64, COMPLEX64, COMPLEX128 = 0, 1, 2, 3
@@ -21,8 +20,6 @@ _CODE_OF = {dtype: code for code, dtype in enumerate(DTYPES)}
 _REAL_OF = (FLOAT32, FLOAT64, FLOAT32, FLOAT64)
 _COMPLEX_OF = (COMPLEX64, COMPLEX128, COMPLEX64, COMPLEX128)
 _promotion_cache: dict = {}
-
-_core.install_dtypes(list(DTYPES))
 
 
 def code_of(dtype) -> int:

@@ -63,7 +63,7 @@ cdef class Primitive:             # an operation with its rules (primitive.pxi)
     cdef public bint elementwise      # output has the dtype and shape of input 0
     cdef readonly hash_t fingerprint  # of the name: stable across processes
 
-cdef class MissingRule:           # the JVP/VJP stand-in that raises NotImplementedError
+cdef class MissingRule:           # a JVP/VJP stand-in raising NotImplementedError (ditto)
     cdef readonly str primitive_name
     cdef readonly str kind            # "JVP" or "VJP"
 
@@ -73,7 +73,7 @@ cdef class ConstValue:            # a constant array as a static param (static_p
     cdef Py_hash_t _hash
     cdef bytes _bytes
 
-cdef class Scalar:                # a Python scalar as a static param, keyed by its bits
+cdef class Scalar:                # a Python scalar as a static param, by its bits (ditto)
     cdef readonly object value
     cdef readonly tuple bits
 
@@ -112,7 +112,7 @@ cdef class Tensor(ArraySurface):  # an eager tensor (eager.pxi)
 
 # ---------------------------------------------------------------- traversals
 
-cdef class GraphWalk:             # a topological order and its scratch arrays (graph_walk.pxi)
+cdef class GraphWalk:             # a topological order, its scratch arrays (graph_walk.pxi)
     cdef list order                   # TracedTensors, inputs before users
     cdef Py_ssize_t n                 # len(order)
     cdef walk_state_t* state          # by node id: a WalkState
@@ -121,7 +121,7 @@ cdef class GraphWalk:             # a topological order and its scratch arrays (
     cdef bint reached(self, TracedTensor node) noexcept
     cdef Py_ssize_t position(self, TracedTensor node) noexcept
 
-cdef class SiblingGroups:         # outputs of one multi-output operation, grouped
+cdef class SiblingGroups:         # the nodes of each multi-output operation, grouped
     cdef dict _by_key                 # (prim, params, input ids) -> member positions
     cdef dict _by_position            # position -> the same member list
     cdef list join(self, TracedTensor node, Py_ssize_t position)
@@ -136,7 +136,7 @@ cdef class Instruction:           # one row of a Plan (schedule.pxi)
     cdef readonly tuple outputs       # (slot, buffer) pairs, by slot
 
 cdef class Plan:                  # what ``schedule`` returns to tenpy_ad.program
-    cdef readonly list rows           # Instructions in order, inputs and constants included
+    cdef readonly list rows           # Instructions in schedule order (inputs, constants too)
     cdef readonly list steps          # the rows that compute (not inputs or constants)
     cdef readonly list metadata       # by buffer: (dtype code, shape)
     cdef readonly list template       # by buffer: the constant's array, or None

@@ -32,8 +32,8 @@ def execute(list steps, list frees, list buffers) -> None:
             if hasattr(error, "add_note"):
                 error.add_note(f"tenpy_ad: raised by instruction {k} ({step.prim.name})")
             raise
-        if step.prim.n_outputs == 1:
-            buffers[<Py_ssize_t>(<tuple>step.outputs[0])[1]] = result
+        if step.single_output >= 0:
+            buffers[step.single_output] = result
         else:
             for pair in step.outputs:
                 buffers[<Py_ssize_t>pair[1]] = result[<Py_ssize_t>pair[0]]

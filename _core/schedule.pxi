@@ -98,7 +98,7 @@ cdef int _fill_plan(Plan plan, GraphWalk walk, Primitive input_prim,
     cdef list metadata = [None] * walk.n, template = [None] * walk.n
     cdef TracedTensor node
     cdef Instruction row
-    cdef Py_ssize_t k
+    cdef Py_ssize_t k, j
     plan.unbound = None
     for k in range(walk.n):
         node = <TracedTensor>walk.order[k]
@@ -108,30 +108,35 @@ cdef int _fill_plan(Plan plan, GraphWalk walk, Primitive input_prim,
                 template[k] = node.params.array
             elif walk.state[node.id] != BOUND_INPUT and plan.unbound is None:
                 plan.unbound = node
-            rows.append(_instruction(node, (), ((0, k),)))
+            rows.append(_instruction(node, (), k))
             continue
         if node.prim.n_outputs > 1:
             members = groups.join(node, k)
             if len(members) > 1:
                 continue                                 # a later sibling: row exists
-            row = _instruction(node, _input_buffers(node, walk.index), None)
+        row = _instruction(node, _input_buffers(node, walk.index), k)
+        if row.single_output < 0:
             multi.append((row, members))
-        else:
-            row = _instruction(node, _input_buffers(node, walk.index), ((0, k),))
         rows.append(row)
         steps.append(row)
     for row, members in multi:
-        row.outputs = tuple(sorted([((<TracedTensor>walk.order[k]).slot, k) for k in members]))
+        row.outputs = tuple(sorted([((<TracedTensor>walk.order[j]).slot, j) for j in members]))
     plan.rows, plan.steps, plan.metadata, plan.template = rows, steps, metadata, template
     return 0
 
 
-cdef inline Instruction _instruction(TracedTensor node, tuple inputs, tuple outputs):
+cdef inline Instruction _instruction(TracedTensor node, tuple inputs, Py_ssize_t buffer):
+    """The row of ``node`` writing ``buffer`` (the outputs of a multi-output row are set
+    once all its siblings are known)."""
     cdef Instruction row = Instruction.__new__(Instruction)
     row.prim = node.prim
     row.params = node.params
     row.inputs = inputs
-    row.outputs = outputs
+    if node.prim.n_outputs == 1:
+        row.outputs = ((0, buffer),)
+        row.single_output = buffer
+    else:
+        row.single_output = -1
     return row
 
 

@@ -134,6 +134,8 @@ cdef class Instruction:           # one row of a Plan (schedule.pxi)
     cdef readonly object params
     cdef readonly tuple inputs        # buffer of each operand
     cdef readonly tuple outputs       # (slot, buffer) pairs, by slot
+    cdef Py_ssize_t single_output     # its buffer if there is one output, else -1 (for
+                                      # the interpreter: one C read, no tuple unpacking)
 
 cdef class Plan:                  # what ``schedule`` returns to tenpy_ad.program
     cdef readonly list rows           # Instructions in schedule order (inputs, constants too)

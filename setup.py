@@ -1,8 +1,10 @@
 """Build rules for tenpy_ad.
 
 * One extension module, ``tenpy_ad._core``, is built from ``_core/_core.pyx``; that file
-  ``include``s one ``.pxi`` per concern (metadata table, keys, sweeps, executor, eager tape),
-  so the hot paths inline into each other and no cross-module ``cimport`` is needed.
+  ``include``s one ``.pxi`` per concern (metadata table, intern table, sweeps, executor,
+  eager tape), so the hot paths inline into each other and no cross-module ``cimport`` is
+  needed.  Its types are declared in ``tenpy_ad/_core.pxd``: Cython reads the ``.pxd`` of
+  the module's qualified name, found from the project root (``include_path``).
 * Cython directives are set here, never in file headers.  ``TENPY_AD_CYTHON_DEBUG=1`` turns
   bounds/wraparound/initialisation checks back on; ``TENPY_AD_CYTHON_ANNOTATE=1`` writes the
   annotated HTML next to the sources.
@@ -17,7 +19,7 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 HERE = Path(__file__).parent
-CORE_SOURCES = sorted((HERE / "_core").glob("*.p*"))
+CORE_SOURCES = sorted((HERE / "_core").glob("*.p*")) + [HERE / "tenpy_ad" / "_core.pxd"]
 
 
 def source_hash() -> str:
@@ -50,6 +52,7 @@ setup(
     ext_modules=cythonize(
         [extension],
         compiler_directives=directives,
+        include_path=[str(HERE)],
         annotate=os.environ.get("TENPY_AD_CYTHON_ANNOTATE") == "1",
         force=True,
     )

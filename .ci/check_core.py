@@ -1,4 +1,5 @@
-"""Fail unless the imported tenpy_ad._core was compiled from this checkout's _core/ sources."""
+"""Fail unless the imported tenpy_ad._core was compiled from this checkout's core sources
+(``_core/*.pyx|pxi`` and ``tenpy_ad/_core.pxd``, hashed as setup.py does)."""
 import hashlib
 import sys
 from pathlib import Path
@@ -7,7 +8,7 @@ import tenpy_ad
 
 root = Path(__file__).resolve().parent.parent
 digest = hashlib.sha256()
-for path in sorted((root / "_core").glob("*.p*")):
+for path in sorted((root / "_core").glob("*.p*")) + [root / "tenpy_ad" / "_core.pxd"]:
     digest.update(path.name.encode())
     digest.update(path.read_bytes())
 expected = digest.hexdigest()[:16]

@@ -1,20 +1,30 @@
 """tenpy_ad._core: the compiled heart of the engine.
 
 One extension module built from per-concern include files, so the hot paths inline into
-each other:
+each other.  ``tenpy_ad/_core.pxd`` (read first: Cython finds the .pxd of the module's
+qualified name) declares the types: typedefs, enums, structs and the attribute layout of
+every extension class.  Then, in include order:
 
-* ``counters.pxi``  deterministic counters (nodes interned, probes, visits, ...)
-* ``release.pxi``   iterative release of deep object chains (no C-stack recursion on drop)
-* ``metadata.pxi``  dtype/shape table in typed arrays, indexed by node id
-* ``surface.pxi``   the numpy-like operator surface shared by traced and eager tensors
-* ``keys.pxi``      primitives, interned graph nodes (TracedTensor), fingerprints,
-                    memoised iterative structural equality
-* ``graph_sweep.pxi`` topological order and the forward/reverse sweeps over traced graphs
-* ``execute.pxi``   the Program interpreter loop
-* ``eager.pxi``     eager Tensor, its tape and the reverse sweep behind ``.backward()``
-* ``operands.pxi``  facts about operands of any kind (shape, dtype code, complexness)
+* ``globals.pxi``       all module-level state, and ``install`` (the import-time hook)
+* ``counters.pxi``      deterministic counters (nodes interned, probes, visits, ...)
+* ``release.pxi``       iterative release of deep object chains (no C-stack recursion on drop)
+* ``fingerprints.pxi``  deterministic 64-bit hashes of params and subgraphs
+* ``metadata.pxi``      dtype/shape table in typed arrays, indexed by node id
+* ``surface.pxi``       the numpy-like operator surface shared by traced and eager tensors
+* ``primitive.pxi``     Primitive, with raising stubs for missing JVP/VJP rules
+* ``static_params.pxi`` ConstValue and Scalar: params keyed by their exact bits
+* ``node.pxi``          TracedTensor, the interned graph node
+* ``intern_table.pxi``  the C hash table that interns nodes, and ``intern*``
+* ``structural_equality.pxi`` memoised iterative comparison of graphs of other origins
+* ``graph_walk.pxi``    topological order, its scratch arrays, multi-output sibling groups
+* ``graph_sweep.pxi``   the reverse (VJP) and forward (JVP) sweeps over traced graphs
+* ``schedule.pxi``      the compiler's pass: a Plan of Instruction rows
+* ``execute.pxi``       the Program interpreter loop
+* ``eager.pxi``         eager Tensor, its tape entries (TapeNode), ``no_grad``
+* ``eager_backward.pxi`` the reverse sweep over the tape (``backward``, ``grad_of``)
+* ``operands.pxi``      facts about operands of any kind (shape, dtype code, complexness)
 * ``rule_adapters.pxi`` derivative rules assembled from one rule per input
-* ``dispatch.pxi``  applying a primitive in the mode its operands call for
+* ``dispatch.pxi``      applying a primitive in the mode its operands call for
 """
 cimport cython
 from cpython.ref cimport PyObject, Py_INCREF
@@ -30,17 +40,23 @@ SOURCE_HASH = TENPY_AD_SOURCE_HASH.decode("ascii")
 
 import numpy as _np
 
-cdef object _asarray = _np.asarray
-cdef object _array2string = _np.array2string
-
+include "globals.pxi"
 include "counters.pxi"
 include "release.pxi"
+include "fingerprints.pxi"
 include "metadata.pxi"
 include "surface.pxi"
-include "keys.pxi"
+include "primitive.pxi"
+include "static_params.pxi"
+include "node.pxi"
+include "intern_table.pxi"
+include "structural_equality.pxi"
+include "graph_walk.pxi"
 include "graph_sweep.pxi"
+include "schedule.pxi"
 include "execute.pxi"
 include "eager.pxi"
+include "eager_backward.pxi"
 include "operands.pxi"
 include "rule_adapters.pxi"
 include "dispatch.pxi"

@@ -6,14 +6,6 @@
 #   eager Tensor among the operands -> compute now and record the tape (``eager_apply``)
 #   otherwise                        -> compute with NumPy and return the array
 
-cdef object _bind_traced = None          # tenpy_ad.primitive.bind_traced, installed at import
-
-
-def install_bind_traced(object fn) -> None:
-    global _bind_traced
-    _bind_traced = fn
-
-
 cdef inline int _check_plain(Primitive prim, object params, tuple args) except -1:
     """Run the shape rule on plain (array or scalar) operands.  Elementwise primitives are
     exempt: on plain values they have NumPy's semantics (broadcasting, promotion)."""

@@ -1,16 +1,5 @@
-# Eager mode: tensors that compute at once and record a tape, and the reverse sweep behind
-# ``Tensor.backward()``.  The VJP rules are the same functions the traced transform uses;
-# here they receive ndarrays (or Tensors, with ``create_graph=True``).
-
-cdef object _ndarray = _np.ndarray
-cdef Py_ssize_t _no_grad_threads = 0     # threads currently inside ``no_grad``
-cdef object _grad_mode_local = None      # threading.local, installed by tenpy_ad.eager
-
-
-def install_grad_mode(object thread_local) -> None:
-    global _grad_mode_local
-    _grad_mode_local = thread_local
-
+# Eager mode: tensors that compute at once and record a tape (the reverse sweep over it is in
+# eager_backward.pxi), and the per-thread switch of ``no_grad``.
 
 def _enter_no_grad() -> None:
     global _no_grad_threads
@@ -43,13 +32,6 @@ def is_grad_enabled() -> bool:
 @cython.final
 cdef class TapeNode:
     """One recorded eager operation: its rule, its parents and the values the rule needs."""
-    cdef readonly Primitive prim
-    cdef readonly object params
-    cdef readonly tuple parents        # per input: TapeNode, leaf Tensor, or None
-    cdef tuple parent_slots            # per input: output slot of the parent
-    cdef tuple saved_inputs            # input arrays; None once released
-    cdef object saved_outputs          # output array (tuple if multi-output)
-    cdef readonly bint released
 
     def __dealloc__(self):
         if self.parents is not None and len(self.parents):
@@ -65,12 +47,6 @@ cdef class TapeNode:
 @cython.final
 cdef class Tensor(ArraySurface):
     """An eager tensor: an ndarray plus, when it requires grad, its place on the tape."""
-    cdef readonly object data
-    cdef public object grad
-    cdef bint _requires_grad
-    cdef object _node          # TapeNode that produced it (None for leaves)
-    cdef int _slot
-    cdef object __weakref__
 
     def __init__(self, data, requires_grad=False):
         self.data = data if type(data) is _ndarray else _asarray(data)
@@ -193,9 +169,6 @@ cdef inline object _data_of(object x):
     return (<Tensor>x).data if type(x) is Tensor else x
 
 
-cdef tuple _ZERO_SLOTS = ((), (0,), (0, 0), (0, 0, 0))
-
-
 cpdef object eager_apply(Primitive prim, object params, tuple args):
     """Compute ``prim`` on tensors/arrays now; record a tape entry when a grad is needed."""
     cdef Py_ssize_t n = len(args), j
@@ -262,11 +235,6 @@ cpdef object eager_apply(Primitive prim, object params, tuple args):
     return _wrap(result, node, 0)
 
 
-cdef inline object _address(object obj):
-    """``id(obj)`` without the call."""
-    return <size_t><PyObject*>obj
-
-
 def record_tape(Primitive prim, object params, tuple args, tuple outputs) -> tuple:
     """Record one tape entry for outputs computed elsewhere (``tp.checkpoint`` runs its
     function without a tape, then records the call as a single entry).  Returns the output
@@ -287,179 +255,3 @@ def record_tape(Primitive prim, object params, tuple args, tuple outputs) -> tup
     node.saved_outputs = outputs if prim.n_outputs > 1 else outputs[0]
     _counters.eager_recorded += 1
     return tuple([_wrap(outputs[j], node, <int>j) for j in range(len(outputs))])
-
-
-cdef list _eager_toposort(TapeNode root, dict index):
-    """TapeNodes reachable from ``root``, parents before children.  ``index`` maps
-    ``id(node)`` to its position (-1 while the node is still being expanded)."""
-    cdef list order = []
-    cdef list stack = [root]
-    cdef TapeNode node
-    while stack:
-        node = <TapeNode>stack[len(stack) - 1]
-        key = _address(node)
-        position = index.get(key)
-        if position is None:
-            index[key] = -1
-            if node.parents is None:
-                continue
-            for parent in node.parents:
-                if type(parent) is TapeNode and _address(parent) not in index:
-                    stack.append(parent)
-        else:
-            stack.pop()
-            if position == -1:
-                index[key] = len(order)
-                order.append(node)
-    return order
-
-
-cdef inline tuple _parent_mask(tuple parents):
-    cdef Py_ssize_t n = len(parents), j
-    cdef int mask = 0
-    if n <= 3:
-        for j in range(n):
-            if parents[j] is not None:
-                mask |= 1 << j
-        return <tuple>_ACTIVE_MASKS[_MASK_OFFSET[n] + mask]
-    return tuple([p is not None for p in parents])
-
-
-cdef object _as_tensor_input(object array, object parent, int slot):
-    """An input value for a ``create_graph`` rule call: connected to the tape."""
-    if parent is None:
-        return _wrap(array, None, 0)
-    if type(parent) is Tensor:
-        return parent
-    return _wrap(array, <TapeNode>parent, slot)
-
-
-def eager_backward(Tensor root, object seed, bint retain_graph, bint create_graph,
-                   object accumulate, list capture=None):
-    """Reverse sweep from ``root`` with cotangent ``seed``.
-
-    Without ``capture`` the cotangents reaching grad-requiring leaves are added into their
-    ``.grad``.  With ``capture`` (a list of tensors) nothing is written anywhere: the
-    cotangent of each captured tensor is returned (None where it has no path to ``root``).
-    Cotangents are ndarrays, or Tensors when ``create_graph`` records the backward itself.
-    Saved values are released as the sweep passes each entry unless ``retain_graph``.
-    """
-    cdef dict index = {}
-    cdef list order, cts
-    cdef dict leaf_cts = {}
-    cdef dict leaves = {}
-    cdef dict wanted = None
-    cdef list captured = None
-    cdef TapeNode node
-    cdef Tensor t
-    cdef Py_ssize_t i, j, k, n, n_out
-    if capture is not None:
-        wanted = {}
-        captured = [None] * len(capture)
-        for k in range(len(capture)):
-            t = <Tensor?>capture[k]
-            wanted[_address(t) if t._node is None else (_address(t._node), t._slot)] = k
-    if root._node is None:
-        if root._requires_grad:
-            if wanted is not None:
-                if _address(root) in wanted:
-                    captured[wanted[_address(root)]] = seed
-            else:
-                _accumulate_leaf(root, seed, accumulate, create_graph)
-        return captured
-    order = _eager_toposort(<TapeNode>root._node, index)
-    n = len(order)
-    cts = [None] * n
-    k = n - 1   # the root is last in the order
-    if (<TapeNode>order[k]).prim.n_outputs > 1:
-        cts[k] = [None] * (<TapeNode>order[k]).prim.n_outputs
-        cts[k][root._slot] = seed
-    else:
-        cts[k] = seed
-    for i in range(n - 1, -1, -1):
-        node = <TapeNode>order[i]
-        ct = cts[i]
-        cts[i] = None
-        if ct is None:
-            continue
-        n_out = node.prim.n_outputs
-        if wanted is not None:
-            for j in range(n_out):
-                key = (_address(node), <int>j)
-                if key in wanted:
-                    captured[wanted[key]] = ct[j] if n_out > 1 else ct
-        if n_out > 1:
-            for c in <list>ct:
-                if c is not None:
-                    break
-            else:
-                continue
-            ct = tuple(<list>ct)
-        if node.released:
-            raise RuntimeError(
-                f"Trying to backward through the graph a second time: the values saved by "
-                f"'{node.prim.name}' were freed by the previous backward(). Pass "
-                f"retain_graph=True to the first backward() to keep them.")
-        xs = node.saved_inputs
-        out = node.saved_outputs
-        if create_graph:
-            xs = tuple([_as_tensor_input(xs[j], node.parents[j], node.parent_slots[j])
-                        for j in range(len(xs))])
-            if n_out > 1:
-                out = tuple([_wrap(out[j], node, <int>j) for j in range(n_out)])
-            else:
-                out = _wrap(out, node, 0)
-        mask = _parent_mask(node.parents)
-        _counters.eager_swept += 1
-        input_cts = node.prim.vjp(node.params, ct, out, xs, mask)
-        if _check_finite:
-            _nonfinite_hook(f"the VJP of '{node.prim.name}' (eager backward)",
-                            tuple([c for c in input_cts if c is not None]),
-                            (ct,) if n_out == 1 else ct)
-        for j in range(len(node.parents)):
-            parent = node.parents[j]
-            if parent is None:
-                continue
-            c = input_cts[j]
-            if c is None:
-                continue
-            if type(parent) is Tensor:
-                key = _address(parent)
-                leaves[key] = parent
-                leaf_cts[key] = c if key not in leaf_cts else accumulate(leaf_cts[key], c)
-                continue
-            k = index[_address(parent)]
-            if (<TapeNode>parent).prim.n_outputs > 1:
-                if cts[k] is None:
-                    cts[k] = [None] * (<TapeNode>parent).prim.n_outputs
-                slot = node.parent_slots[j]
-                cts[k][slot] = c if cts[k][slot] is None else accumulate(cts[k][slot], c)
-            else:
-                cts[k] = c if cts[k] is None else accumulate(cts[k], c)
-        if not retain_graph:
-            node.saved_inputs = None
-            node.saved_outputs = None
-            node.released = True
-    if wanted is not None:
-        for key, leaf in leaves.items():
-            if key in wanted:
-                captured[wanted[key]] = leaf_cts[key]
-        return captured
-    for key, leaf in leaves.items():
-        _accumulate_leaf(<Tensor>leaf, leaf_cts[key], accumulate, create_graph)
-    return None
-
-
-cdef _accumulate_leaf(Tensor leaf, object ct, object accumulate, bint create_graph):
-    """``leaf.grad += ct`` (PyTorch's accumulation); a Tensor result, on the tape only
-    when ``create_graph``."""
-    if create_graph:
-        if type(ct) is not Tensor:
-            ct = _wrap(ct, None, 0)
-        leaf.grad = ct if leaf.grad is None else accumulate(leaf.grad, ct)
-        return
-    if type(ct) is Tensor:
-        ct = (<Tensor>ct).data
-    if leaf.grad is not None:
-        ct = accumulate(_data_of(leaf.grad), ct)
-    leaf.grad = _wrap(ct if type(ct) is _ndarray else _asarray(ct), None, 0)

@@ -1,8 +1,5 @@
-# The Program interpreter: a flat instruction list over a buffer list.  Buffers are
-# released right after their last use (the compiler computes ``frees``).
-
-cdef bint _check_finite = False
-cdef object _nonfinite_hook = None
+# The Program interpreter: the steps of a Plan (schedule.pxi) over a buffer list.  Buffers
+# are released right after their last use (the compiler computes ``frees``).
 
 
 def set_nonfinite_check(object hook) -> None:
@@ -13,39 +10,35 @@ def set_nonfinite_check(object hook) -> None:
     _check_finite = hook is not None
 
 
-def execute(list impls, list params, list in_slots, list out_slots, list frees,
-            list buffers, list names) -> None:
-    """Run instructions ``k = 0..n-1``: ``out_slots[k] <- impls[k](params[k], *in_slots[k])``.
-
-    ``out_slots[k]`` is a buffer index, or for multi-output instructions a tuple of
-    ``(output slot, buffer index)`` pairs.  ``frees[k]`` lists buffers dead after ``k``.
-    """
-    cdef Py_ssize_t k, m, s, n = len(impls)
-    cdef tuple ins, outs
+def execute(list steps, list frees, list buffers) -> None:
+    """Run each Instruction of ``steps`` in turn on ``buffers``; ``frees[k]`` lists the
+    buffers dead after step ``k``."""
+    cdef Py_ssize_t k, m, s, n = len(steps)
+    cdef Instruction step
+    cdef tuple ins
     for k in range(n):
-        ins = <tuple>in_slots[k]
+        step = <Instruction>steps[k]
+        ins = step.inputs
         m = len(ins)
         try:
             if m == 1:
-                result = impls[k](params[k], buffers[<Py_ssize_t>ins[0]])
+                result = step.prim.impl(step.params, buffers[<Py_ssize_t>ins[0]])
             elif m == 2:
-                result = impls[k](params[k], buffers[<Py_ssize_t>ins[0]],
-                                  buffers[<Py_ssize_t>ins[1]])
+                result = step.prim.impl(step.params, buffers[<Py_ssize_t>ins[0]],
+                                        buffers[<Py_ssize_t>ins[1]])
             else:
-                result = impls[k](params[k], *[buffers[<Py_ssize_t>s] for s in ins])
+                result = step.prim.impl(step.params, *[buffers[<Py_ssize_t>s] for s in ins])
         except Exception as error:
             if hasattr(error, "add_note"):
-                error.add_note(f"tenpy_ad: raised by instruction {k} ({names[k]})")
+                error.add_note(f"tenpy_ad: raised by instruction {k} ({step.prim.name})")
             raise
-        target = out_slots[k]
-        if type(target) is int:
-            buffers[<Py_ssize_t>target] = result
+        if step.single_output >= 0:
+            buffers[step.single_output] = result
         else:
-            outs = <tuple>target
-            for pair in outs:
+            for pair in step.outputs:
                 buffers[<Py_ssize_t>pair[1]] = result[<Py_ssize_t>pair[0]]
         if _check_finite:
-            _nonfinite_hook(f"'{names[k]}' (program instruction {k})", result,
+            _nonfinite_hook(f"'{step.prim.name}' (program instruction {k})", result,
                             [buffers[<Py_ssize_t>s] for s in ins])
         for s in <tuple>frees[k]:
             buffers[s] = None

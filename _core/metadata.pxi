@@ -2,42 +2,13 @@
 # node id.  Ids are dense and recycled through a free list, so lookups are O(1) array reads
 # and a released node gives its row back at once.
 
-cdef enum:
-    MAX_INLINE_RANK = 8      # ranks above this keep their shape in ``_wide_shapes``
-
-cdef Py_ssize_t _capacity = 0
-cdef Py_ssize_t _high_water = 0       # ids in [0, _high_water) have been handed out
-cdef Py_ssize_t _live = 0
-cdef int8_t* _dtype_codes = NULL
-cdef int8_t* _ndims = NULL
-cdef int64_t* _dims = NULL            # _capacity x MAX_INLINE_RANK
-cdef PyObject** _node_at = NULL       # borrowed pointer to the live node owning each id
-cdef Py_ssize_t* _free_ids = NULL
-cdef Py_ssize_t _n_free = 0
-cdef dict _wide_shapes = {}
-
-# dtype codes -> numpy dtype objects; installed by tenpy_ad.dtypes at import
-cdef list _dtype_objects = []
-
-
-def install_dtypes(list dtype_objects, object value_code) -> None:
-    """Register the numpy dtype for each dtype code, and ``value_code(dtype)`` for the
-    code other dtypes compute in (called once by tenpy_ad.dtypes)."""
-    global _dtype_objects, _value_code
-    _dtype_objects = list(dtype_objects)
-    _value_code = value_code
-    _code_of_dtype.clear()
-    for code, dtype in enumerate(_dtype_objects):
-        _code_of_dtype[dtype] = code
-
-
 cdef int _grow_table() except -1:
     global _capacity, _dtype_codes, _ndims, _dims, _node_at, _free_ids
     cdef Py_ssize_t new_cap = 1024 if _capacity == 0 else 2 * _capacity
     cdef void* p
-    p = realloc(_dtype_codes, new_cap * sizeof(int8_t))
+    p = realloc(_dtype_codes, new_cap * sizeof(dtype_code_t))
     if p == NULL: raise MemoryError()
-    _dtype_codes = <int8_t*>p
+    _dtype_codes = <dtype_code_t*>p
     p = realloc(_ndims, new_cap * sizeof(int8_t))
     if p == NULL: raise MemoryError()
     _ndims = <int8_t*>p
@@ -47,16 +18,16 @@ cdef int _grow_table() except -1:
     p = realloc(_node_at, new_cap * sizeof(PyObject*))
     if p == NULL: raise MemoryError()
     _node_at = <PyObject**>p
-    p = realloc(_free_ids, new_cap * sizeof(Py_ssize_t))
+    p = realloc(_free_ids, new_cap * sizeof(node_id_t))
     if p == NULL: raise MemoryError()
-    _free_ids = <Py_ssize_t*>p
+    _free_ids = <node_id_t*>p
     _capacity = new_cap
     return 0
 
 
-cdef Py_ssize_t _meta_alloc() except -1:
+cdef node_id_t _meta_alloc() except -1:
     global _high_water, _live, _n_free
-    cdef Py_ssize_t nid
+    cdef node_id_t nid
     if _n_free:
         _n_free -= 1
         nid = _free_ids[_n_free]
@@ -70,7 +41,7 @@ cdef Py_ssize_t _meta_alloc() except -1:
     return nid
 
 
-cdef void _meta_release(Py_ssize_t nid) noexcept:
+cdef void _meta_release(node_id_t nid) noexcept:
     global _live, _n_free
     if _ndims[nid] > MAX_INLINE_RANK:
         _wide_shapes.pop(nid, None)
@@ -81,12 +52,12 @@ cdef void _meta_release(Py_ssize_t nid) noexcept:
     _live -= 1
 
 
-cdef int _meta_set(Py_ssize_t nid, int dtype_code, tuple shape) except -1:
+cdef int _meta_set(node_id_t nid, int dtype_code, tuple shape) except -1:
     cdef Py_ssize_t ndim = len(shape), k
     cdef int64_t d
     if dtype_code < 0 or dtype_code >= len(_dtype_objects):
         raise ValueError(f"unknown dtype code {dtype_code}")
-    _dtype_codes[nid] = <int8_t>dtype_code
+    _dtype_codes[nid] = <dtype_code_t>dtype_code
     if ndim > MAX_INLINE_RANK:
         if ndim > 64:
             raise ValueError(f"rank {ndim} exceeds the maximum of 64")
@@ -104,7 +75,7 @@ cdef int _meta_set(Py_ssize_t nid, int dtype_code, tuple shape) except -1:
     return 0
 
 
-cdef inline void _meta_copy(Py_ssize_t dst, Py_ssize_t src) noexcept:
+cdef inline void _meta_copy(node_id_t dst, node_id_t src) noexcept:
     cdef int ndim = _ndims[src]
     _dtype_codes[dst] = _dtype_codes[src]
     _ndims[dst] = <int8_t>ndim
@@ -115,7 +86,7 @@ cdef inline void _meta_copy(Py_ssize_t dst, Py_ssize_t src) noexcept:
                ndim * sizeof(int64_t))
 
 
-cdef inline bint _meta_same(Py_ssize_t a, Py_ssize_t b) noexcept:
+cdef inline bint _meta_same(node_id_t a, node_id_t b) noexcept:
     """Same dtype and shape."""
     cdef int ndim = _ndims[a]
     cdef int k
@@ -129,20 +100,7 @@ cdef inline bint _meta_same(Py_ssize_t a, Py_ssize_t b) noexcept:
     return True
 
 
-cdef inline bint _meta_same_shape(Py_ssize_t a, Py_ssize_t b) noexcept:
-    cdef int ndim = _ndims[a]
-    cdef int k
-    if ndim != _ndims[b]:
-        return False
-    if ndim > MAX_INLINE_RANK:
-        return _wide_shapes[a] == _wide_shapes[b]
-    for k in range(ndim):
-        if _dims[a * MAX_INLINE_RANK + k] != _dims[b * MAX_INLINE_RANK + k]:
-            return False
-    return True
-
-
-cdef tuple _meta_shape(Py_ssize_t nid):
+cdef tuple _meta_shape(node_id_t nid):
     cdef int ndim = _ndims[nid]
     cdef int k
     if ndim > MAX_INLINE_RANK:
@@ -156,10 +114,10 @@ cdef tuple _meta_shape(Py_ssize_t nid):
     return tuple([_dims[nid * MAX_INLINE_RANK + k] for k in range(ndim)])
 
 
-cdef uint64_t _meta_fingerprint(Py_ssize_t nid) noexcept:
+cdef hash_t _meta_fingerprint(node_id_t nid) noexcept:
     cdef int ndim = _ndims[nid]
     cdef int k
-    cdef uint64_t h = _mix(0x6d657461, <uint64_t>_dtype_codes[nid])
+    cdef hash_t h = _mix(0x6d657461, <uint64_t>_dtype_codes[nid])
     h = _mix(h, <uint64_t>ndim)
     if ndim > MAX_INLINE_RANK:
         for item in _wide_shapes[nid]:
@@ -180,7 +138,7 @@ def metadata_arrays() -> tuple:
     and tests).  Rows ``[0, high_water)`` are valid; a released row has ``ndim == -1``."""
     if _high_water == 0:
         return (memoryview(b"").cast("b"), memoryview(b"").cast("b"), memoryview(b"").cast("q"))
-    cdef int8_t[::1] codes = <int8_t[:_high_water]>_dtype_codes
+    cdef dtype_code_t[::1] codes = <dtype_code_t[:_high_water]>_dtype_codes
     cdef int8_t[::1] ndims = <int8_t[:_high_water]>_ndims
     cdef int64_t[:, ::1] dims = <int64_t[:_high_water, :MAX_INLINE_RANK]>_dims
     return codes.copy(), ndims.copy(), dims.copy()

@@ -1,10 +1,6 @@
 # Facts about an operand of any kind -- TracedTensor, eager Tensor, ndarray or Python
 # scalar -- for shape rules and derivative rules, which run on all of them.
 
-cdef dict _code_of_dtype = {}          # supported numpy dtype -> dtype code
-cdef object _value_code = None         # tenpy_ad.dtypes.value_code, for the other dtypes
-
-
 cdef inline int _array_code(object dtype) except -1:
     code = _code_of_dtype.get(dtype)
     if code is None:

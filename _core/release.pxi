@@ -6,10 +6,6 @@
 # field) and calls ``_drain_release_queue``.  Only the outermost deallocation drains; nested
 # ones just append, so the C stack depth stays constant whatever the chain length.
 
-cdef Py_ssize_t _release_depth = 0
-cdef list _release_queue = []
-
-
 cdef void _drain_release_queue() noexcept:
     global _release_depth
     cdef object item

@@ -1,15 +1,7 @@
 # The numpy-like operator surface shared by TracedTensor and the eager Tensor.
 #
-# Operators forward to the Python functions of tenpy_ad.numpy_api, installed once at import
-# through ``install_surface``, so one implementation serves both tensor kinds.
-
-cdef dict _surface = {}
-
-
-def install_surface(dict functions) -> None:
-    """Register the frontend functions the operators forward to (tenpy_ad calls this)."""
-    _surface.update(functions)
-
+# Operators forward to the Python functions of tenpy_ad.numpy_api, handed over at import
+# through ``install(surface=...)``, so one implementation serves both tensor kinds.
 
 cdef class ArraySurface:
     """Operators and methods common to traced and eager tensors."""
@@ -74,10 +66,6 @@ cdef class ArraySurface:
     def sum(self, axis=None, keepdims=False):
         """Sum over ``axis`` (all axes by default), like ``ndarray.sum``."""
         return _surface["sum"](self, axis, keepdims)
-
-    def reduce_sum(self, axes=None):
-        """Sum over ``axes`` (all by default); the primitive behind ``sum``."""
-        return _surface["sum"](self, axes, False)
 
     def max(self, axis=None, keepdims=False):
         """Maximum over ``axis``; its derivative splits evenly among tied maxima."""

@@ -15,8 +15,8 @@ Eager::
     loss = model(b); loss.backward(); b.grad
 """
 from ._compiled import _core
-from . import errors
-from .primitive import Tensor, TracedTensor, PRIMITIVES, constant
+from . import dtypes as _dtypes, errors
+from .primitive import Tensor, TracedTensor, PRIMITIVES, bind_traced as _bind_traced, constant
 from .numpy import (SURFACE as _SURFACE, abs, add, amax, astype, broadcast_in_dim,
                         broadcast_to, conj, cos, divide, einsum, exp, imag, log, matmul, max,
                         multiply, negative, ones, power, real, reshape, scale, sign, sin,
@@ -33,7 +33,8 @@ from .serialize import load_graph, load_program
 from . import introspection
 from .introspection import counters, reset_counters
 
-_core.install_surface(dict(_SURFACE, backward=_backward))
+_core.install(surface=dict(_SURFACE, backward=_backward), bind_traced=_bind_traced,
+              errors=errors.ALL, dtypes=list(_dtypes.DTYPES), value_code=_dtypes.value_code)
 
 __version__ = "0.1.0"
 

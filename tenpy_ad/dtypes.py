@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._compiled import _core
 from .errors import DTypeError
 
 FLOAT32, FLOAT64, COMPLEX64, COMPLEX128 = 0, 1, 2, 3
@@ -21,7 +20,6 @@ _CODE_OF = {dtype: code for code, dtype in enumerate(DTYPES)}
 _REAL_OF = (FLOAT32, FLOAT64, FLOAT32, FLOAT64)
 _COMPLEX_OF = (COMPLEX64, COMPLEX128, COMPLEX64, COMPLEX128)
 _promotion_cache: dict = {}
-
 
 
 def code_of(dtype) -> int:
@@ -54,9 +52,6 @@ def value_code(np_dtype: np.dtype) -> int:
     if np_dtype.kind == "c":
         return COMPLEX128
     raise DTypeError(f"arrays of dtype {np_dtype} cannot enter a tensor computation")
-
-
-_core.install_dtypes(list(DTYPES), value_code)
 
 
 def is_complex(code: int) -> bool:

@@ -6,7 +6,6 @@ The VJP rules are the same functions the traced transform uses (they see ndarray
 from __future__ import annotations
 
 import functools
-import threading
 
 import numpy as np
 
@@ -15,8 +14,6 @@ from ._compiled import _core
 from .errors import GraphError, ShapeError
 from .ops import elementwise as ew
 from .primitive import Tensor
-
-_core.install_grad_mode(threading.local())
 
 
 def tensor(data, dtype=None, requires_grad: bool = False) -> Tensor:
@@ -104,8 +101,8 @@ def grad_of(outputs, inputs, cotangents=None, retain_graph=None, create_graph=Fa
         if type(out) is not Tensor or not out.requires_grad:
             continue
         keep = retain_graph or k < len(outputs) - 1
-        found = _core.eager_backward(out, _seed_for(out, ct, create_graph), bool(keep),
-                                     bool(create_graph), _accumulate, inputs)
+        found = _core.eager_cotangents(out, _seed_for(out, ct, create_graph), inputs,
+                                       bool(keep), bool(create_graph), _accumulate)
         for i, g in enumerate(found):
             if g is not None:
                 totals[i] = g if totals[i] is None else _accumulate(totals[i], g)

@@ -68,8 +68,8 @@ def bind_traced(prim: Primitive, params, args: tuple):
     return _intern_multi(prim, params, args, list(aval))
 
 
-# bind / bind1 / bind2 live in the compiled core: they are on every hot path.
-_core.install_bind_traced(bind_traced)
+# bind / bind1 / bind2 live in the compiled core: they are on every hot path (it calls
+# bind_traced, handed over by tenpy_ad/__init__.py).
 bind = _core.bind
 bind1 = _core.bind1
 bind2 = _core.bind2

@@ -45,31 +45,23 @@ class Program:
 
     def _compile(self, outputs, inputs):
         plan = _core.schedule(outputs, inputs, input_p, constant_p)
-        if plan["unbound"] is not None:
-            raise GraphError(f"compile: the graph depends on {plan['unbound']!r}, which is "
+        if plan.unbound is not None:
+            raise GraphError(f"compile: the graph depends on {plan.unbound!r}, which is "
                              "not in inputs=[...]")
-        self._metadata = plan["metadata"]                       # for listings and saving
+        self._plan = plan                  # holds no graph node once ``unbound`` is None
         self._input_specs = [(buf, x.shape, x.dtype, x.name)
-                             for buf, x in zip(plan["inputs"], inputs)]
-        self._prims = plan["prims"]
-        self._impls = [prim.impl for prim in self._prims]
-        self._names = [prim.name for prim in self._prims]
-        self._params = plan["params"]
-        self._in_slots = plan["in_slots"]
-        self._out_slots = plan["out_slots"]
-        self._listing = plan["listing"]
-        self._template = plan["template"]
-        self._outputs = plan["outputs"]
-        self._frees = self._liveness(len(self._metadata))
-        self._n_nodes = len(self._metadata)
+                             for buf, x in zip(plan.inputs, inputs)]
+        self._frees = self._liveness()
 
-    def _liveness(self, n_buffers: int) -> list:
+    def _liveness(self) -> list:
+        """Per step, the buffers whose last use it is (outputs are never freed)."""
+        steps = self._plan.steps
         last_use = {}
-        for k, ins in enumerate(self._in_slots):
-            for b in ins:
+        for k, step in enumerate(steps):
+            for b in step.inputs:
                 last_use[b] = k
-        keep = set(self._outputs)
-        frees = [[] for _ in self._in_slots]
+        keep = set(self._plan.outputs)
+        frees = [[] for _ in steps]
         for b, k in last_use.items():
             if b not in keep:
                 frees[k].append(b)
@@ -82,7 +74,7 @@ class Program:
             names = ", ".join(repr(spec[3]) for spec in self._input_specs)
             raise ProgramInputError(f"this program takes {len(self._input_specs)} inputs "
                                     f"({names}), got {len(args)}")
-        buffers = list(self._template)
+        buffers = list(self._plan.template)
         for k, ((buf, shape, dtype, name), value) in enumerate(zip(self._input_specs, args)):
             array = np.asarray(value)
             label = f"input {k}" + (f" ({name!r})" if name else "")
@@ -100,10 +92,9 @@ class Program:
 
     def __call__(self, *args):
         buffers = self._bind_inputs(args)
-        _core.execute(self._impls, self._params, self._in_slots, self._out_slots,
-                      self._frees, buffers, self._names)
+        _core.execute(self._plan.steps, self._frees, buffers)
         results = []
-        for b in self._outputs:
+        for b in self._plan.outputs:
             value = buffers[b]
             if not isinstance(value, np.ndarray) or not value.flags.writeable:
                 value = np.array(value)
@@ -116,62 +107,40 @@ class Program:
         from .serialize import save_program
         save_program(self, path)
 
-    def profile(self, *args) -> dict:
-        """Run once, timing every instruction; returns ``{primitive: (count, seconds)}``
-        sorted by time (a slow Python loop: for finding hot spots, not for production)."""
-        import time
-        buffers = self._bind_inputs(args)
-        totals: dict = {}
-        for k, impl in enumerate(self._impls):
-            start = time.perf_counter()
-            result = impl(self._params[k], *[buffers[b] for b in self._in_slots[k]])
-            elapsed = time.perf_counter() - start
-            target = self._out_slots[k]
-            if type(target) is int:
-                buffers[target] = result
-            else:
-                for slot, b in target:
-                    buffers[b] = result[slot]
-            for b in self._frees[k]:
-                buffers[b] = None
-            count, seconds = totals.get(self._names[k], (0, 0.0))
-            totals[self._names[k]] = (count + 1, seconds + elapsed)
-        return dict(sorted(totals.items(), key=lambda item: -item[1][1]))
-
     # ------------------------------------------------------------------ introspection
 
     @property
     def n_instructions(self) -> int:
         """Number of instructions executed per call."""
-        return len(self._impls)
+        return len(self._plan.steps)
 
     @property
     def n_nodes(self) -> int:
         """Number of graph nodes the program was compiled from (after pruning)."""
-        return self._n_nodes
+        return len(self._plan.metadata)
 
     def __repr__(self):
-        return (f"<Program: {len(self._input_specs)} inputs, {len(self._outputs)} outputs, "
-                f"{self.n_instructions} instructions>")
+        return (f"<Program: {len(self._input_specs)} inputs, {len(self._plan.outputs)} "
+                f"outputs, {self.n_instructions} instructions>")
 
     def __str__(self):
         lines = []
         ins = ", ".join(f"%{buf}:{_type_label(dtypes.code_of(dtype), shape)}"
                         for buf, shape, dtype, name in self._input_specs)
         lines.append(f"program({ins}) {{")
-        for outs, prim, params, args in self._listing:
-            targets = ", ".join(f"%{b}:{_type_label(*self._metadata[b])}"
-                                for b in (outs if prim in (input_p, constant_p)
-                                          else [b for _, b in sorted(outs)]))
+        for row in self._plan.rows:
+            targets = ", ".join(f"%{b}:{_type_label(*self._plan.metadata[b])}"
+                                for _, b in row.outputs)
+            prim, params = row.prim, row.params
             if prim is input_p:
                 text = f"input {params!r}"
             else:
                 text = prim.name
                 if prim.format_params is not None and params is not None:
                     text += " " + prim.format_params(params)
-            operands = " ".join(f"%{a}" for a in args)
-            lines.append(f"  {targets} = {text}" + (f" {operands}" if args else ""))
-        lines.append("  return " + ", ".join(f"%{b}" for b in self._outputs))
+            operands = " ".join(f"%{a}" for a in row.inputs)
+            lines.append(f"  {targets} = {text}" + (f" {operands}" if row.inputs else ""))
+        lines.append("  return " + ", ".join(f"%{b}" for b in self._plan.outputs))
         lines.append("}")
         return "\n".join(lines)
 

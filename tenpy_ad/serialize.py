@@ -73,27 +73,29 @@ def _decode(value):
 # ------------------------------------------------------------------ save
 
 def save_program(program, path) -> None:
+    plan = program._plan
     nodes, arrays = [], {}
-    for outs, prim, params, args in program._listing:
-        if prim is input_p:
-            (k,) = outs
-            code, shape = program._metadata[k]
-            nodes.append({"op": "input", "buffer": k, "name": params,
+    for row in plan.rows:
+        if row.prim is input_p:
+            ((_, k),) = row.outputs
+            code, shape = plan.metadata[k]
+            nodes.append({"op": "input", "buffer": k, "name": row.params,
                           "dtype": dtypes.DTYPES[code].name, "shape": list(shape)})
-        elif prim is constant_p:
-            (k,) = outs
-            arrays[f"constant_{k}.npy"] = params.array
+        elif row.prim is constant_p:
+            ((_, k),) = row.outputs
+            arrays[f"constant_{k}.npy"] = row.params.array
             nodes.append({"op": "constant", "buffer": k, "file": f"constant_{k}.npy"})
         else:
-            nodes.append({"op": prim.name, "params": _encode(params), "inputs": list(args),
-                          "outputs": [[slot, b] for slot, b in sorted(outs)],
-                          "meta": [[dtypes.DTYPES[program._metadata[b][0]].name,
-                                    list(program._metadata[b][1])] for _, b in sorted(outs)]})
+            nodes.append({"op": row.prim.name, "params": _encode(row.params),
+                          "inputs": list(row.inputs),
+                          "outputs": [[slot, b] for slot, b in row.outputs],
+                          "meta": [[dtypes.DTYPES[plan.metadata[b][0]].name,
+                                    list(plan.metadata[b][1])] for _, b in row.outputs]})
     document = {"format": FORMAT, "version": VERSION, "nodes": nodes,
                 "inputs": [spec[0] for spec in program._input_specs],
                 "input_specs": [{"name": name, "dtype": dtype.name, "shape": list(shape)}
                                 for _, shape, dtype, name in program._input_specs],
-                "outputs": list(program._outputs), "single": program._single}
+                "outputs": list(plan.outputs), "single": program._single}
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("program.json", json.dumps(document))
         for name, array in arrays.items():

@@ -1,0 +1,232 @@
+# The eager reverse sweep behind ``Tensor.backward()`` and ``tp.grad_of``: one sweep over the
+# tape (``_sweep_tape``) and two short entry points.  The VJP rules are the same functions
+# the traced transform uses; here they receive ndarrays (or Tensors, with
+# ``create_graph=True``, so that the backward pass is itself recorded).
+
+def eager_backward(Tensor root, object seed, bint retain_graph, bint create_graph,
+                   object accumulate) -> None:
+    """Add the cotangents that reach grad-requiring leaves from ``root`` (seeded with
+    ``seed``) into their ``.grad`` (PyTorch's ``backward``)."""
+    cdef list entry
+    for entry in _sweep_tape(root, seed, retain_graph, create_graph, accumulate,
+                             None, None).values():
+        _accumulate_leaf(<Tensor>entry[0], entry[1], accumulate, create_graph)
+
+
+def eager_cotangents(Tensor root, object seed, list tensors, bint retain_graph,
+                     bint create_graph, object accumulate) -> list:
+    """The cotangent of each of ``tensors`` (None where it has no path to ``root``); no
+    ``.grad`` is written (PyTorch's ``autograd.grad``)."""
+    cdef dict wanted = {}             # _tensor_key -> positions in ``tensors``
+    cdef list captured = [None] * len(tensors)
+    cdef Py_ssize_t k
+    for k in range(len(tensors)):
+        wanted.setdefault(_tensor_key(<Tensor?>tensors[k]), []).append(k)
+    leaves = _sweep_tape(root, seed, retain_graph, create_graph, accumulate, wanted, captured)
+    for key, entry in leaves.items():
+        for k in wanted.get(key, ()):
+            captured[k] = entry[1]
+    return captured
+
+
+cdef inline object _tensor_key(Tensor t):
+    """A leaf by its address, an intermediate tensor by (address of its entry, slot)."""
+    return _address(t) if t._node is None else (_address(t._node), t._slot)
+
+
+cdef dict _sweep_tape(Tensor root, object seed, bint retain_graph, bint create_graph,
+                      object accumulate, dict wanted, list captured):
+    """The reverse sweep over the tape of ``root`` with cotangent ``seed``.
+
+    Returns the cotangents that reach grad-requiring leaves, ``{id(leaf): [leaf, ct]}``.
+    If ``wanted`` maps keys of intermediate tensors to positions in ``captured``, their
+    cotangents are stored there as the sweep passes.  Cotangents are ndarrays, or Tensors
+    when ``create_graph``.  Saved values are released as the sweep passes each entry
+    unless ``retain_graph``.
+    """
+    cdef dict leaves = {}
+    cdef dict index = {}
+    cdef list order, cts
+    cdef TapeNode node
+    cdef Py_ssize_t i
+    if root._node is None:
+        if root._requires_grad:
+            leaves[_address(root)] = [root, seed]
+        return leaves
+    order = _eager_toposort(<TapeNode>root._node, index)
+    cts = _seed_tape(order, root, seed)
+    for i in range(len(order) - 1, -1, -1):
+        node = <TapeNode>order[i]
+        ct = cts[i]
+        cts[i] = None
+        if ct is None:
+            continue
+        if wanted is not None:
+            _capture(node, ct, wanted, captured)
+        if node.prim.n_outputs > 1:
+            ct = _nonzero_tuple(<list>ct)
+            if ct is None:
+                continue
+        input_cts = _run_tape_vjp(node, ct, create_graph)
+        _send_cotangents(node, input_cts, cts, index, leaves, accumulate)
+        if not retain_graph:
+            node.saved_inputs = None
+            node.saved_outputs = None
+            node.released = True
+    return leaves
+
+
+cdef list _seed_tape(list order, Tensor root, object seed):
+    """Per tape position, the cotangent (a list by slot for multi-output entries): ``seed``
+    at the root, which is last in the order."""
+    cdef list cts = [None] * len(order)
+    cdef Py_ssize_t k = len(order) - 1
+    cdef int n_out = (<TapeNode>order[k]).prim.n_outputs
+    if n_out > 1:
+        cts[k] = [None] * n_out
+        cts[k][root._slot] = seed
+    else:
+        cts[k] = seed
+    return cts
+
+
+cdef int _capture(TapeNode node, object ct, dict wanted, list captured) except -1:
+    """Store the cotangents of ``node``'s outputs that ``wanted`` asks for."""
+    cdef int j, n_out = node.prim.n_outputs
+    for j in range(n_out):
+        positions = wanted.get((_address(node), j))
+        if positions is not None:
+            for k in positions:
+                captured[k] = (<list>ct)[j] if n_out > 1 else ct
+    return 0
+
+
+cdef object _nonzero_tuple(list ct):
+    """The cotangents of a multi-output entry as a tuple, or None if all are zero."""
+    for c in ct:
+        if c is not None:
+            return tuple(ct)
+    return None
+
+
+cdef object _run_tape_vjp(TapeNode node, object ct, bint create_graph):
+    """The input cotangents from ``node``'s VJP rule (on Tensors if ``create_graph``)."""
+    cdef Py_ssize_t j, n_out = node.prim.n_outputs
+    if node.released:
+        raise RuntimeError(
+            f"Trying to backward through the graph a second time: the values saved by "
+            f"'{node.prim.name}' were freed by the previous backward(). Pass "
+            f"retain_graph=True to the first backward() to keep them.")
+    xs = node.saved_inputs
+    out = node.saved_outputs
+    if create_graph:
+        xs = tuple([_as_tensor_input(xs[j], node.parents[j], node.parent_slots[j])
+                    for j in range(len(xs))])
+        if n_out > 1:
+            out = tuple([_wrap(out[j], node, <int>j) for j in range(n_out)])
+        else:
+            out = _wrap(out, node, 0)
+    _counters.eager_swept += 1
+    input_cts = node.prim.vjp(node.params, ct, out, xs, _parent_mask(node.parents))
+    if _check_finite:
+        _nonfinite_hook(f"the VJP of '{node.prim.name}' (eager backward)",
+                        tuple([c for c in input_cts if c is not None]),
+                        (ct,) if n_out == 1 else ct)
+    return input_cts
+
+
+cdef int _send_cotangents(TapeNode node, object input_cts, list cts, dict index,
+                          dict leaves, object accumulate) except -1:
+    """Accumulate ``input_cts`` into the parents of ``node``: tape entries in ``cts`` (by
+    slot for multi-output ones), leaves in ``leaves``."""
+    cdef Py_ssize_t j, k
+    cdef int slot
+    for j in range(len(node.parents)):
+        parent = node.parents[j]
+        if parent is None:
+            continue
+        c = input_cts[j]
+        if c is None:
+            continue
+        if type(parent) is Tensor:
+            key = _address(parent)
+            entry = leaves.get(key)
+            if entry is None:
+                leaves[key] = [parent, c]
+            else:
+                (<list>entry)[1] = accumulate((<list>entry)[1], c)
+            continue
+        k = index[_address(parent)]
+        if (<TapeNode>parent).prim.n_outputs > 1:
+            if cts[k] is None:
+                cts[k] = [None] * (<TapeNode>parent).prim.n_outputs
+            slot = node.parent_slots[j]
+            cts[k][slot] = c if cts[k][slot] is None else accumulate(cts[k][slot], c)
+        else:
+            cts[k] = c if cts[k] is None else accumulate(cts[k], c)
+    return 0
+
+
+cdef _accumulate_leaf(Tensor leaf, object ct, object accumulate, bint create_graph):
+    """``leaf.grad += ct`` (PyTorch's accumulation); a Tensor result, on the tape only
+    when ``create_graph``."""
+    if create_graph:
+        if type(ct) is not Tensor:
+            ct = _wrap(ct, None, 0)
+        leaf.grad = ct if leaf.grad is None else accumulate(leaf.grad, ct)
+        return
+    if type(ct) is Tensor:
+        ct = (<Tensor>ct).data
+    if leaf.grad is not None:
+        ct = accumulate(_data_of(leaf.grad), ct)
+    leaf.grad = _wrap(ct if type(ct) is _ndarray else _asarray(ct), None, 0)
+
+
+cdef inline object _address(object obj):
+    """``id(obj)`` without the call."""
+    return <size_t><PyObject*>obj
+
+
+cdef list _eager_toposort(TapeNode root, dict index):
+    """TapeNodes reachable from ``root``, parents before children.  ``index`` maps
+    ``id(node)`` to its position (-1 while the node is still being expanded)."""
+    cdef list order = []
+    cdef list stack = [root]
+    cdef TapeNode node
+    while stack:
+        node = <TapeNode>stack[len(stack) - 1]
+        key = _address(node)
+        position = index.get(key)
+        if position is None:
+            index[key] = -1
+            if node.parents is None:
+                continue
+            for parent in node.parents:
+                if type(parent) is TapeNode and _address(parent) not in index:
+                    stack.append(parent)
+        else:
+            stack.pop()
+            if position == -1:
+                index[key] = len(order)
+                order.append(node)
+    return order
+
+
+cdef inline tuple _parent_mask(tuple parents):
+    cdef Py_ssize_t n = len(parents), j
+    cdef int mask = 0
+    if n <= 3:
+        for j in range(n):
+            if parents[j] is not None:
+                mask |= 1 << j
+        return <tuple>_ACTIVE_MASKS[_MASK_OFFSET[n] + mask]
+    return tuple([p is not None for p in parents])
+
+
+cdef object _as_tensor_input(object array, object parent, int slot):
+    """An input value for a ``create_graph`` rule call: connected to the tape."""
+    if parent is None:
+        return _wrap(array, None, 0)
+    if type(parent) is Tensor:
+        return parent
+    return _wrap(array, <TapeNode>parent, slot)

@@ -1,0 +1,89 @@
+# Module-level state of the core, all in one place, and ``install``: the one hook through
+# which tenpy_ad hands the core its Python-side pieces at import.
+#
+# Every mutable global is process-wide and touched only with the GIL held.
+
+import threading
+
+# ------------------------------------------------ NumPy shortcuts
+
+cdef object _ndarray = _np.ndarray
+cdef object _asarray = _np.asarray
+cdef object _array2string = _np.array2string
+
+# ------------------------------------------------ installed by tenpy_ad
+
+cdef dict _surface = {}              # operator name -> tenpy_ad.numpy_api function
+cdef object _bind_traced = None      # tenpy_ad.primitive.bind_traced (shape rule + intern)
+cdef dict _errors = {}               # class name -> exception class of tenpy_ad.errors
+cdef list _dtype_objects = []        # dtype code -> numpy dtype
+cdef dict _code_of_dtype = {}        # numpy dtype -> dtype code (the supported ones)
+cdef object _value_code = None       # tenpy_ad.dtypes.value_code, for the other dtypes
+
+# ------------------------------------------------ counters (counters.pxi)
+
+cdef Counters _counters
+
+# ------------------------------------------------ release queue (release.pxi)
+
+cdef Py_ssize_t _release_depth = 0   # 1 while the outermost deallocation drains the queue
+cdef list _release_queue = []        # references waiting to be dropped, iteratively
+
+# ------------------------------------------------ metadata table (metadata.pxi)
+
+cdef Py_ssize_t _capacity = 0        # rows allocated
+cdef Py_ssize_t _high_water = 0      # ids in [0, _high_water) have been handed out
+cdef Py_ssize_t _live = 0            # rows owned by a live node
+cdef dtype_code_t* _dtype_codes = NULL
+cdef int8_t* _ndims = NULL           # -1 for a released row
+cdef int64_t* _dims = NULL           # _capacity x MAX_INLINE_RANK
+cdef PyObject** _node_at = NULL      # borrowed pointer to the live node owning each id
+cdef node_id_t* _free_ids = NULL     # released ids, reused last-in first-out
+cdef Py_ssize_t _n_free = 0
+cdef dict _wide_shapes = {}          # id -> shape, for ranks above MAX_INLINE_RANK
+
+# ------------------------------------------------ intern table (intern_table.pxi)
+
+cdef TableEntry* _entries = NULL
+cdef Py_ssize_t _entries_mask = -1   # capacity - 1 (capacity is a power of two)
+cdef Py_ssize_t _entries_used = 0
+
+# ------------------------------------------------ checks (execute.pxi)
+
+cdef bint _check_finite = False      # whether ``_nonfinite_hook`` vets computed values
+cdef object _nonfinite_hook = None   # set by tenpy_ad.debug.debug_nans
+
+# ------------------------------------------------ grad mode (eager.pxi)
+
+cdef Py_ssize_t _no_grad_threads = 0         # threads currently inside ``no_grad``
+cdef object _grad_mode_local = threading.local()   # per thread: ``depth`` of no_grad
+
+# ------------------------------------------------ constant tables
+
+# ``active`` masks of rules with up to three inputs, one tuple per bit pattern:
+# the mask of n inputs with bits b is _ACTIVE_MASKS[_MASK_OFFSET[n] + b]
+cdef tuple _ACTIVE_MASKS = tuple(
+    tuple(bool(mask >> j & 1) for j in range(n)) for n in range(4) for mask in range(1 << n)
+)
+cdef int[4] _MASK_OFFSET = [0, 1, 3, 7]
+cdef tuple _ZERO_SLOTS = ((), (0,), (0, 0), (0, 0, 0))   # parent slots of 0..3 inputs
+
+
+def install(*, dict surface, object bind_traced, dict errors, list dtypes,
+            object value_code) -> None:
+    """Hand the core its Python-side pieces (tenpy_ad calls this once, at import).
+
+    ``surface``: the functions the tensor operators forward to (tenpy_ad.numpy, plus
+    ``backward``); ``bind_traced``: applies a shape rule and interns the node; ``errors``:
+    the exception classes by name; ``dtypes``: the numpy dtype of each dtype code;
+    ``value_code(dtype)``: the code values of any other dtype compute in.
+    """
+    global _bind_traced, _dtype_objects, _value_code
+    _surface.update(surface)
+    _bind_traced = bind_traced
+    _errors.update(errors)
+    _dtype_objects = list(dtypes)
+    _value_code = value_code
+    _code_of_dtype.clear()
+    for code, dtype in enumerate(_dtype_objects):
+        _code_of_dtype[dtype] = code

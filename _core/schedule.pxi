@@ -1,0 +1,152 @@
+# The compiler's pass over a graph: order the nodes "as late as possible", give each a
+# buffer, and describe the work as a Plan of Instruction rows (one per node, one per
+# sibling group of a multi-output primitive).  tenpy_ad.program builds a Program from it.
+
+@cython.final
+cdef class Instruction:
+    """``outputs <- prim(params)(*inputs)`` over buffer indices: ``inputs`` holds the
+    operands' buffers, ``outputs`` the ``(slot, buffer)`` pairs by slot.  Input placeholders
+    and constants are rows without inputs (their buffers are filled before a run)."""
+
+    def __repr__(self):
+        return f"<Instruction {self.outputs} = {self.prim.name} {self.inputs}>"
+
+
+@cython.final
+cdef class Plan:
+    """A scheduled graph: what ``schedule`` returns.
+
+    ``rows``: every Instruction in order, inputs and constants included (the listing);
+    ``steps``: the rows that compute; ``metadata``/``template``: per buffer its
+    ``(dtype code, shape)`` and the constant's array (or None); ``inputs``: the buffer of
+    each requested input (-1 if the graph does not use it); ``outputs``: the buffer of each
+    output; ``unbound``: the first input placeholder not among the inputs (or None).
+    """
+
+
+cdef list _as_late_as_possible(list order, Py_ssize_t* index):
+    """Reorder a topological ``order`` (``index`` maps node id to position in it) by "as
+    late as possible" levels: a node's level is one less than the lowest level among its
+    users (outputs are at the top level), and nodes are stably sorted by level.  Values
+    then live only as long as their uses need; in particular the recomputation of a
+    checkpointed region, whose users all belong to the backward pass of its step, is
+    scheduled right before that step's backward pass instead of ahead of time."""
+    cdef Py_ssize_t n = len(order), i, k, lowest
+    cdef Py_ssize_t* level = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t* count = NULL
+    cdef Py_ssize_t* start = NULL
+    cdef TracedTensor node, item
+    cdef list result
+    try:
+        if level == NULL:
+            raise MemoryError()
+        for i in range(n):
+            level[i] = n                      # unused values sit at the top level
+        lowest = n
+        for i in range(n - 1, -1, -1):        # users come later in a topological order
+            node = <TracedTensor>order[i]
+            for item in node.inputs:
+                k = index[item.id]
+                if level[i] - 1 < level[k]:
+                    level[k] = level[i] - 1
+                    if level[k] < lowest:
+                        lowest = level[k]
+        count = <Py_ssize_t*>calloc(n - lowest + 2, sizeof(Py_ssize_t))
+        start = <Py_ssize_t*>calloc(n - lowest + 2, sizeof(Py_ssize_t))
+        if count == NULL or start == NULL:
+            raise MemoryError()
+        for i in range(n):                     # counting sort, stable
+            count[level[i] - lowest] += 1
+        for k in range(1, n - lowest + 1):
+            start[k] = start[k - 1] + count[k - 1]
+        result = [None] * n
+        for i in range(n):
+            k = level[i] - lowest
+            result[start[k]] = order[i]
+            start[k] += 1
+        return result
+    finally:
+        free(level)
+        free(count)
+        free(start)
+
+
+def schedule(list outputs, list inputs, Primitive input_prim, Primitive constant_prim) -> Plan:
+    """The Plan of the graph of ``outputs`` as a function of ``inputs`` (placeholders);
+    buffers are numbered by position in the schedule, one per node."""
+    cdef GraphWalk walk = _walk(outputs)
+    cdef Plan plan = Plan.__new__(Plan)
+    cdef TracedTensor item
+    walk.order = _as_late_as_possible(walk.order, walk.index)
+    _fill_index(walk.index, walk.order)
+    for item in inputs:
+        if walk.reached(item):
+            walk.state[item.id] = BOUND_INPUT
+    _fill_plan(plan, walk, input_prim, constant_prim)
+    plan.inputs = [walk.position(item) if walk.state[item.id] == BOUND_INPUT else -1
+                   for item in inputs]
+    plan.outputs = [walk.position(<TracedTensor>x) for x in outputs]
+    return plan
+
+
+cdef int _fill_plan(Plan plan, GraphWalk walk, Primitive input_prim,
+                    Primitive constant_prim) except -1:
+    """One row per node in schedule order; siblings of a multi-output primitive share the
+    row of the first of them, which gets all their outputs once the order is done."""
+    cdef SiblingGroups groups = SiblingGroups.__new__(SiblingGroups)
+    cdef list rows = [], steps = [], multi = []
+    cdef list metadata = [None] * walk.n, template = [None] * walk.n
+    cdef TracedTensor node
+    cdef Instruction row
+    cdef Py_ssize_t k, j
+    plan.unbound = None
+    for k in range(walk.n):
+        node = <TracedTensor>walk.order[k]
+        metadata[k] = (_dtype_codes[node.id], _meta_shape(node.id))
+        if node.prim is input_prim or node.prim is constant_prim:
+            if node.prim is constant_prim:
+                template[k] = node.params.array
+            elif walk.state[node.id] != BOUND_INPUT and plan.unbound is None:
+                plan.unbound = node
+            rows.append(_instruction(node, (), k))
+            continue
+        if node.prim.n_outputs > 1:
+            members = groups.join(node, k)
+            if len(members) > 1:
+                continue                                 # a later sibling: row exists
+        row = _instruction(node, _input_buffers(node, walk.index), k)
+        if row.single_output < 0:
+            multi.append((row, members))
+        rows.append(row)
+        steps.append(row)
+    for row, members in multi:
+        row.outputs = tuple(sorted([((<TracedTensor>walk.order[j]).slot, j) for j in members]))
+    plan.rows, plan.steps, plan.metadata, plan.template = rows, steps, metadata, template
+    return 0
+
+
+cdef inline Instruction _instruction(TracedTensor node, tuple inputs, Py_ssize_t buffer):
+    """The row of ``node`` writing ``buffer`` (the outputs of a multi-output row are set
+    once all its siblings are known)."""
+    cdef Instruction row = Instruction.__new__(Instruction)
+    row.prim = node.prim
+    row.params = node.params
+    row.inputs = inputs
+    if node.prim.n_outputs == 1:
+        row.outputs = ((0, buffer),)
+        row.single_output = buffer
+    else:
+        row.single_output = -1
+    return row
+
+
+cdef tuple _input_buffers(TracedTensor node, Py_ssize_t* index):
+    """The buffers of ``node``'s inputs (their positions in the schedule)."""
+    cdef Py_ssize_t j, m = len(node.inputs)
+    cdef tuple buffers = PyTuple_New(m)
+    cdef object value
+    for j in range(m):
+        value = index[(<TracedTensor>node.inputs[j]).id]
+        Py_INCREF(value)
+        PyTuple_SET_ITEM(buffers, j, value)
+    return buffers

@@ -1,0 +1,147 @@
+# The types of tenpy_ad._core: typedefs, enums, struct layouts and the attribute layout of
+# every extension class.  Cython reads this file before ``_core/_core.pyx`` because it is
+# the .pxd of the module's qualified name (package layout: tenpy_ad/_core.pxd); the code
+# lives in the ``_core/*.pxi`` files listed in that file's docstring.  Class decorators
+# (``final``, ``no_gc``) sit on the definitions, next to the reason for them.
+
+from cpython.ref cimport PyObject
+from libc.stdint cimport int8_t, uint8_t, uint64_t
+
+# ---------------------------------------------------------------- typedefs
+
+ctypedef uint64_t hash_t          # 64-bit hashes: intern-table keys and graph fingerprints
+ctypedef Py_ssize_t node_id_t     # a row of the metadata table (dense, recycled on release)
+ctypedef int8_t dtype_code_t      # index into the dtype list installed by tenpy_ad.dtypes
+ctypedef uint8_t walk_state_t     # storage of one WalkState per node id during a traversal
+
+# ---------------------------------------------------------------- enums
+
+cdef enum:
+    MAX_INLINE_RANK = 8           # shapes of higher rank live in ``_wide_shapes``
+
+cdef enum WalkState:              # a node's progress through a topological walk
+    UNSEEN = 0                    # not reached yet
+    EXPANDING = 1                 # on the stack, its inputs pushed above it
+    ORDERED = 2                   # emitted: all its inputs precede it in the order
+    BOUND_INPUT = 3               # (schedule) ORDERED, and a placeholder listed in ``inputs``
+
+cdef enum NodeMark:               # per-position flags of the derivative sweeps (bits)
+    DEPENDS_ON_WRT = 1            # (reverse) a wrt node, or a node with a path from one
+    IS_WRT = 2                    # (reverse) a wrt node: its cotangent is kept, not released
+    SEEDED = 4                    # (forward) a wrt node given a tangent: no rule replaces it
+
+# ---------------------------------------------------------------- structs
+
+cdef struct Counters:             # deterministic counters; tests assert on them, never on time
+    uint64_t nodes_interned       # new nodes entered into the intern table
+    uint64_t unique_nodes         # nodes that never merge (inputs, nonce ops)
+    uint64_t table_probes         # lookups in the intern table
+    uint64_t table_hits           # lookups that found an existing node
+    uint64_t nodes_released       # traced nodes freed
+    uint64_t equality_calls       # pair comparisons made by structurally_equal
+    uint64_t nodes_visited        # nodes visited by traversals (toposort, sweeps)
+    uint64_t rules_applied        # JVP/VJP rule invocations by the traced sweeps
+    uint64_t instructions_run     # Program instructions executed
+    uint64_t eager_recorded       # eager tape entries recorded
+    uint64_t eager_swept          # eager tape entries processed by backward()
+
+cdef struct TableEntry:           # one slot of the open-addressing intern table
+    hash_t hash                   # the key hash of ``node``
+    PyObject* node                # borrowed TracedTensor; NULL marks an empty slot
+
+# ---------------------------------------------------------------- primitives and params
+
+cdef class Primitive:             # an operation with its rules (primitive.pxi)
+    cdef readonly str name
+    cdef readonly int n_outputs
+    cdef public object impl           # impl(params, *arrays) -> array (tuple if multi-output)
+    cdef public object shape_rule     # shape_rule(params, *inputs) -> (dtype code, shape)
+    cdef public object jvp            # MissingRule until a rule is attached
+    cdef public object vjp            # MissingRule until a rule is attached
+    cdef public object format_params  # params -> short text for listings (or None)
+    cdef public object array_fn       # optional NumPy function for params None
+    cdef public bint elementwise      # output has the dtype and shape of input 0
+    cdef readonly hash_t fingerprint  # of the name: stable across processes
+
+cdef class MissingRule:           # a JVP/VJP stand-in raising NotImplementedError (ditto)
+    cdef readonly str primitive_name
+    cdef readonly str kind            # "JVP" or "VJP"
+
+cdef class ConstValue:            # a constant array as a static param (static_params.pxi)
+    cdef readonly object array        # read-only C-contiguous copy
+    cdef readonly hash_t fingerprint  # of dtype, shape and bytes
+    cdef Py_hash_t _hash
+    cdef bytes _bytes
+
+cdef class Scalar:                # a Python scalar as a static param, by its bits (ditto)
+    cdef readonly object value
+    cdef readonly tuple bits
+
+# ---------------------------------------------------------------- tensors
+
+cdef class ArraySurface:          # operators shared by both tensor kinds (surface.pxi)
+    pass
+
+cdef class TracedTensor(ArraySurface):   # an interned graph node (node.pxi)
+    cdef readonly Primitive prim
+    cdef readonly object params
+    cdef readonly tuple inputs        # TracedTensors; None once the node is released
+    cdef readonly node_id_t id        # metadata row (dtype, shape)
+    cdef readonly int slot            # which output of ``prim`` this node is
+    cdef readonly hash_t fingerprint  # structural hash of the whole subgraph
+    cdef hash_t _hash                 # key hash: locates the node's intern-table entry
+    cdef bint _interned
+    cdef object __weakref__
+
+cdef class TapeNode:              # one recorded eager operation (eager.pxi)
+    cdef readonly Primitive prim
+    cdef readonly object params
+    cdef readonly tuple parents       # per input: TapeNode, leaf Tensor, or None
+    cdef tuple parent_slots           # per input: output slot of the parent
+    cdef tuple saved_inputs           # input arrays; None once released
+    cdef object saved_outputs         # output array (tuple if multi-output)
+    cdef readonly bint released
+
+cdef class Tensor(ArraySurface):  # an eager tensor (eager.pxi)
+    cdef readonly object data         # the ndarray
+    cdef public object grad
+    cdef bint _requires_grad
+    cdef object _node                 # TapeNode that produced it (None for leaves)
+    cdef int _slot                    # which output of ``_node``
+    cdef object __weakref__
+
+# ---------------------------------------------------------------- traversals
+
+cdef class GraphWalk:             # a topological order, its scratch arrays (graph_walk.pxi)
+    cdef list order                   # TracedTensors, inputs before users
+    cdef Py_ssize_t n                 # len(order)
+    cdef walk_state_t* state          # by node id: a WalkState
+    cdef Py_ssize_t* index            # by node id: position in ``order`` (ordered ids only)
+    cdef uint8_t* marks               # by position: NodeMark bits (derivative sweeps)
+    cdef bint reached(self, TracedTensor node) noexcept
+    cdef Py_ssize_t position(self, TracedTensor node) noexcept
+
+cdef class SiblingGroups:         # the nodes of each multi-output operation, grouped
+    cdef dict _by_key                 # (prim, params, input ids) -> member positions
+    cdef dict _by_position            # position -> the same member list
+    cdef list join(self, TracedTensor node, Py_ssize_t position)
+    cdef list members(self, Py_ssize_t position)
+
+# ---------------------------------------------------------------- compiled programs
+
+cdef class Instruction:           # one row of a Plan (schedule.pxi)
+    cdef readonly Primitive prim
+    cdef readonly object params
+    cdef readonly tuple inputs        # buffer of each operand
+    cdef readonly tuple outputs       # (slot, buffer) pairs, by slot
+    cdef Py_ssize_t single_output     # its buffer if there is one output, else -1 (for
+                                      # the interpreter: one C read, no tuple unpacking)
+
+cdef class Plan:                  # what ``schedule`` returns to tenpy_ad.program
+    cdef readonly list rows           # Instructions in schedule order (inputs, constants too)
+    cdef readonly list steps          # the rows that compute (not inputs or constants)
+    cdef readonly list metadata       # by buffer: (dtype code, shape)
+    cdef readonly list template       # by buffer: the constant's array, or None
+    cdef readonly list inputs         # buffer of each requested input (-1: unused)
+    cdef readonly list outputs        # buffer of each output
+    cdef readonly object unbound      # first placeholder not among the inputs, or None

@@ -27,7 +27,6 @@ Tensor = _core.Tensor
 _intern = _core.intern
 _intern_like = _core.intern_like
 _intern_multi = _core.intern_multi
-_eager_apply = _core.eager_apply
 
 PRIMITIVES: dict[str, Primitive] = {}
 

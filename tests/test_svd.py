@@ -172,3 +172,16 @@ def test_svd3_chain_counters_grow_linearly():
     assert all(v == int(v) and v > 0 for v in first.values()), first
     assert first["nodes_released"] == first["nodes_interned"]
     assert first["rules_applied"] >= 1                  # one svd (+ its layer ops) per layer
+
+
+def test_create_graph_cotangent_with_zero_values_is_not_mistaken_for_truncation():
+    """With create_graph the SVD's cotangent is a tensor being differentiated: at w = 0 it
+    is zero in value but not in derivative, so d/dw of the gradient must be sum(u vh)."""
+    a_value = np.random.default_rng(3).standard_normal((4, 4))
+    a = tp.tensor(a_value, requires_grad=True)
+    w = tp.tensor(0.0, requires_grad=True)
+    s = tp.linalg.svd(a)[1]
+    (ga,) = tp.grad_of([(s * w).sum()], [a], create_graph=True)
+    (dw,) = tp.grad_of([ga.sum()], [w])
+    u, _, vh = np.linalg.svd(a_value)
+    np.testing.assert_allclose(dw.numpy(), (u @ vh).sum(), rtol=1e-12)

@@ -3,7 +3,10 @@
 The same functions run on Python floats / ndarrays (a NumPy forward pass), on eager Tensors
 (``.backward()``) and on TracedTensors (whole-graph AD, compiled once, run for every beta).
 Conventions follow Liao, Liu, Wang, Xiang, "Differentiable programming tensor networks"
-(PRX 2019); see DESIGN.md §6 for the spec and the reference values.
+(PRX 2019).  Reference values of d(lnZ/N)/d beta at beta = 0.3, chi = 16 (whole-graph
+AD; also the exact values of the 2^steps-spin lattice, checked by brute force in the tests):
+1 step 1.667309214024311, 2 steps 1.277612005080206, 3 steps 1.023802944795145,
+4 steps 0.844054073623855.
 
     lnZ/N = (acc + ln sum_{x,y} T[x,y,x,y]) / 2^steps,   N = 2^steps spins
 
@@ -23,7 +26,7 @@ import numpy as np
 import tenpy_ad as tp
 from tenpy_ad.errors import ArgumentError
 
-#: singular values at or below this count as zero when choosing ``ks`` (DESIGN.md §6)
+#: singular values at or below this count as zero when choosing ``ks``
 RANK_CUTOFF = 1e-15
 
 _W_COSH = np.array([[1.0, 0.0], [1.0, 0.0]])

@@ -154,8 +154,11 @@ def _leading_extent(g, axis: int, full: int) -> int:
 
     Truncation (``u[:, :k]``, ``s[:k]``, ``vh[:k]``) makes the cotangents of the discarded
     triplets zero.  A traced cotangent shows it structurally (it is the zero-padding
-    ``scatter_slice`` of the slice); a concrete one is inspected (O(size), against the
-    O(n^3) products that knowing it saves)."""
+    ``scatter_slice`` of the slice).  A plain array is inspected (O(size), against the
+    O(n^3) products that knowing it saves): the VJP is linear in the cotangent, so leaving
+    out its zero entries is exact.  An eager Tensor cotangent is being differentiated
+    itself (``create_graph``): its values say nothing about its derivative, so it is never
+    inspected."""
     if g is None:
         return 0
     if type(g) is TracedTensor:
@@ -166,7 +169,9 @@ def _leading_extent(g, axis: int, full: int) -> int:
                     spec[i] == (0, d, 1) for i, d in enumerate(shape) if i != axis):
                 return stop
         return full
-    array = g.data if type(g) is Tensor else np.asarray(g)
+    if type(g) is Tensor:
+        return full
+    array = np.asarray(g)
     if full and (array.flat[-1] != 0 or array[(slice(None),) * axis + (full - 1,)].any()):
         return full                        # the untruncated case, decided cheaply
     others = tuple(i for i in range(array.ndim) if i != axis)

@@ -21,7 +21,7 @@ cpdef tuple shape_of(object x):
 
 
 cpdef int code_of_value(object x) except -1:
-    """The dtype code a value computes in (ints and bools are carried as float64)."""
+    """The dtype code a value is carried in (integers of any width as int64)."""
     cdef type t = type(x)
     if t is TracedTensor:
         return _dtype_codes[(<TracedTensor>x).id]
@@ -36,7 +36,8 @@ cpdef bint is_complex_value(object x) except -1:
     """Whether a value is complex."""
     cdef type t = type(x)
     if t is TracedTensor:
-        return _dtype_codes[(<TracedTensor>x).id] >= 2       # complex64, complex128
+        code = _dtype_codes[(<TracedTensor>x).id]
+        return code == 2 or code == 3                         # complex64, complex128
     if t is Tensor:
         return (<Tensor>x).data.dtype.kind == "c"
     if t is _ndarray:

@@ -1,10 +1,11 @@
 """Supported dtypes, their integer codes in the metadata table, and NumPy's promotion.
 
-tenpy_ad computes in float32, float64 (the default), complex64 and complex128.  Promotion
-follows NumPy 2 (NEP 50): Python scalars are "weak" and adopt the tensor's precision, so
-``float32_tensor * 0.5`` stays float32 and ``float32_tensor * 1j`` becomes complex64.
-Integer and boolean arrays mixed into an operation promote like NumPy does and the result
-is carried in floating point.
+tenpy_ad differentiates in float32, float64 (the default), complex64 and complex128.  It
+also carries bool and int64 values, which are never differentiated: comparison results,
+masks, ``argsort``/``argmax`` indices, integer index arrays.  Promotion follows NumPy 2
+(NEP 50): Python scalars are "weak" and adopt the tensor's precision, so
+``float32_tensor * 0.5`` stays float32 and ``float32_tensor * 1j`` becomes complex64; integer
+arrays of any width are carried as int64.
 """
 from __future__ import annotations
 
@@ -12,13 +13,13 @@ import numpy as np
 
 from .errors import DTypeError
 
-FLOAT32, FLOAT64, COMPLEX64, COMPLEX128 = 0, 1, 2, 3
+FLOAT32, FLOAT64, COMPLEX64, COMPLEX128, BOOL, INT64 = 0, 1, 2, 3, 4, 5
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.complex64),
-          np.dtype(np.complex128))
+          np.dtype(np.complex128), np.dtype(np.bool_), np.dtype(np.int64))
 DEFAULT = FLOAT64
 _CODE_OF = {dtype: code for code, dtype in enumerate(DTYPES)}
-_REAL_OF = (FLOAT32, FLOAT64, FLOAT32, FLOAT64)
-_COMPLEX_OF = (COMPLEX64, COMPLEX128, COMPLEX64, COMPLEX128)
+_REAL_OF = (FLOAT32, FLOAT64, FLOAT32, FLOAT64, BOOL, INT64)
+_COMPLEX_OF = (COMPLEX64, COMPLEX128, COMPLEX64, COMPLEX128, COMPLEX128, COMPLEX128)
 _promotion_cache: dict = {}
 
 
@@ -35,18 +36,18 @@ def code_of(dtype) -> int:
     code = _CODE_OF.get(np_dtype)
     if code is None:
         raise DTypeError(
-            f"dtype {np_dtype.name} is not supported; use float32, float64, complex64 or "
-            "complex128")
+            f"dtype {np_dtype.name} is not supported; use float32, float64, complex64, "
+            "complex128 (differentiable), bool or int64")
     return code
 
 
 def value_code(np_dtype: np.dtype) -> int:
-    """The code an array of ``np_dtype`` is carried in (ints/bools become float64)."""
+    """The code an array of ``np_dtype`` is carried in (any integer width as int64)."""
     code = _CODE_OF.get(np_dtype)
     if code is not None:
         return code
-    if np_dtype.kind in "biu":
-        return FLOAT64
+    if np_dtype.kind in "iu":
+        return INT64
     if np_dtype.kind == "f":          # float16 / longdouble
         return FLOAT64 if np_dtype.itemsize > 4 else FLOAT32
     if np_dtype.kind == "c":
@@ -54,8 +55,20 @@ def value_code(np_dtype: np.dtype) -> int:
     raise DTypeError(f"arrays of dtype {np_dtype} cannot enter a tensor computation")
 
 
+def inexact_code(np_dtype: np.dtype) -> int:
+    """The floating code a value of ``np_dtype`` is differentiated in: bools and integers
+    become float64 (NumPy's ``np.exp(int_array)`` is float64 too)."""
+    code = value_code(np_dtype)
+    return FLOAT64 if code >= BOOL else code
+
+
 def is_complex(code: int) -> bool:
-    return code >= COMPLEX64
+    return code == COMPLEX64 or code == COMPLEX128
+
+
+def is_inexact(code: int) -> bool:
+    """Whether values of this code can be differentiated (floating or complex)."""
+    return code < BOOL
 
 
 def real_code(code: int) -> int:

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import dtypes
 from ._compiled import _core
-from .errors import GraphError, ShapeError
+from .errors import DTypeError, GraphError, ShapeError
 from .ops import elementwise as ew
 from .primitive import Tensor
 
@@ -19,13 +19,17 @@ from .primitive import Tensor
 def tensor(data, dtype=None, requires_grad: bool = False) -> Tensor:
     """An eager tensor holding a copy of ``data``.
 
-    ``dtype`` defaults to the data's own (ints and bools become float64); supported dtypes
-    are float32, float64, complex64 and complex128.
+    ``dtype`` defaults to the data's own, with ints and bools as float64 (the values one
+    differentiates); float32, float64, complex64 and complex128 can require grad, and
+    ``dtype="bool"``/``"int64"`` make tensors of masks and indices that cannot.
     """
     if type(data) is Tensor:
         data = data.data
     array = np.array(data)
-    code = dtypes.value_code(array.dtype) if dtype is None else dtypes.code_of(dtype)
+    code = dtypes.inexact_code(array.dtype) if dtype is None else dtypes.code_of(dtype)
+    if requires_grad and not dtypes.is_inexact(code):
+        raise DTypeError(f"tensor: only floating and complex tensors can require grad, not "
+                         f"{dtypes.DTYPES[code].name}")
     array = array.astype(dtypes.DTYPES[code], copy=False)
     return Tensor(array, requires_grad)
 

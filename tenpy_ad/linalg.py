@@ -35,7 +35,7 @@ def _matrix_operand(name: str, a, square: bool = False):
     if is_tensor(a):
         return a
     array = np.asarray(a)
-    return array.astype(dtypes.DTYPES[dtypes.value_code(array.dtype)], copy=False)
+    return array.astype(dtypes.DTYPES[dtypes.inexact_code(array.dtype)], copy=False)
 
 
 def svd(a, full_matrices: bool = False, *, eps: float | None = None):

@@ -20,7 +20,8 @@ from ._gcpause import paused_gc
 
 
 def _type_label(code: int, shape: tuple) -> str:
-    short = {"float32": "f32", "float64": "f64", "complex64": "c64", "complex128": "c128"}
+    short = {"float32": "f32", "float64": "f64", "complex64": "c64", "complex128": "c128",
+             "bool": "bool", "int64": "i64"}
     return f"{short[dtypes.DTYPES[code].name]}[{','.join(str(d) for d in shape)}]"
 
 

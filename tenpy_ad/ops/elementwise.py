@@ -324,8 +324,10 @@ def _convert_back(ct, code):
 convert_p = primitive("convert_element_type",
                       lambda code, x: np.asarray(x).astype(dtypes.DTYPES[code]),
                       _convert_rule, format_params=lambda code: dtypes.DTYPES[code].name)
-deflinear(convert_p,
-          lambda code, ct, out, x: _convert_back(ct, code_of_value(x)))
+# bool and int64 values are not differentiated: no tangent into them, no cotangent out
+defjvp(convert_p, lambda code, t, out, x: convert(t, code) if dtypes.is_inexact(code) else None)
+defvjp(convert_p, lambda code, ct, out, x: _convert_back(ct, code_of_value(x))
+       if dtypes.is_inexact(code_of_value(x)) else None)
 
 
 def convert(x, code: int):

@@ -22,6 +22,7 @@ every extension class.  Then, in include order:
 * ``execute.pxi``       the Program interpreter loop
 * ``eager.pxi``         eager Tensor, its tape entries (TapeNode), ``no_grad``
 * ``eager_backward.pxi`` the reverse sweep over the tape (``backward``, ``grad_of``)
+* ``eager_forward.pxi`` the forward sweep over the tape (eager ``tp.jvp``)
 * ``operands.pxi``      facts about operands of any kind (shape, dtype code, complexness)
 * ``rule_adapters.pxi`` derivative rules assembled from one rule per input
 * ``dispatch.pxi``      applying a primitive in the mode its operands call for
@@ -57,6 +58,7 @@ include "schedule.pxi"
 include "execute.pxi"
 include "eager.pxi"
 include "eager_backward.pxi"
+include "eager_forward.pxi"
 include "operands.pxi"
 include "rule_adapters.pxi"
 include "dispatch.pxi"

@@ -53,7 +53,7 @@ cdef dict _sweep_tape(Tensor root, object seed, bint retain_graph, bint create_g
         if root._requires_grad:
             leaves[_address(root)] = [root, seed]
         return leaves
-    order = _eager_toposort(<TapeNode>root._node, index)
+    order = _eager_toposort([root._node], index)
     cts = _seed_tape(order, root, seed)
     for i in range(len(order) - 1, -1, -1):
         node = <TapeNode>order[i]
@@ -187,11 +187,11 @@ cdef inline object _address(object obj):
     return <size_t><PyObject*>obj
 
 
-cdef list _eager_toposort(TapeNode root, dict index):
-    """TapeNodes reachable from ``root``, parents before children.  ``index`` maps
+cdef list _eager_toposort(list roots, dict index):
+    """TapeNodes reachable from ``roots``, parents before children.  ``index`` maps
     ``id(node)`` to its position (-1 while the node is still being expanded)."""
     cdef list order = []
-    cdef list stack = [root]
+    cdef list stack = list(reversed(roots))
     cdef TapeNode node
     while stack:
         node = <TapeNode>stack[len(stack) - 1]

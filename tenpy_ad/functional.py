@@ -22,7 +22,8 @@ import numpy as np
 
 from . import ad, dtypes
 from .eager import grad_of, tensor
-from .errors import ArgumentError, DTypeError, GraphError
+from ._compiled import _core
+from .errors import ArgumentError, DTypeError, GraphError, ShapeError
 from .primitive import Tensor, TracedTensor, constant
 from .program import compile as compile_program
 from .traced import input as placeholder
@@ -174,8 +175,10 @@ def _matching_leaves(tree, expected_def, what: str) -> list:
 def jvp(fn: Callable, primals: Sequence, tangents: Sequence):
     """``(fn(*primals), J tangents)`` — forward-mode derivative (JAX's ``jvp``).
 
-    Traced primals use the JVP rules directly.  Concrete primals run ``fn`` eagerly (any
-    control flow) and get ``J t`` as the VJP of the VJP, which is exact and linear.
+    Traced primals use the JVP rules to build graph nodes.  Concrete primals run ``fn``
+    eagerly (any control flow) on a tape, then sweep the tape forward with the same JVP
+    rules on the saved values.  Inside another eager transform the sweep is recorded too,
+    so forward and reverse mode compose.
     """
     primals, tangents = tuple(primals), tuple(tangents)
     leaves, treedef = tree_flatten(primals)
@@ -184,19 +187,34 @@ def jvp(fn: Callable, primals: Sequence, tangents: Sequence):
         out = fn(*primals)
         out_leaves, out_def = tree_flatten(out)
         return out, tree_unflatten(out_def, ad.jvp(out_leaves, leaves, t_leaves))
-    nested = _is_nested_eager(leaves)
-    xs = _eager_leaves(leaves, nested)
+    nested = _is_nested_eager(leaves) or _is_nested_eager(t_leaves)
+    xs = _eager_leaves(leaves, _is_nested_eager(leaves))
+    seeds = [_tangent_for(x, t) for x, t in zip(xs, t_leaves)]
     out = fn(*tree_unflatten(treedef, xs))
     out_leaves, out_def = tree_flatten(out)
-    dummies = [tensor(np.zeros(np.shape(o.data if type(o) is Tensor else o),
-                               dtype=(o.dtype if type(o) is Tensor else
-                                      np.asarray(o).dtype)), requires_grad=True)
-               for o in out_leaves]
-    adjoint = grad_of(out_leaves, xs, dummies, retain_graph=True, create_graph=True)
-    tangents_in = [t if type(t) is Tensor else tensor(t) for t in t_leaves]
-    t_out = grad_of(adjoint, dummies, tangents_in, create_graph=nested)
+    t_out = _core.eager_tangents(out_leaves, xs, seeds, nested)
+    t_out = [np.zeros_like(_data(o)) if t is None else t for o, t in zip(out_leaves, t_out)]
     return (tree_unflatten(out_def, [_concrete(o, nested) for o in out_leaves]),
             tree_unflatten(out_def, [_concrete(t, nested) for t in t_out]))
+
+
+def _data(x):
+    return x.data if type(x) is Tensor else np.asarray(x)
+
+
+def _tangent_for(x: Tensor, t):
+    """The tangent ``t`` of input ``x``: its shape, in its dtype (a Tensor stays one)."""
+    if t is None:
+        return None
+    value = t.data if type(t) is Tensor else np.asarray(t)
+    if value.shape != x.shape:
+        raise ShapeError(f"jvp: a tangent of shape {list(value.shape)} for an input of "
+                         f"shape {list(x.shape)}")
+    if value.dtype.kind == "c" and x.dtype.kind != "c":
+        raise DTypeError(f"jvp: a complex tangent for a {x.dtype.name} input")
+    if type(t) is Tensor:
+        return t if t.dtype == x.dtype else t.astype(x.dtype)
+    return value.astype(x.dtype, copy=False)
 
 
 class jit:

@@ -82,7 +82,7 @@ def _function_jvp_traced(fn, x):
 
 VJP_MODES = [_traced_vjp, _eager_backward, _eager_backward_create_graph, _grad_of,
              _function_grad]
-JVP_MODES = [_traced_jvp, _function_jvp_traced]
+JVP_MODES = [_traced_jvp, _function_jvp_traced, _function_jvp]
 
 
 def _ids(modes):
@@ -105,11 +105,12 @@ def test_missing_jvp_is_named(prims, kind, mode):
         mode(_loss(prim), np.linspace(0.1, 0.9, 4))
 
 
-def test_eager_jvp_needs_the_vjp(prims):
-    """Eager ``tp.jvp`` transposes the VJP, so it is the VJP that is reported missing."""
-    prim = prims["jvp_only"]
-    with pytest.raises(NotImplementedError, match=f"^no VJP rule for '{prim.name}'$"):
-        _function_jvp(_loss(prim), np.linspace(0.1, 0.9, 4))
+def test_eager_jvp_uses_the_jvp_rule(prims):
+    """Eager ``tp.jvp`` sweeps the tape with the JVP rules: a primitive with only a JVP
+    rule works, one with only a VJP rule is reported (see test_missing_jvp_is_named)."""
+    x = np.linspace(0.1, 0.9, 4)
+    _, tangent = _function_jvp(_loss(prims["jvp_only"]), x)
+    assert np.allclose(tangent, (2.0 * np.cos(x)).sum())
 
 
 def test_the_rule_that_exists_still_works(prims):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tenpy_ad as tp
-from tenpy_ad.testing import check_grads
+from tenpy_ad.testing import check_grads, random_like
 
 from specs import SPECS, make_args
 
@@ -41,3 +41,35 @@ def test_every_primitive_is_covered():
 
 
 LATER: set = set()
+
+
+@pytest.mark.parametrize("spec,dtype", CASES, ids=[f"{s.name}-{d}" for s, d in CASES])
+def test_eager_jvp_equals_traced_jvp(spec, dtype, rng):
+    """Eager ``tp.jvp`` (a forward sweep of the JVP rules over the tape) equals the traced
+    ``tp.ad.jvp`` (whose agreement with finite differences test_first_order checks)."""
+    args = make_args(spec, dtype, rng)
+    tangents = [random_like(rng, a) for a in args]
+    _, eager = tp.jvp(spec.fn, tuple(args), tuple(tangents))
+    xs = [tp.input(a.shape, a.dtype) for a in args]
+    (traced,) = tp.ad.jvp([spec.fn(*xs)], xs, tangents)
+    np.testing.assert_allclose(eager, tp.evaluate(traced, dict(zip(xs, args))),
+                               rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("spec,dtype", CASES[::7], ids=[f"{s.name}-{d}" for s, d in CASES[::7]])
+def test_eager_forward_over_reverse_equals_traced(spec, dtype, rng):
+    """Hessian-vector products by ``tp.jvp(tp.grad(...))`` in eager mode: the tape holds the
+    recorded backward pass too, and the forward sweep runs through it."""
+    args = make_args(spec, dtype, rng)
+    out = spec.fn(*[tp.input(a.shape, a.dtype) for a in args])
+    u = random_like(rng, np.zeros(out.shape, out.dtype))
+    tangent = random_like(rng, args[0])
+
+    def gradient(x0):
+        return tp.vjp(lambda x: spec.fn(x, *args[1:]), x0)[1](u)[0]
+
+    _, eager = tp.jvp(gradient, (args[0],), (tangent,))
+    x = tp.input(args[0].shape, args[0].dtype)
+    (traced,) = tp.ad.jvp([gradient(x)], [x], [tangent])
+    np.testing.assert_allclose(eager, tp.evaluate(traced, {x: args[0]}), rtol=1e-10,
+                               atol=1e-10)

@@ -185,3 +185,21 @@ def test_create_graph_cotangent_with_zero_values_is_not_mistaken_for_truncation(
     (dw,) = tp.grad_of([ga.sum()], [w])
     u, _, vh = np.linalg.svd(a_value)
     np.testing.assert_allclose(dw.numpy(), (u @ vh).sum(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_eager_jvp_through_svd_matches_finite_differences(k):
+    """Eager forward mode used to be the VJP of the VJP with zero dummy cotangents, which
+    the SVD rule read as 'nothing kept' and answered 0; now it runs the JVP rule."""
+    rng = np.random.default_rng(11)
+    a, da = rng.standard_normal((4, 3)), rng.standard_normal((4, 3))
+
+    def f(x):
+        u, s, vh = tp.linalg.svd(x)
+        return ((u[:, :k] * s[:k]) @ vh[:k]).sum() + s[:k].sum()
+
+    _, tangent = tp.jvp(f, (a,), (da,))
+    h = 1e-6
+    fd = (f(a + h * da) - f(a - h * da)) / (2 * h)
+    assert abs(float(tangent)) > 1e-3
+    np.testing.assert_allclose(tangent, fd, rtol=1e-6)

@@ -105,6 +105,8 @@ cdef class Tensor(ArraySurface):
         return self.data.item()
 
     def __array__(self, dtype=None, copy=None):
+        self._refuse_if_differentiated("conversion to a NumPy array (np.asarray, np.array, "
+                                       "a NumPy function without a tenpy_ad version)")
         if copy:
             return self.data.astype(dtype if dtype is not None else self.data.dtype, copy=True)
         if dtype is not None and dtype != self.data.dtype:
@@ -113,17 +115,40 @@ cdef class Tensor(ArraySurface):
             return self.data.astype(dtype)
         return self.data
 
+    def _refuse_if_differentiated(self, what):
+        """Values leave the tape only explicitly: ``.detach()``, ``.numpy()``, ``.item()``."""
+        if self._requires_grad:
+            raise _errors["NotDifferentiableError"](
+                f"{what} of a tensor that requires grad would silently drop its gradient; "
+                "call .detach() (or .numpy() / .item()) to leave the computation "
+                "explicitly, or use the tenpy_ad.numpy function")
+
     def __float__(self):
+        self._refuse_if_differentiated("float()")
         return float(self.data)
 
-    def __int__(self):
-        return int(self.data)
-
     def __complex__(self):
+        self._refuse_if_differentiated("complex()")
         return complex(self.data)
 
+    def __int__(self):
+        return int(self.data)          # integers are not differentiated: no gradient lost
+
+    def __index__(self):
+        if self.data.dtype.kind not in "iub":
+            raise TypeError(f"only integer tensors can be used as an index, not "
+                            f"{self.data.dtype.name}")
+        return self.data.__index__()
+
     def __bool__(self):
-        return bool(self.data)
+        return bool(self.data)         # control flow, not a value that flows on
+
+    def __format__(self, spec):
+        return self.data.__format__(spec) if spec else repr(self)
+
+    def tolist(self):
+        """The values as (nested) Python scalars, leaving the tape explicitly."""
+        return self.data.tolist()
 
     def __repr__(self):
         body = repr(self.data)
@@ -218,6 +243,8 @@ cpdef object eager_apply(Primitive prim, object params, tuple args):
         _nonfinite_hook(f"'{prim.name}' (eager)", result, arrays)
     if record and not _grad_enabled():
         record = False
+    if record and prim.n_outputs == 1 and not _inexact(result):
+        record = False                 # a mask or an index: nothing to differentiate
     if not record:
         if prim.n_outputs > 1:
             return tuple([_wrap(r, None, 0) for r in result])
@@ -231,8 +258,15 @@ cpdef object eager_apply(Primitive prim, object params, tuple args):
     node.saved_outputs = result
     _counters.eager_recorded += 1
     if prim.n_outputs > 1:
-        return tuple([_wrap(result[j], node, <int>j) for j in range(prim.n_outputs)])
+        return tuple([_wrap(result[j], node if _inexact(result[j]) else None, <int>j)
+                      for j in range(prim.n_outputs)])
     return _wrap(result, node, 0)
+
+
+cdef inline bint _inexact(object array):
+    """Whether values of this array are differentiated (floating or complex)."""
+    kind = array.dtype.kind
+    return kind == "f" or kind == "c"
 
 
 def record_tape(Primitive prim, object params, tuple args, tuple outputs) -> tuple:

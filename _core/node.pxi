@@ -95,7 +95,16 @@ cdef class TracedTensor(ArraySurface):
         self._concrete("conversion to a NumPy array")
 
     def __iter__(self):
-        self._concrete("iteration")
+        """The slices along the first axis (the shape is known while tracing)."""
+        shape = self.shape
+        if not shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter([self[i] for i in range(shape[0])])
+
+    def __format__(self, spec):
+        if spec:
+            self._concrete("formatting with a format spec")
+        return repr(self)
 
     def __reduce__(self):
         raise TypeError("TracedTensor cannot be pickled; save a compiled Program instead")

@@ -1,61 +1,138 @@
 # The numpy-like operator surface shared by TracedTensor and the eager Tensor.
 #
-# Operators forward to the Python functions of tenpy_ad.numpy_api, handed over at import
-# through ``install(surface=...)``, so one implementation serves both tensor kinds.
+# Operators and methods forward to the functions of tenpy_ad.numpy, handed over at import
+# through ``install(surface=...)``, so one implementation serves both tensor kinds.  NumPy
+# functions and ufuncs called on tensors reach tenpy_ad through ``__array_function__`` and
+# ``__array_ufunc__`` (tenpy_ad/numpy/_dispatch.py).
+
+cdef inline object _fn(str name):
+    return _surface[name]
+
 
 cdef class ArraySurface:
-    """Operators and methods common to traced and eager tensors."""
+    """Operators and methods common to traced and eager tensors (NumPy's semantics)."""
 
-    # ndarray binary operators return NotImplemented for operands that set this, so
-    # ``ndarray * tensor`` reaches ``tensor.__rmul__``.
-    __array_ufunc__ = None
+    # ---------------------------------------------------------------- NumPy's protocols
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return _fn("__array_ufunc__")(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        return _fn("__array_function__")(func, types, args, kwargs)
+
+    # ---------------------------------------------------------------- arithmetic
 
     def __add__(self, other):
-        return _surface["add"](self, other)
+        return _fn("add")(self, other)
 
     def __radd__(self, other):
-        return _surface["add"](other, self)
+        return _fn("add")(other, self)
 
     def __sub__(self, other):
-        return _surface["subtract"](self, other)
+        return _fn("subtract")(self, other)
 
     def __rsub__(self, other):
-        return _surface["subtract"](other, self)
+        return _fn("subtract")(other, self)
 
     def __mul__(self, other):
-        return _surface["multiply"](self, other)
+        return _fn("multiply")(self, other)
 
     def __rmul__(self, other):
-        return _surface["multiply"](other, self)
+        return _fn("multiply")(other, self)
 
     def __truediv__(self, other):
-        return _surface["divide"](self, other)
+        return _fn("divide")(self, other)
 
     def __rtruediv__(self, other):
-        return _surface["divide"](other, self)
+        return _fn("divide")(other, self)
+
+    def __floordiv__(self, other):
+        return _fn("floor_divide")(self, other)
+
+    def __rfloordiv__(self, other):
+        return _fn("floor_divide")(other, self)
+
+    def __mod__(self, other):
+        return _fn("remainder")(self, other)
+
+    def __rmod__(self, other):
+        return _fn("remainder")(other, self)
 
     def __matmul__(self, other):
-        return _surface["matmul"](self, other)
+        return _fn("matmul")(self, other)
 
     def __rmatmul__(self, other):
-        return _surface["matmul"](other, self)
+        return _fn("matmul")(other, self)
 
     def __pow__(self, other, mod=None):
         if mod is not None:
             return NotImplemented
-        return _surface["power"](self, other)
+        return _fn("power")(self, other)
+
+    def __rpow__(self, other, mod=None):
+        if mod is not None:
+            return NotImplemented
+        return _fn("power")(other, self)
 
     def __neg__(self):
-        return _surface["negative"](self)
+        return _fn("negative")(self)
 
     def __pos__(self):
         return self
 
     def __abs__(self):
-        return _surface["abs"](self)
+        return _fn("abs")(self)
+
+    # ---------------------------------------------------------------- comparisons, logic
+    # elementwise, as NumPy's (boolean tensors, not differentiated); tensors hash by
+    # identity, so they still serve as dict keys (``tp.evaluate(y, {x: value})``)
+
+    def __eq__(self, other):
+        return _fn("equal")(self, other)
+
+    def __ne__(self, other):
+        return _fn("not_equal")(self, other)
+
+    def __lt__(self, other):
+        return _fn("less")(self, other)
+
+    def __le__(self, other):
+        return _fn("less_equal")(self, other)
+
+    def __gt__(self, other):
+        return _fn("greater")(self, other)
+
+    def __ge__(self, other):
+        return _fn("greater_equal")(self, other)
+
+    def __hash__(self):
+        return object.__hash__(self)
+
+    def __and__(self, other):
+        return _fn("bitwise_and")(self, other)
+
+    def __rand__(self, other):
+        return _fn("bitwise_and")(other, self)
+
+    def __or__(self, other):
+        return _fn("bitwise_or")(self, other)
+
+    def __ror__(self, other):
+        return _fn("bitwise_or")(other, self)
+
+    def __xor__(self, other):
+        return _fn("bitwise_xor")(self, other)
+
+    def __rxor__(self, other):
+        return _fn("bitwise_xor")(other, self)
+
+    def __invert__(self):
+        return _fn("invert")(self)
+
+    # ---------------------------------------------------------------- indexing, shape
 
     def __getitem__(self, index):
-        return _surface["getitem"](self, index)
+        return _fn("getitem")(self, index)
 
     def __len__(self):
         shape = self.shape
@@ -63,53 +140,10 @@ cdef class ArraySurface:
             raise TypeError("len() of a 0-d tensor")
         return shape[0]
 
-    def sum(self, axis=None, keepdims=False):
-        """Sum over ``axis`` (all axes by default), like ``ndarray.sum``."""
-        return _surface["sum"](self, axis, keepdims)
-
-    def max(self, axis=None, keepdims=False):
-        """Maximum over ``axis``; its derivative splits evenly among tied maxima."""
-        return _surface["amax"](self, axis, keepdims)
-
-    amax = max
-
-    def reshape(self, *shape):
-        """Reshape (one ``-1`` allowed), like ``ndarray.reshape``."""
-        if len(shape) == 1 and not isinstance(shape[0], int):
-            shape = shape[0]
-        return _surface["reshape"](self, shape)
-
-    def transpose(self, *axes):
-        """Permute axes (reverse them by default), like ``ndarray.transpose``."""
-        if len(axes) == 1 and not isinstance(axes[0], int):
-            axes = axes[0]
-        return _surface["transpose"](self, axes if axes else None)
-
     @property
-    def T(self):
-        return _surface["transpose"](self, None)
-
-    def scale_real(self, factor):
-        """Multiply by a Python/NumPy scalar held as a static parameter of the graph."""
-        return _surface["scale"](self, factor)
-
-    def conj(self):
-        return _surface["conj"](self)
-
-    @property
-    def real(self):
-        return _surface["real"](self)
-
-    @property
-    def imag(self):
-        return _surface["imag"](self)
-
-    def astype(self, dtype):
-        return _surface["astype"](self, dtype)
-
-    def broadcast_in_dim(self, shape, broadcast_dimensions):
-        """Broadcast with an explicit map of operand axes to output axes (XLA semantics)."""
-        return _surface["broadcast_in_dim"](self, shape, broadcast_dimensions)
+    def at(self):
+        """Functional updates, as JAX spells them: ``x.at[idx].set(v)``, ``.add(v)``."""
+        return _fn("index_update")(self)
 
     @property
     def size(self):
@@ -117,3 +151,132 @@ cdef class ArraySurface:
         for d in self.shape:
             n *= d
         return n
+
+    @property
+    def T(self):
+        return _fn("transpose")(self, None)
+
+    @property
+    def mT(self):
+        """The transpose of the last two axes."""
+        return _fn("swapaxes")(self, -1, -2)
+
+    @property
+    def real(self):
+        return _fn("real")(self)
+
+    @property
+    def imag(self):
+        return _fn("imag")(self)
+
+    def reshape(self, *shape):
+        """Reshape (one ``-1`` allowed), like ``ndarray.reshape``."""
+        if len(shape) == 1 and not isinstance(shape[0], int):
+            shape = shape[0]
+        return _fn("reshape")(self, shape)
+
+    def transpose(self, *axes):
+        """Permute axes (reverse them by default), like ``ndarray.transpose``."""
+        if len(axes) == 1 and not isinstance(axes[0], int):
+            axes = axes[0]
+        return _fn("transpose")(self, axes if axes else None)
+
+    def scale_real(self, factor):
+        """Multiply by a real Python/NumPy scalar held as a static parameter of the graph."""
+        return _fn("scale")(self, factor)
+
+    def broadcast_in_dim(self, shape, broadcast_dimensions):
+        """Broadcast with an explicit map of operand axes to output axes (XLA semantics)."""
+        return _fn("broadcast_in_dim")(self, shape, broadcast_dimensions)
+
+    # ---------------------------------------------------------------- ndarray methods
+    # each is the tenpy_ad.numpy function of the same name applied to the tensor
+
+    def sum(self, *args, **kwargs):
+        return _fn("sum")(self, *args, **kwargs)
+
+    def max(self, *args, **kwargs):
+        return _fn("max")(self, *args, **kwargs)
+
+    amax = max
+
+    def min(self, *args, **kwargs):
+        return _fn("min")(self, *args, **kwargs)
+
+    def mean(self, *args, **kwargs):
+        return _fn("mean")(self, *args, **kwargs)
+
+    def prod(self, *args, **kwargs):
+        return _fn("prod")(self, *args, **kwargs)
+
+    def var(self, *args, **kwargs):
+        return _fn("var")(self, *args, **kwargs)
+
+    def std(self, *args, **kwargs):
+        return _fn("std")(self, *args, **kwargs)
+
+    def cumsum(self, *args, **kwargs):
+        return _fn("cumsum")(self, *args, **kwargs)
+
+    def cumprod(self, *args, **kwargs):
+        return _fn("cumprod")(self, *args, **kwargs)
+
+    def all(self, *args, **kwargs):
+        return _fn("all")(self, *args, **kwargs)
+
+    def any(self, *args, **kwargs):
+        return _fn("any")(self, *args, **kwargs)
+
+    def argmax(self, *args, **kwargs):
+        return _fn("argmax")(self, *args, **kwargs)
+
+    def argmin(self, *args, **kwargs):
+        return _fn("argmin")(self, *args, **kwargs)
+
+    def argsort(self, *args, **kwargs):
+        return _fn("argsort")(self, *args, **kwargs)
+
+    def ravel(self, *args, **kwargs):
+        return _fn("ravel")(self, *args, **kwargs)
+
+    def flatten(self, *args, **kwargs):
+        return _fn("ravel")(self, *args, **kwargs)
+
+    def squeeze(self, *args, **kwargs):
+        return _fn("squeeze")(self, *args, **kwargs)
+
+    def swapaxes(self, *args, **kwargs):
+        return _fn("swapaxes")(self, *args, **kwargs)
+
+    def repeat(self, *args, **kwargs):
+        return _fn("repeat")(self, *args, **kwargs)
+
+    def take(self, *args, **kwargs):
+        return _fn("take")(self, *args, **kwargs)
+
+    def clip(self, *args, **kwargs):
+        return _fn("clip")(self, *args, **kwargs)
+
+    def round(self, *args, **kwargs):
+        return _fn("round")(self, *args, **kwargs)
+
+    def trace(self, *args, **kwargs):
+        return _fn("trace")(self, *args, **kwargs)
+
+    def diagonal(self, *args, **kwargs):
+        return _fn("diagonal")(self, *args, **kwargs)
+
+    def dot(self, other):
+        return _fn("dot")(self, other)
+
+    def conj(self):
+        return _fn("conj")(self)
+
+    conjugate = conj
+
+    def astype(self, dtype):
+        return _fn("astype")(self, dtype)
+
+    def copy(self):
+        """The same value (tensors are immutable, so no copy is needed)."""
+        return self

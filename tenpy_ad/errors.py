@@ -10,6 +10,9 @@ dtypes), so ``except ValueError`` keeps working.
 * :class:`ConcretizationError` a traced placeholder was asked for a value (``bool(x)``)
 * :class:`ProgramInputError`   a Program was called with inputs of the wrong count/shape/dtype
 * :class:`NonFiniteError`      ``tp.debug_nans()`` caught a NaN/Inf, naming the primitive
+* :class:`NotDifferentiableError` a value would leave the computation without its gradient
+                               (an unsupported NumPy function, ``np.asarray`` of a tensor
+                               that requires grad)
 * :class:`GraphError`          a graph is malformed for the request (unbound input, ...)
 * :class:`GaugeError`          a complex loss depends on the arbitrary phase of singular
                                vectors/eigenvectors, so its derivative is ill-defined
@@ -47,6 +50,13 @@ class NonFiniteError(TenpyAdError, FloatingPointError):
     """A primitive produced NaN or Inf while ``tp.debug_nans()`` was active."""
 
 
+class NotDifferentiableError(TenpyAdError, TypeError):
+    """A value would leave the computation without its gradient: a NumPy function that
+    tenpy_ad does not implement, or an implicit conversion of a tensor that requires grad
+    to an ndarray or a Python float.  ``.detach()`` / ``.numpy()`` / ``.item()`` leave it
+    explicitly."""
+
+
 class GraphError(TenpyAdError, ValueError):
     """The graph does not fit the request (an unbound input, a non-scalar loss, ...)."""
 
@@ -69,4 +79,5 @@ class InternalError(TenpyAdError, RuntimeError):
 
 ALL = {cls.__name__: cls for cls in (
     TenpyAdError, ShapeError, DTypeError, ArgumentError, ConcretizationError, ProgramInputError,
-    NonFiniteError, GraphError, GaugeError, SaveFormatError, InternalError)}
+    NonFiniteError, NotDifferentiableError, GraphError, GaugeError, SaveFormatError,
+    InternalError)}

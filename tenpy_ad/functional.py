@@ -27,7 +27,7 @@ from .errors import ArgumentError, DTypeError, GraphError, ShapeError
 from .primitive import Tensor, TracedTensor, constant
 from .program import compile as compile_program
 from .traced import input as placeholder
-from .tree import tree_flatten, tree_unflatten
+from .tree import tree_flatten, tree_map, tree_unflatten
 
 
 def _argnums_tuple(argnums, n_args: int) -> tuple:
@@ -105,6 +105,8 @@ def value_and_grad(fn: Callable, argnums=0, has_aux: bool = False) -> Callable:
             grads = grad_of([value], xs, create_graph=nested)
             result = tree_unflatten(treedef, [_concrete(g, nested) for g in grads])
             value = _concrete(value, nested)
+            if has_aux:
+                aux = tree_map(lambda a: _concrete(a, nested) if type(a) is Tensor else a, aux)
         result = result[0] if isinstance(argnums, int) else result
         return ((value, aux), result) if has_aux else (value, result)
 

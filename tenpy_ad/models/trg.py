@@ -44,8 +44,13 @@ def ising_tensor(beta):
 
 
 def _kept(singular_values) -> int:
-    values = np.asarray(singular_values)
-    return int(np.count_nonzero(values > RANK_CUTOFF))
+    """How many singular values count as non-zero: a discrete choice, read off the
+    values (explicitly detached from any tape)."""
+    return int(np.count_nonzero(_values(singular_values) > RANK_CUTOFF))
+
+
+def _values(x) -> np.ndarray:
+    return x.numpy() if type(x) is tp.Tensor else np.asarray(x)
 
 
 def trg_step(t, k: int | None, chi: int | None = None, svd_eps: float | None = None):
@@ -96,7 +101,7 @@ def _concrete_beta(beta):
     """beta as a float when it has a value (float, array, eager Tensor), else None."""
     if type(beta) is tp.TracedTensor:
         return None
-    return float(np.asarray(beta))
+    return float(_values(beta))
 
 
 def ks_rule(chi: int, steps: int, beta: float = 0.3) -> list:

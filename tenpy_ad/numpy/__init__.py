@@ -10,21 +10,26 @@ eager Tensor when any is eager, else what NumPy returns.  They lower onto the pr
 :mod:`tenpy_ad.ops`.
 """
 from .. import linalg
-from .arithmetic import (abs, add, astype, conj, cos, divide, exp, imag, log, multiply,
-                         negative, power, real, scale, scale_real, sign, sin, sqrt, subtract,
-                         tanh)
-from .creation import ones, zeros
-from .indexing import getitem
-from .products import einsum, matmul, tensordot
-from .reductions import amax, max, sum
-from .shape import broadcast_in_dim, broadcast_to, reshape, transpose
+from . import _dispatch
+from . import (arithmetic as _arithmetic, comparison as _comparison, creation as _creation,
+               indexing as _indexing, products as _products, reductions as _reductions,
+               shaping as _shaping)
+from ._dispatch import implements, supported_names
+from .arithmetic import *    # noqa: F401,F403 - each family lists its names in __all__
+from .comparison import *    # noqa: F401,F403
+from .creation import *      # noqa: F401,F403
+from .indexing import *      # noqa: F401,F403
+from .products import *      # noqa: F401,F403
+from .reductions import *    # noqa: F401,F403
+from .shaping import *       # noqa: F401,F403
 
-SURFACE = {
-    "add": add, "subtract": subtract, "multiply": multiply, "divide": divide,
-    "matmul": matmul, "power": power, "negative": negative, "abs": abs, "getitem": getitem,
-    "sum": sum, "amax": amax, "reshape": reshape, "transpose": transpose, "scale": scale_real,
-    "conj": conj, "real": real, "imag": imag, "astype": astype,
-    "broadcast_in_dim": broadcast_in_dim,
-}
+_FAMILIES = (_arithmetic, _comparison, _creation, _indexing, _products, _reductions, _shaping)
+_FUNCTIONS = sorted({name for family in _FAMILIES for name in family.__all__})
 
-__all__ = [name for name in dir() if not name.startswith("_") and name != "SURFACE"]
+#: what the tensor operators and methods forward to (installed in the core at import)
+SURFACE = {name: globals()[name] for name in _FUNCTIONS}
+SURFACE.update({"__array_function__": _dispatch.array_function,
+                "__array_ufunc__": _dispatch.array_ufunc,
+                "scale": SURFACE["scale_real"]})      # the .scale_real method
+
+__all__ = _FUNCTIONS + ["linalg", "implements", "supported_names"]

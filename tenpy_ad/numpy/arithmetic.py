@@ -10,6 +10,7 @@ from ..errors import ArgumentError
 from ..ops import elementwise as ew
 from ..ops import structural as st
 from ..primitive import Tensor, TracedTensor, bind2, code_of_value, elementwise_ready, shape_of
+from ._dispatch import implements
 from ._operands import PY_SCALARS, broadcast_shapes, is_tensor, is_traced, operand, result_code
 
 
@@ -107,3 +108,11 @@ def astype(x, dtype):
     return ew.convert(x, dtypes.code_of(dtype))
 
 
+for _numpy_fn, _ours in [(np.add, add), (np.subtract, subtract), (np.multiply, multiply),
+                         (np.divide, divide), (np.power, power), (np.negative, negative),
+                         (np.exp, exp), (np.log, log), (np.sqrt, sqrt), (np.sin, sin),
+                         (np.cos, cos), (np.tanh, tanh), (np.abs, abs), (np.conj, conj),
+                         (np.real, real), (np.imag, imag), (np.sign, sign)]:
+    implements(_numpy_fn)(_ours)
+
+__all__ = ['add', 'subtract', 'multiply', 'divide', 'scale', 'scale_real', 'power', 'negative', 'exp', 'log', 'sqrt', 'sin', 'cos', 'tanh', 'abs', 'conj', 'real', 'imag', 'sign', 'astype']

@@ -16,3 +16,4 @@ def zeros(shape, dtype="float64") -> np.ndarray:
     return np.zeros(shape, dtype=dtypes.DTYPES[dtypes.code_of(dtype)])
 
 
+__all__ = ['ones', 'zeros']

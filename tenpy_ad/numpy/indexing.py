@@ -66,3 +66,4 @@ def getitem(x, index):
     return st.reshape(st.slice_axes(x, tuple(spec)), tuple(final_shape))
 
 
+__all__ = ['getitem']

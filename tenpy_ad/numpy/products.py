@@ -12,8 +12,9 @@ from ..errors import ShapeError
 from ..ops import contraction as ct_ops
 from ..ops import structural as st
 from ..primitive import TracedTensor, describe, shape_of
+from ._dispatch import implements
 from ._operands import broadcast_shapes, is_tensor, operand, result_code
-from .shape import broadcast_to
+from .shaping import broadcast_to
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -183,3 +184,8 @@ def einsum(subscripts: str, *operands):
     return ct_ops.einsum_strict(f"{terms[0]}->{out}", operands[0])
 
 
+implements(np.matmul)(matmul)
+implements(np.tensordot)(tensordot)
+implements(np.einsum)(einsum)
+
+__all__ = ['matmul', 'tensordot', 'einsum']

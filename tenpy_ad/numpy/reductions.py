@@ -6,6 +6,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..ops import structural as st
 from ..primitive import describe, shape_of
+from ._dispatch import implements
 from ._operands import is_tensor, normalize_axes
 
 
@@ -37,3 +38,7 @@ def amax(x, axis=None, keepdims=False):
 max = amax  # noqa: A001
 
 
+implements(np.sum)(sum)
+implements(np.max, np.amax)(amax)
+
+__all__ = ['sum', 'amax', 'max']

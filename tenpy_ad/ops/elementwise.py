@@ -366,3 +366,31 @@ defvjp(safe_sqrt_p, lambda p, ct, out, x: ct * _safe_sqrt_derivative(out))
 def safe_sqrt(x):
     """Square root of a non-negative real ``x`` whose derivative at 0 is taken as 0."""
     return bind1(safe_sqrt_p, None, x)
+
+
+# ------------------------------------------------------------------ comparisons (bool)
+
+def _comparison_rule(name):
+    same = _same_operands(name)
+
+    def rule(params, x, y):
+        same(params, x, y)
+        return dtypes.BOOL, x.shape
+    return rule
+
+
+def comparison(name: str, fn: Callable):
+    """An elementwise predicate of two operands of one shape and dtype: a bool result,
+    which is not differentiated (no tangent out, no cotangent back)."""
+    prim = primitive(name, lambda params, x, y: fn(x, y), _comparison_rule(name))
+    defjvp(prim, zero_rule, zero_rule)
+    defvjp(prim, zero_rule, zero_rule)
+    return prim
+
+
+equal_p = comparison("equal", np.equal)
+not_equal_p = comparison("not_equal", np.not_equal)
+less_p = comparison("less", np.less)
+less_equal_p = comparison("less_equal", np.less_equal)
+greater_p = comparison("greater", np.greater)
+greater_equal_p = comparison("greater_equal", np.greater_equal)

@@ -9,6 +9,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..ops import structural as st
 from ..primitive import describe, shape_of
+from ._dispatch import implements
 from ._operands import broadcast_shapes, is_tensor
 
 
@@ -58,3 +59,8 @@ def broadcast_to(x, shape):
     return st.broadcast_to(x, shape)
 
 
+implements(np.reshape)(reshape)
+implements(np.transpose)(transpose)
+implements(np.broadcast_to)(broadcast_to)
+
+__all__ = ['reshape', 'transpose', 'broadcast_in_dim', 'broadcast_to']

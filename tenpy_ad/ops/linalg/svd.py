@@ -21,7 +21,6 @@ backward pass, not O(n^3), and degeneracies among discarded triplets are never m
 from __future__ import annotations
 
 import functools
-import math
 
 import numpy as np
 import scipy.linalg.lapack
@@ -33,6 +32,7 @@ from ...primitive import (Tensor, TracedTensor, bind, code_of_value, describe,
 from ...rules import defrules
 from .. import elementwise as ew
 from .. import structural as st
+from . import lapack
 from .gauge import gauge_checked
 from .matrix import (add_optional, adjoint, col, diag, diag_embed, lorentz, mm, place_block,
                      row)
@@ -52,17 +52,19 @@ def _gap_factors(s_rows, s_cols, eps, same_indices: bool):
     rows, cols = col(s_rows), row(s_cols)
     if not same_indices:
         return lorentz(cols - rows, eps) * 0.5, lorentz(cols + rows, eps) * 0.5
-    pin, half_off = _leading_diagonal(shape_of(s_rows)[0], shape_of(s_cols)[0])
+    pin, half_off = _leading_diagonal(shape_of(s_rows)[-1], shape_of(s_cols)[-1],
+                                      code_of_value(s_rows))
     minus = lorentz(cols - rows, eps, pin) * 0.5
     plus = lorentz(cols + rows, eps, pin) * half_off
     return minus, plus
 
 
 @functools.lru_cache(maxsize=256)
-def _leading_diagonal(rows: int, cols: int) -> tuple:
-    """Read-only rows x cols arrays: ones at (i, i) (else 0), and 0.5 off that diagonal."""
-    pin = np.eye(rows, cols)
-    half_off = (1.0 - pin) * 0.5
+def _leading_diagonal(rows: int, cols: int, code: int) -> tuple:
+    """Read-only rows x cols arrays of dtype ``code``: ones at (i, i) (else 0), and 0.5
+    off that diagonal."""
+    pin = np.eye(rows, cols, dtype=dtypes.DTYPES[code])
+    half_off = (1 - pin) * 0.5
     pin.flags.writeable = False
     half_off.flags.writeable = False
     return pin, half_off
@@ -74,12 +76,27 @@ def _lapack_svd(driver: str, dtype: np.dtype):
 
 
 def _svd_impl(params, a):
-    """LAPACK's gesdd, falling back to gesvd when gesdd does not converge (called
-    directly: NumPy's wrapper costs more than the decomposition on small matrices)."""
+    """LAPACK's gesdd, falling back to gesvd when gesdd does not converge.  A matrix is
+    passed to LAPACK directly (NumPy's wrapper costs more than the decomposition on small
+    matrices), a stack to NumPy's batched gesdd."""
     full_matrices, _ = params
     a = np.asarray(a)
-    if not math.isfinite(abs(a.sum())) and not np.isfinite(a).all():
+    if a.ndim > 2:
+        return lapack.call("svd", lambda b: _batched_svd(b, full_matrices), a)
+    if not lapack.all_finite(a):
         return _nan_svd(a, full_matrices)   # NaN/Inf propagate (LAPACK would reject them)
+    return _matrix_svd(a, full_matrices)
+
+
+def _batched_svd(a, full_matrices):
+    try:
+        return tuple(np.linalg.svd(a, full_matrices=full_matrices))
+    except np.linalg.LinAlgError:       # rare: redo each matrix with the gesvd fallback
+        parts = [_matrix_svd(m, full_matrices) for m in a.reshape((-1,) + a.shape[-2:])]
+        return tuple(np.stack(p).reshape(a.shape[:-2] + p[0].shape) for p in zip(*parts))
+
+
+def _matrix_svd(a, full_matrices):
     for driver in ("gesdd", "gesvd"):
         u, s, vh, info = _lapack_svd(driver, a.dtype)(a, compute_uv=1,
                                                       full_matrices=int(full_matrices))
@@ -102,17 +119,18 @@ def _nan_svd(a, full_matrices):
 
 def _svd_rule(params, a):
     full_matrices, _ = params
-    if a.ndim != 2:
-        raise ShapeError(f"svd: expected a matrix, got {describe(a)}")
-    m, n = a.shape
+    if a.ndim < 2:
+        raise ShapeError(f"svd: expected a matrix or a stack of matrices, got {describe(a)}")
+    batch, (m, n) = a.shape[:-2], a.shape[-2:]
     k = min(m, n)
     code = code_of_value(a)
     ushape, vshape = ((m, m), (n, n)) if full_matrices else ((m, k), (k, n))
-    return [(code, ushape), (dtypes.real_code(code), (k,)), (code, vshape)]
+    return [(code, batch + ushape), (dtypes.real_code(code), batch + (k,)),
+            (code, batch + vshape)]
 
 
 def _check_reduced(params, a, what):
-    m, n = shape_of(a)
+    m, n = shape_of(a)[-2:]
     if params[0] and m != n:
         raise ShapeError(f"svd {what}: with full_matrices=True the extra singular vectors "
                          "are not unique, so they have no derivative; use "
@@ -126,8 +144,8 @@ def _svd_jvp(params, tangents, out, xs):
     a = xs[0]
     u, s, vh = out
     v = adjoint(vh)
-    m, n = shape_of(a)
-    k = shape_of(s)[0]
+    m, n = shape_of(a)[-2:]
+    k = shape_of(s)[-1]
     dp = mm(mm(adjoint(u), da), v)                     # U^H dA V
     ds = ew.real(diag(dp))
     dph = adjoint(dp)
@@ -158,6 +176,7 @@ def _leading_extent(g, axis: int, full: int) -> int:
     O(n^3) products that knowing it saves)."""
     if g is None:
         return 0
+    axis %= len(shape_of(g))
     if type(g) is TracedTensor:
         if g.prim is st.scatter_slice_p:
             shape, spec = g.params
@@ -178,6 +197,7 @@ def _leading_block(g, axis: int, extent: int, full: int):
     """``g`` restricted to its first ``extent`` entries along ``axis``."""
     if g is None or extent == full:
         return g
+    axis %= len(shape_of(g))
     if (type(g) is TracedTensor and g.prim is st.scatter_slice_p
             and _leading_extent(g, axis, full) == extent):
         return g.inputs[0]
@@ -187,7 +207,7 @@ def _leading_block(g, axis: int, extent: int, full: int):
 
 def _pad_rows(block, rows: int):
     """``block`` (r x c) placed in the top rows of a ``rows`` x c zero matrix."""
-    return place_block(block, (rows, shape_of(block)[1]), (0, 0))
+    return place_block(block, (rows, shape_of(block)[-1]), (0, 0))
 
 
 def _svd_vjp(params, cts, out, xs, active):
@@ -204,23 +224,26 @@ def _svd_vjp(params, cts, out, xs, active):
     a = xs[0]
     gu, gs, gvh = cts
     u, s, vh = out
-    m, n = shape_of(a)
-    kk = shape_of(s)[0]
-    k1 = max(_leading_extent(gu, 1, kk), _leading_extent(gs, 0, kk),
-             _leading_extent(gvh, 0, kk))
+    m, n = shape_of(a)[-2:]
+    kk = shape_of(s)[-1]
+    k1 = max(_leading_extent(gu, -1, kk), _leading_extent(gs, -1, kk),
+             _leading_extent(gvh, -2, kk))
     if k1 == 0:
         return (st.full_like(a, 0),)
-    gu = _leading_block(gu, 1, k1, kk)
-    gs = _leading_block(gs, 0, k1, kk)
-    gvh = _leading_block(gvh, 0, k1, kk)
+    gu = _leading_block(gu, -1, k1, kk)
+    gs = _leading_block(gs, -1, k1, kk)
+    gvh = _leading_block(gvh, -2, k1, kk)
     partial = k1 < kk
-    u1, s1, vh1 = (u[:, :k1], s[:k1], vh[:k1]) if partial else (u, s, vh)
+    u1, s1, vh1 = (u[..., :k1], s[..., :k1], vh[..., :k1, :]) if partial else (u, s, vh)
     complex_input = is_complex_value(a)
     j = None if gu is None else mm(adjoint(u), gu)              # kk x k1
     kmat = None if gvh is None else mm(vh, adjoint(gvh))        # kk x k1
 
     def skew_left(x):                  # (X - X^H)[:, :k1] when X has k1 non-zero columns
-        return x - _pad_rows(adjoint(x[:k1] if partial else x), kk)
+        return x - _pad_rows(adjoint(top_rows(x)), kk)
+
+    def top_rows(x):                   # X[:k1]
+        return x[..., :k1, :] if partial else x
 
     a_left = None if j is None else skew_left(j)
     b_left = None if kmat is None else skew_left(kmat)
@@ -230,25 +253,24 @@ def _svd_vjp(params, cts, out, xs, active):
         core = add_optional(core, _pad_rows(diag_embed(gs), kk))
     inv_s1 = lorentz(s1, eps)
     if complex_input:
-        im_j = 0.0 if j is None else ew.imag(diag(j[:k1] if partial else j))
-        im_k = 0.0 if kmat is None else ew.imag(diag(kmat[:k1] if partial else kmat))
+        im_j = 0.0 if j is None else ew.imag(diag(top_rows(j)))
+        im_k = 0.0 if kmat is None else ew.imag(diag(top_rows(kmat)))
         core = core + _pad_rows(diag_embed(1j * (im_j - im_k) * inv_s1 * 0.5), kk)
     ct_a = mm(mm(u, core), vh1)
     if partial:
-        a_top = None if j is None else -adjoint(j[k1:])           # (X - X^H)[:k1, k1:]
-        b_top = None if kmat is None else -adjoint(kmat[k1:])
-        tm, tp_ = _gap_factors(s1, s[k1:], eps, same_indices=False)
+        a_top = None if j is None else -adjoint(j[..., k1:, :])   # (X - X^H)[:k1, k1:]
+        b_top = None if kmat is None else -adjoint(kmat[..., k1:, :])
+        tm, tp_ = _gap_factors(s1, s[..., k1:], eps, same_indices=False)
         top = _combine(tm, tp_, a_top, b_top)
         if top is not None:
-            ct_a = ct_a + mm(u1, mm(top, vh[k1:]))
+            ct_a = ct_a + mm(u1, mm(top, vh[..., k1:, :]))
     if gu is not None and m > kk:
         ct_a = ct_a + mm((gu - mm(u, j)) * row(inv_s1), vh1)
     if gvh is not None and n > kk:
         ct_a = ct_a + mm(u1 * row(inv_s1), gvh - mm(adjoint(kmat), vh))
     if complex_input and (j is not None or kmat is not None):
-        residual = add_optional(None if j is None else ew.imag(diag(j[:k1] if partial else j)),
-                        None if kmat is None else ew.imag(
-                            diag(kmat[:k1] if partial else kmat)))
+        residual = add_optional(None if j is None else ew.imag(diag(top_rows(j))),
+                                None if kmat is None else ew.imag(diag(top_rows(kmat))))
         reference = add_optional(None if j is None else _largest_abs(j),
                          None if kmat is None else _largest_abs(kmat))
         ct_a = gauge_checked(ct_a, residual, reference, "svd")

@@ -78,7 +78,7 @@ def svd(a, full_matrices: bool = False, compute_uv: bool = True, *,
 
 def svdvals(x, *, eps: float | None = None):
     """The singular values, descending (``svd(x, compute_uv=False)``)."""
-    return svd(x, compute_uv=False, eps=eps)
+    return svd(_matrix_operand("svdvals", x), compute_uv=False, eps=eps)
 
 
 def qr(a, mode: str = "reduced"):
@@ -107,7 +107,7 @@ def eigh(a, UPLO: str = "L", *, eps: float | None = None,  # noqa: N803 - NumPy'
 
 def eigvalsh(a, UPLO: str = "L", *, eps: float | None = None):  # noqa: N803
     """The eigenvalues (ascending) of a Hermitian matrix, read as :func:`eigh` does."""
-    return eigh(a, UPLO, eps=eps)[0]
+    return eigh(_matrix_operand("eigvalsh", a, square=True), UPLO, eps=eps)[0]
 
 
 def eig(a, *, eps: float | None = None):
@@ -126,7 +126,7 @@ def eig(a, *, eps: float | None = None):
 
 def eigvals(a, *, eps: float | None = None):
     """The eigenvalues of a general square matrix (complex, as :func:`eig`)."""
-    return eig(a, eps=eps)[0]
+    return eig(_matrix_operand("eigvals", a, square=True), eps=eps)[0]
 
 
 def cholesky(a, /, *, upper: bool = False):
@@ -351,7 +351,8 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 - NumPy'
     ``x/|x|`` and the subgradient 0 at ``x = 0``; norms built on max/min split their
     derivative evenly among ties."""
     if not tnp._is_tensor(x):
-        return np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
+        x = np.asarray(x)
+        x = x.astype(dtypes.DTYPES[dtypes.value_code(x.dtype)], copy=False)
     ndim = len(shape_of(x))
     if axis is None:
         if ord is None or ndim > 2:

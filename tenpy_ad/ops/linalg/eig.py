@@ -9,8 +9,8 @@ Derivatives.  With ``dP = v^-1 da v``: ``dw = diag(dP)`` and ``dv = v (X - diag(
 diag(v^H v X)))`` where ``X = F o dP``, ``F_ij = 1/(w_j - w_i)`` off the diagonal (0 on
 it).  The second term keeps the columns at unit norm; the phase of each column is
 arbitrary, so losses must not depend on it (the VJP checks: ``GaugeError``).  The VJP is
-the adjoint: ``ga = v^-H (diag(gw) + conj(F) o (J - v^H v diag(Re diag J))) v^H`` with
-``J = v^H gv`` (real part of it for a real ``a``).
+the adjoint: ``ga = v^-H (diag(gw) + conj(F) o v^H (gv - v diag(Re d))) v^H`` with
+``d = diag(v^H gv)`` (taken column by column); for a real ``a``, its real part.
 
 Degenerate eigenvalues: ``F`` is broadened, ``conj(x)/(|x|^2 + eps)``, as the SVD's gaps,
 so at an exact degeneracy the terms ``(w_j - w_i) X / (w_j - w_i)`` are set to 0 (the
@@ -55,15 +55,15 @@ def _eig_impl(eps, a):
     return w.astype(code, copy=False), v.astype(code, copy=False)
 
 
-def _inverse_gaps(w, eps):
-    """Broadened ``1/(w_j - w_i)`` off the diagonal, 0 on it."""
+def _inverse_gaps(w, eps, conjugate=False):
+    """Broadened ``1/(w_j - w_i)`` (or its conjugate) off the diagonal, 0 on it."""
     pin = frozen("eye", shape_of(w)[-1], dtypes.real_code(code_of_value(w)))
-    return lorentz_complex(row(w) - col(w), eps, pin)
+    return lorentz_complex(row(w) - col(w), eps, pin, conjugate)
 
 
-def _column_norm_change(v, dv):
-    """``Re diag(v^H dv)``: the change of each column's squared norm / 2."""
-    return ew.real(st.reduce_sum(ew.conj(v) * dv, (len(shape_of(v)) - 2,)))
+def _column_dot(v, x):
+    """``diag(v^H x)``, column by column (no matrix product)."""
+    return st.reduce_sum(ew.conj(v) * x, (len(shape_of(v)) - 2,))
 
 
 def _as_complex(x, like):
@@ -77,7 +77,7 @@ def _eig_jvp(eps, tangents, out, xs):
     dp = solve(v, mm(da, v))                    # v^-1 da v
     dw = diag(dp)
     vx = mm(v, _inverse_gaps(w, eps) * dp)
-    dv = vx - v * _as_complex(row(_column_norm_change(v, vx)), v)
+    dv = vx - v * row(_as_complex(ew.real(_column_dot(v, vx)), v))
     return dw, dv
 
 
@@ -87,13 +87,14 @@ def _eig_vjp(eps, cts, out, xs, active):
     vh = adjoint(v)
     core = None if gw is None else diag_embed(gw)
     if gv is not None:
-        j = mm(vh, gv)
-        norm_part = mm(vh, v) * _as_complex(row(_column_norm_change(v, gv)), v)
-        core = add_optional(core, ew.conj(_inverse_gaps(w, eps)) * (j - norm_part))
-    ct_a = solve(vh, mm(core, vh))              # v^-H core v^H
+        d = _column_dot(v, gv)                          # diag(v^H gv)
+        normed = mm(vh, gv - v * row(_as_complex(ew.real(d), v)))   # J - v^H v diag(Re d)
+        core = add_optional(core, _inverse_gaps(w, eps, conjugate=True) * normed)
+    ct_a = solve(vh, mm(core, vh))                      # v^-H core v^H
     if gv is not None:
-        largest = st.reduce_max(ew.abs(j), tuple(range(len(shape_of(j)))))
-        ct_a = gauge_checked(ct_a, ew.imag(diag(j)), largest, "eig")
+        largest = st.reduce_max(ew.abs(normed), tuple(range(len(shape_of(normed)))))
+        ct_a = gauge_checked(ct_a, ew.imag(d), largest + st.reduce_max(
+            ew.abs(d), tuple(range(len(shape_of(d))))), "eig")
     if not is_complex_value(xs[0]):
         ct_a = ew.real(ct_a)
     return (ct_a,)

@@ -153,13 +153,13 @@ def lorentz(x, eps, pin=None):
     return x / denominator
 
 
-def lorentz_complex(x, eps, pin=None):
+def lorentz_complex(x, eps, pin=None, conjugate: bool = False):
     """The broadened ``1/x`` of a complex ``x``: ``conj(x) / (|x|^2 + eps)`` (``pin`` as
-    for :func:`lorentz`)."""
+    for :func:`lorentz`); with ``conjugate`` its complex conjugate."""
     size = ew.real(x * ew.conj(x)) + eps
     if pin is not None:
         size = size + pin
-    return ew.conj(x) / ew.convert(size, code_of_value(x))
+    return (x if conjugate else ew.conj(x)) / ew.convert(size, code_of_value(x))
 
 
 def add_optional(a, b):

@@ -8,8 +8,9 @@ compiled before timing); ``ours/best`` is tenpy_ad eager over the faster peer.  
 engine runs float64 with BLAS/LAPACK on one thread (threadpoolctl, ``torch.set_num_threads``,
 XLA's single-thread flags), and the repeats are interleaved so that a noisy machine slows
 all engines alike.  The losses use every output and are gauge-invariant (eig's also
-invariant under reordering the eigenpairs); the gradients of the engines are compared (``max |diff|``; for eigh tenpy_ad's is the derivative of NumPy's
-lower-triangle function and is compared after mapping the peers' symmetric gradient).
+invariant under reordering the eigenpairs); the engines' gradients are compared (``max
+|diff|``; for eigh tenpy_ad's is the derivative of NumPy's lower-triangle function and is
+compared after mapping the peers' gradient onto that triangle).
 
     python bench/linalg.py --ops svd,eigh,eig --repeats 21
 """

@@ -9,7 +9,7 @@ import pytest
 import tenpy_ad as tp
 from tenpy_ad.errors import ShapeError
 
-from linalg_cases import DEFAULT_CONFIG, GRAD_MODES, MODES, random_array, svd
+from linalg_cases import DEFAULT_CONFIG, MODES, random_array, svd
 from modes import run
 
 

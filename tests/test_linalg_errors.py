@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import scipy.linalg
 
 import tenpy_ad as tp
 from tenpy_ad.errors import ShapeError
 
-from linalg_cases import MODES, random_array
+from linalg_cases import MODES
 from modes import run
 
 

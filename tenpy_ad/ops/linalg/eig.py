@@ -33,8 +33,8 @@ from .. import elementwise as ew
 from .. import structural as st
 from . import lapack
 from .gauge import gauge_checked
-from .matrix import (add_optional, adjoint, col, diag, diag_embed, frozen, lorentz_complex,
-                     mm, row)
+from .matrix import (add_optional, adjoint, col, diag, diag_embed, frozen, largest_abs,
+                     lorentz_complex, mm, row)
 from .solve import solve
 
 
@@ -92,9 +92,7 @@ def _eig_vjp(eps, cts, out, xs, active):
         core = add_optional(core, _inverse_gaps(w, eps, conjugate=True) * normed)
     ct_a = solve(vh, mm(core, vh))                      # v^-H core v^H
     if gv is not None:
-        largest = st.reduce_max(ew.abs(normed), tuple(range(len(shape_of(normed)))))
-        ct_a = gauge_checked(ct_a, ew.imag(d), largest + st.reduce_max(
-            ew.abs(d), tuple(range(len(shape_of(d))))), "eig")
+        ct_a = gauge_checked(ct_a, ew.imag(d), largest_abs(normed) + largest_abs(d), "eig")
     if not is_complex_value(xs[0]):
         ct_a = ew.real(ct_a)
     return (ct_a,)

@@ -18,12 +18,11 @@ from ...errors import ShapeError
 from ...primitive import code_of_value, describe, is_complex_value, primitive, shape_of
 from ...rules import defrules
 from .. import elementwise as ew
-from .. import structural as st
 from . import lapack
 from .gauge import gauge_checked
 from .matrix import (add_optional, adjoint, col, diag, diag_embed, frozen,
-                     hermitian_from_triangle, hermitian_from_triangle_transpose, lorentz, mm,
-                     row)
+                     hermitian_from_triangle, hermitian_from_triangle_transpose, largest_abs,
+                     lorentz, mm, row)
 
 
 def _eigh_rule(params, a):
@@ -68,8 +67,7 @@ def _eigh_vjp(params, cts, out, xs, active):
         core = add_optional(core, _broadened_inverse_gaps(w, eps) * j)
     ct_a = mm(mm(v, core), adjoint(v))
     if gv is not None and is_complex_value(v):
-        largest = st.reduce_max(ew.abs(j), tuple(range(len(shape_of(j)))))
-        ct_a = gauge_checked(ct_a, ew.imag(diag(j)), largest, "eigh")
+        ct_a = gauge_checked(ct_a, ew.imag(diag(j)), largest_abs(j), "eigh")
     if uplo is not None:
         ct_a = hermitian_from_triangle_transpose(ct_a, uplo == "L")
     return (ct_a,)

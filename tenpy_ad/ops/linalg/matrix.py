@@ -162,6 +162,11 @@ def lorentz_complex(x, eps, pin=None, conjugate: bool = False):
     return (x if conjugate else ew.conj(x)) / ew.convert(size, code_of_value(x))
 
 
+def largest_abs(x):
+    """The largest ``|x|`` over all entries (the scale a gauge check compares with)."""
+    return st.reduce_max(ew.abs(x), tuple(range(len(shape_of(x)))))
+
+
 def add_optional(a, b):
     """``a + b`` where ``None`` stands for zero."""
     if a is None:

@@ -34,8 +34,8 @@ from .. import elementwise as ew
 from .. import structural as st
 from . import lapack
 from .gauge import gauge_checked
-from .matrix import (add_optional, adjoint, col, diag, diag_embed, lorentz, mm, place_block,
-                     row)
+from .matrix import (add_optional, adjoint, col, diag, diag_embed, largest_abs, lorentz, mm,
+                     place_block, row)
 
 
 def _gap_factors(s_rows, s_cols, eps, same_indices: bool):
@@ -271,8 +271,8 @@ def _svd_vjp(params, cts, out, xs, active):
     if complex_input and (j is not None or kmat is not None):
         residual = add_optional(None if j is None else ew.imag(diag(top_rows(j))),
                                 None if kmat is None else ew.imag(diag(top_rows(kmat))))
-        reference = add_optional(None if j is None else _largest_abs(j),
-                         None if kmat is None else _largest_abs(kmat))
+        reference = add_optional(None if j is None else largest_abs(j),
+                         None if kmat is None else largest_abs(kmat))
         ct_a = gauge_checked(ct_a, residual, reference, "svd")
     return (ct_a,)
 
@@ -291,10 +291,6 @@ def _combine(f_minus, f_plus, a, b):
 svd_p = primitive("svd", _svd_impl, _svd_rule, n_outputs=3,
                   format_params=lambda p: f"full_matrices={p[0]} eps={p[1]:g}")
 defrules(svd_p, _svd_jvp, _svd_vjp)
-
-
-def _largest_abs(x):
-    return st.reduce_max(ew.abs(x), tuple(range(len(shape_of(x)))))
 
 
 def svd(a, full_matrices: bool, eps: float):

@@ -35,14 +35,14 @@ def _swap_last(ndim: int) -> tuple:
 def matrix_transpose(x):
     """Transpose of the last two axes (no conjugation)."""
     if type(x) is np.ndarray:
-        return np.swapaxes(x, -1, -2)
+        return x.T if x.ndim == 2 else np.swapaxes(x, -1, -2)
     return st.transpose(x, _swap_last(len(shape_of(x))))
 
 
 def adjoint(x):
     """Conjugate transpose of (each) matrix."""
     if type(x) is np.ndarray:
-        x = np.swapaxes(x, -1, -2)
+        x = x.T if x.ndim == 2 else np.swapaxes(x, -1, -2)     # .T: the cheap common case
         return x.conj() if x.dtype.kind == "c" else x
     return ew.conj(st.transpose(x, _swap_last(len(shape_of(x)))))
 
@@ -64,7 +64,7 @@ def mm(a, b):
 def row(v):
     """A (stack of) vector(s) as 1 x k matrices."""
     if type(v) is np.ndarray:
-        return v[..., None, :]
+        return v[None, :] if v.ndim == 1 else v[..., None, :]
     shape = shape_of(v)
     return st.reshape(v, shape[:-1] + (1, shape[-1]))
 
@@ -72,7 +72,7 @@ def row(v):
 def col(v):
     """A (stack of) vector(s) as k x 1 matrices."""
     if type(v) is np.ndarray:
-        return v[..., :, None]
+        return v[:, None] if v.ndim == 1 else v[..., :, None]
     shape = shape_of(v)
     return st.reshape(v, shape + (1,))
 
@@ -95,7 +95,7 @@ def frozen(kind: str, n: int, code: int = dtypes.FLOAT64) -> np.ndarray:
 def diag(x):
     """The diagonal of (each) square matrix."""
     if type(x) is np.ndarray:
-        return np.diagonal(x, axis1=-2, axis2=-1)
+        return np.diagonal(x) if x.ndim == 2 else np.diagonal(x, axis1=-2, axis2=-1)
     shape = shape_of(x)
     eye = frozen("eye", shape[-1], code_of_value(x))
     if len(shape) == 2:
@@ -107,8 +107,9 @@ def diag(x):
 def diag_embed(v):
     """The square matrix (or stack) with diagonal ``v``."""
     if type(v) is np.ndarray:
-        n = v.shape[-1]
-        out = np.zeros(v.shape + (n,), dtype=v.dtype)
+        if v.ndim == 1:
+            return np.diag(v)
+        out = np.zeros(v.shape + v.shape[-1:], dtype=v.dtype)
         np.einsum("...ii->...i", out)[...] = v
         return out
     shape = shape_of(v)

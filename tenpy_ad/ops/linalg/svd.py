@@ -21,6 +21,7 @@ backward pass, not O(n^3), and degeneracies among discarded triplets are never m
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 import scipy.linalg.lapack
@@ -83,20 +84,8 @@ def _svd_impl(params, a):
     a = np.asarray(a)
     if a.ndim > 2:
         return lapack.call("svd", lambda b: _batched_svd(b, full_matrices), a)
-    if not lapack.all_finite(a):
+    if not math.isfinite(abs(a.sum())) and not np.isfinite(a).all():
         return _nan_svd(a, full_matrices)   # NaN/Inf propagate (LAPACK would reject them)
-    return _matrix_svd(a, full_matrices)
-
-
-def _batched_svd(a, full_matrices):
-    try:
-        return tuple(np.linalg.svd(a, full_matrices=full_matrices))
-    except np.linalg.LinAlgError:       # rare: redo each matrix with the gesvd fallback
-        parts = [_matrix_svd(m, full_matrices) for m in a.reshape((-1,) + a.shape[-2:])]
-        return tuple(np.stack(p).reshape(a.shape[:-2] + p[0].shape) for p in zip(*parts))
-
-
-def _matrix_svd(a, full_matrices):
     for driver in ("gesdd", "gesvd"):
         u, s, vh, info = _lapack_svd(driver, a.dtype)(a, compute_uv=1,
                                                       full_matrices=int(full_matrices))
@@ -106,6 +95,15 @@ def _matrix_svd(a, full_matrices):
             raise ValueError(f"svd: LAPACK {driver} rejected argument {-info}")
     raise np.linalg.LinAlgError(f"svd did not converge (gesdd nor gesvd) for a "
                                 f"{a.dtype.name}{list(a.shape)} matrix")
+
+
+def _batched_svd(a, full_matrices):
+    try:
+        return tuple(np.linalg.svd(a, full_matrices=full_matrices))
+    except np.linalg.LinAlgError:       # rare: redo each matrix with the gesvd fallback
+        params = (full_matrices, None)
+        parts = [_svd_impl(params, m) for m in a.reshape((-1,) + a.shape[-2:])]
+        return tuple(np.stack(p).reshape(a.shape[:-2] + p[0].shape) for p in zip(*parts))
 
 
 def _nan_svd(a, full_matrices):
@@ -121,10 +119,13 @@ def _svd_rule(params, a):
     full_matrices, _ = params
     if a.ndim < 2:
         raise ShapeError(f"svd: expected a matrix or a stack of matrices, got {describe(a)}")
-    batch, (m, n) = a.shape[:-2], a.shape[-2:]
+    m, n = a.shape[-2:]
     k = min(m, n)
     code = code_of_value(a)
     ushape, vshape = ((m, m), (n, n)) if full_matrices else ((m, k), (k, n))
+    if a.ndim == 2:
+        return [(code, ushape), (dtypes.real_code(code), (k,)), (code, vshape)]
+    batch = a.shape[:-2]
     return [(code, batch + ushape), (dtypes.real_code(code), batch + (k,)),
             (code, batch + vshape)]
 
@@ -176,7 +177,6 @@ def _leading_extent(g, axis: int, full: int) -> int:
     O(n^3) products that knowing it saves)."""
     if g is None:
         return 0
-    axis %= len(shape_of(g))
     if type(g) is TracedTensor:
         if g.prim is st.scatter_slice_p:
             shape, spec = g.params
@@ -197,7 +197,6 @@ def _leading_block(g, axis: int, extent: int, full: int):
     """``g`` restricted to its first ``extent`` entries along ``axis``."""
     if g is None or extent == full:
         return g
-    axis %= len(shape_of(g))
     if (type(g) is TracedTensor and g.prim is st.scatter_slice_p
             and _leading_extent(g, axis, full) == extent):
         return g.inputs[0]
@@ -226,13 +225,14 @@ def _svd_vjp(params, cts, out, xs, active):
     u, s, vh = out
     m, n = shape_of(a)[-2:]
     kk = shape_of(s)[-1]
-    k1 = max(_leading_extent(gu, -1, kk), _leading_extent(gs, -1, kk),
-             _leading_extent(gvh, -2, kk))
+    last = len(shape_of(s))            # the triplet axis: u's last, s's and vh's last but one
+    k1 = max(_leading_extent(gu, last, kk), _leading_extent(gs, last - 1, kk),
+             _leading_extent(gvh, last - 1, kk))
     if k1 == 0:
         return (st.full_like(a, 0),)
-    gu = _leading_block(gu, -1, k1, kk)
-    gs = _leading_block(gs, -1, k1, kk)
-    gvh = _leading_block(gvh, -2, k1, kk)
+    gu = _leading_block(gu, last, k1, kk)
+    gs = _leading_block(gs, last - 1, k1, kk)
+    gvh = _leading_block(gvh, last - 1, k1, kk)
     partial = k1 < kk
     u1, s1, vh1 = (u[..., :k1], s[..., :k1], vh[..., :k1, :]) if partial else (u, s, vh)
     complex_input = is_complex_value(a)
@@ -240,7 +240,7 @@ def _svd_vjp(params, cts, out, xs, active):
     kmat = None if gvh is None else mm(vh, adjoint(gvh))        # kk x k1
 
     def skew_left(x):                  # (X - X^H)[:, :k1] when X has k1 non-zero columns
-        return x - _pad_rows(adjoint(top_rows(x)), kk)
+        return x - _pad_rows(adjoint(x[..., :k1, :] if partial else x), kk)
 
     def top_rows(x):                   # X[:k1]
         return x[..., :k1, :] if partial else x

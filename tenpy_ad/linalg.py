@@ -189,15 +189,26 @@ def slogdet(a):
     return bind(slogdet_p, None, _matrix_operand("slogdet", a, square=True))
 
 
-def pinv(a, rcond=None, hermitian: bool = False, *, rtol=None):
-    """The Moore-Penrose pseudo-inverse (NumPy's, singular values ``<= rcond * s_max``
-    dropped; ``rcond`` defaults to 1e-15, ``rtol`` is the array API's name for it).  With
-    ``hermitian`` only the lower triangle of ``a`` is read, as NumPy's eigh-based path
-    does.  The derivative is along rank-preserving perturbations."""
+_UNSET = object()
+
+
+def pinv(a, rcond=None, hermitian: bool = False, *, rtol=_UNSET):
+    """The Moore-Penrose pseudo-inverse (NumPy's: singular values ``<= rcond * s_max`` are
+    dropped; ``rcond`` defaults to 1e-15, or give the array API's ``rtol``, whose ``None``
+    means ``max(m, n) * eps``).  With ``hermitian`` only the lower triangle of ``a`` is
+    read, as NumPy's eigh-based path does.  The derivative is along rank-preserving
+    perturbations."""
     a = _matrix_operand("pinv", a)
-    if rcond is not None and rtol is not None:
+    if rcond is not None and rtol is not _UNSET:
         raise ValueError("pinv: `rtol` and `rcond` can't be both set.")
-    cutoff = rcond if rcond is not None else rtol if rtol is not None else 1e-15
+    if rcond is not None:
+        cutoff = rcond
+    elif rtol is _UNSET:
+        cutoff = 1e-15
+    elif rtol is None:
+        cutoff = max(shape_of(a)[-2:]) * np.finfo(dtypes.DTYPES[code_of_value(a)]).eps
+    else:
+        cutoff = rtol
     if hermitian:
         a = hermitian_from_triangle(_matrix_operand("pinv", a, square=True), lower=True)
     return bind1(pinv_p, _static_float("pinv", "rcond", cutoff), a)

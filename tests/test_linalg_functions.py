@@ -38,6 +38,8 @@ FORWARD = [
     ("pinv_tall", tp.linalg.pinv, np.linalg.pinv, (5, 3)),
     ("pinv_wide_rtol", lambda x: tp.linalg.pinv(x, rtol=0.3),
      lambda a: np.linalg.pinv(a, rtol=0.3), (3, 5)),
+    ("pinv_rtol_none", lambda x: tp.linalg.pinv(x, rtol=None),
+     lambda a: np.linalg.pinv(a, rtol=None), (2, 3, 5)),
     ("pinv_hermitian", lambda x: tp.linalg.pinv(x, hermitian=True),
      lambda a: np.linalg.pinv(_lower_read(a), hermitian=True), (4, 4)),
     ("matrix_power_5", lambda x: tp.linalg.matrix_power(x, 5),

@@ -25,6 +25,7 @@ import sys
 import numpy as np
 
 import tenpy_ad as tp
+from tenpy_ad.runtime import limit_blas_threads
 
 from peers import has_module, load_jax, load_torch
 from timing import median_laps
@@ -114,6 +115,19 @@ def jax_runner(op, p):
     return lambda: np.asarray(grad(a).block_until_ready())
 
 
+def one_thread(peers: tuple) -> None:
+    """One BLAS/LAPACK/OpenMP thread for every engine: the peers are imported first (with
+    their own thread settings), then every loaded thread pool is limited, by threadpoolctl
+    when installed, else through tenpy_ad.runtime (OpenBLAS only)."""
+    for name in peers:
+        {"torch": load_torch, "jax": load_jax}[name]()
+    if has_module("threadpoolctl"):
+        from threadpoolctl import threadpool_limits
+        threadpool_limits(1)
+    else:
+        limit_blas_threads(1)
+
+
 def as_lower_triangle_gradient(g: np.ndarray) -> np.ndarray:
     """A symmetric-input gradient mapped to that of the lower-triangle function."""
     lower = np.tril(g + np.swapaxes(g, -1, -2), -1)
@@ -179,9 +193,8 @@ def main(argv=None) -> int:
     parser.add_argument("--no-peers", action="store_true", help="tenpy_ad alone")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    from threadpoolctl import threadpool_limits
-    threadpool_limits(1)
     peers = () if args.no_peers else tuple(n for n in ("torch", "jax") if has_module(n))
+    one_thread(peers)
     shapes = [tuple(int(d) for d in s.split(",")) for s in args.shapes.split(";")]
     if not args.json:
         print(f"# forward + backward, float64, one thread, medians of {args.repeats} "

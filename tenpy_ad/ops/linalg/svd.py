@@ -117,13 +117,14 @@ def _nan_svd(a, full_matrices):
 
 def _svd_rule(params, a):
     full_matrices, _ = params
-    if a.ndim < 2:
+    ndim = a.ndim
+    if ndim < 2:
         raise ShapeError(f"svd: expected a matrix or a stack of matrices, got {describe(a)}")
-    m, n = a.shape[-2:]
+    m, n = a.shape if ndim == 2 else a.shape[-2:]
     k = min(m, n)
     code = code_of_value(a)
     ushape, vshape = ((m, m), (n, n)) if full_matrices else ((m, k), (k, n))
-    if a.ndim == 2:
+    if ndim == 2:
         return [(code, ushape), (dtypes.real_code(code), (k,)), (code, vshape)]
     batch = a.shape[:-2]
     return [(code, batch + ushape), (dtypes.real_code(code), batch + (k,)),

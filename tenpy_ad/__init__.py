@@ -24,6 +24,7 @@ from .numpy import (SURFACE as _SURFACE, abs, add, amax, astype, broadcast_in_di
 from .traced import input
 from .eager import tensor, no_grad, is_grad_enabled, grad_of, backward as _backward
 from . import ad, linalg
+from . import scipy
 from .program import Program, compile, evaluate
 from .functional import grad, value_and_grad, vjp, jvp, jit
 from .tree import tree_flatten, tree_unflatten, tree_map

@@ -1,8 +1,16 @@
 """``tp.linalg``: decompositions and solves with exact, stable derivatives (NumPy's names,
 argument orders and return layouts).
 
-Derivative conventions (Lorentzian broadening at degenerate spectra, complex gauge checks)
-are described in :mod:`tenpy_ad.ops.linalg`; :data:`config` holds the defaults.
+Every function takes a matrix or a stack of matrices ``(..., m, n)`` (``lstsq`` and
+``multi_dot``: matrices, as NumPy's), in float32/64 or complex64/128, and is differentiable
+in every mode (traced, eager, function transforms) to any order.  Derivative conventions
+(Lorentzian broadening at degenerate spectra, complex gauge checks) are described in
+:mod:`tenpy_ad.ops.linalg`; :data:`config` holds the defaults.
+
+Bad input fails as NumPy's does, in our words: ``ShapeError`` (a ``ValueError``) naming
+the function and the shape; ``numpy.linalg.LinAlgError`` for a singular matrix (``inv``,
+``solve``) or one that is not positive definite (``cholesky``).  A matrix holding NaN or
+Inf gives NaN results (never a LAPACK error).
 """
 from __future__ import annotations
 
@@ -12,25 +20,40 @@ import numpy as np
 
 from . import dtypes
 from . import numpy as tnp
-from .numpy._operands import is_tensor, is_traced, operand, result_code
-from .errors import ShapeError
+from .numpy._operands import (broadcast_shapes, is_tensor, is_traced, normalize_axes, operand,
+                              result_code)
+from .errors import ArgumentError, ShapeError
 from .ops import elementwise as ew
+from .ops import structural as st
 from .ops.linalg import config
 from .ops.linalg.config import broadening
+from .ops.linalg.cholesky import cholesky_p
+from .ops.linalg.det import det_p, slogdet_p
+from .ops.linalg.eig import eig_p
 from .ops.linalg.eigh import eigh_p
+from .ops.linalg.expm import expm_p
+from .ops.linalg.inverse import inv_p
+from .ops.linalg.matrix import hermitian_from_triangle
+from .ops.linalg.pinv import pinv_p, rank_p
 from .ops.linalg.qr import qr_p
 from .ops.linalg.solve import solve_p
 from .ops.linalg.svd import svd_p
-from .primitive import bind, bind2, is_complex_value, shape_of
+from .primitive import bind, bind1, bind2, code_of_value, is_complex_value, shape_of
 
-__all__ = ["svd", "qr", "eigh", "solve", "norm", "config"]
+__all__ = ["svd", "svdvals", "qr", "eigh", "eigvalsh", "eig", "eigvals", "solve", "inv",
+           "det", "slogdet", "cholesky", "pinv", "lstsq", "matrix_power", "multi_dot",
+           "expm", "norm", "config"]
 
 
-def _matrix_operand(name: str, a, square: bool = False):
-    """``a`` as a floating-point matrix operand; a ShapeError naming ``name`` otherwise."""
+def _matrix_operand(name: str, a, square: bool = False, stacked: bool = True):
+    """``a`` as a floating-point operand holding a matrix (or, with ``stacked``, a stack of
+    matrices ``(..., m, n)``); a ShapeError naming ``name`` otherwise."""
     shape = shape_of(a)
-    if len(shape) != 2 or (square and shape[0] != shape[1]):
+    if (len(shape) != 2 and not (stacked and len(shape) > 2)) or (
+            square and shape[-1] != shape[-2]):
         kind = "a square matrix" if square else "a matrix (2-d)"
+        if stacked:
+            kind += " or a stack of them"
         raise ShapeError(f"{name}: expected {kind}, got shape {list(shape)}")
     if is_tensor(a):
         return a
@@ -38,16 +61,26 @@ def _matrix_operand(name: str, a, square: bool = False):
     return array.astype(dtypes.DTYPES[dtypes.inexact_code(array.dtype)], copy=False)
 
 
-def svd(a, full_matrices: bool = False, *, eps: float | None = None):
-    """``u, s, vh`` with ``a = u @ diag(s) @ vh``, ``s`` descending (NumPy's conventions).
+# ------------------------------------------------------------------ decompositions
+
+def svd(a, full_matrices: bool = False, compute_uv: bool = True, *,
+        eps: float | None = None):
+    """``u, s, vh`` with ``a = u @ diag(s) @ vh``, ``s`` descending (NumPy's conventions;
+    ``s`` alone with ``compute_uv=False``).
 
     ``eps``: Lorentzian broadening of the derivative (default ``config.broadening``).
-    Differentiable in every output; truncating by slicing (``u[:, :k]``) gives the exact
+    Differentiable in every output; truncating by slicing (``u[..., :k]``) gives the exact
     derivative of the truncated function.  ``full_matrices=True`` is differentiable only
     for square matrices.
     """
     eps = broadening(eps, "svd")
-    return bind(svd_p, (bool(full_matrices), eps), _matrix_operand("svd", a))
+    outputs = bind(svd_p, (bool(full_matrices), eps), _matrix_operand("svd", a))
+    return outputs if compute_uv else outputs[1]
+
+
+def svdvals(x, *, eps: float | None = None):
+    """The singular values, descending (``svd(x, compute_uv=False)``)."""
+    return svd(_matrix_operand("svdvals", x), compute_uv=False, eps=eps)
 
 
 def qr(a, mode: str = "reduced"):
@@ -57,54 +90,346 @@ def qr(a, mode: str = "reduced"):
     return bind(qr_p, None, _matrix_operand("qr", a))
 
 
-def eigh(a, *, eps: float | None = None, symmetrize_input: bool = True):
+def eigh(a, UPLO: str = "L", *, eps: float | None = None,  # noqa: N803 - NumPy's name
+         symmetrize_input: bool = False):
     """Eigenvalues (ascending) and eigenvectors of a Hermitian matrix (NumPy's order).
 
-    With ``symmetrize_input`` (default) the decomposition is of ``(a + a^H)/2``, so the
-    derivative is that of a function of the whole matrix; without it LAPACK reads only the
-    lower triangle and perturbations must be Hermitian.  ``eps`` as for :func:`svd`.
+    As NumPy's, only the ``UPLO`` triangle of ``a`` (and the real part of its diagonal)
+    is read, and the derivative is that of this function of ``a``.  With
+    ``symmetrize_input`` the decomposition is of ``(a + a^H)/2`` instead, a function of
+    the whole matrix.  ``eps`` as for :func:`svd`.
     """
     eps = broadening(eps, "eigh")
     a = _matrix_operand("eigh", a, square=True)
     if symmetrize_input:
-        a = (a + ew.conj(tnp.transpose(a))) * 0.5
-    return bind(eigh_p, eps, a)
+        a = (a + ew.conj(_swap_last(a))) * 0.5
+        return bind(eigh_p, (eps, None), a)
+    return bind(eigh_p, (eps, _uplo("eigh", UPLO)), a)
 
+
+def eigvalsh(a, UPLO: str = "L", *, eps: float | None = None):  # noqa: N803
+    """The eigenvalues (ascending) of a Hermitian matrix, read as :func:`eigh` does."""
+    return eigh(_matrix_operand("eigvalsh", a, square=True), UPLO, eps=eps)[0]
+
+
+def eig(a, *, eps: float | None = None):
+    """Eigenvalues and unit-norm eigenvectors (columns) of a general square matrix, in
+    NumPy's (LAPACK's) order.  Always complex: a real matrix has complex eigenpairs in
+    general and a tensor's dtype cannot depend on its values (NumPy returns real arrays
+    when all eigenvalues of a real input are real, with the same values).
+
+    Differentiable for losses that do not depend on the arbitrary phase of each
+    eigenvector (else ``GaugeError``, see ``config.gauge_check``); near-degenerate
+    eigenvalues use the Lorentzian broadening ``eps`` as :func:`svd` does.
+    """
+    eps = broadening(eps, "eig")
+    return bind(eig_p, eps, _matrix_operand("eig", a, square=True))
+
+
+def eigvals(a, *, eps: float | None = None):
+    """The eigenvalues of a general square matrix (complex, as :func:`eig`)."""
+    return eig(_matrix_operand("eigvals", a, square=True), eps=eps)[0]
+
+
+def cholesky(a, /, *, upper: bool = False):
+    """The Cholesky factor of a Hermitian positive-definite matrix: lower ``l`` with
+    ``a = l @ l^H`` (NumPy's default), or with ``upper`` the upper ``u = l^H``.  Only that
+    triangle of ``a`` is read, as NumPy does; the derivative is that of this function."""
+    a = _matrix_operand("cholesky", a, square=True)
+    if not upper:
+        return bind1(cholesky_p, "L", a)
+    return ew.conj(_swap_last(bind1(cholesky_p, "U", a)))
+
+
+def _uplo(name: str, uplo) -> str:
+    if uplo not in ("L", "U"):
+        raise ValueError(f"{name}: UPLO must be 'L' or 'U', got {uplo!r}")
+    return uplo
+
+
+def _swap_last(x):
+    ndim = len(shape_of(x))
+    return tnp.transpose(x, tuple(range(ndim - 2)) + (ndim - 1, ndim - 2))
+
+
+# ------------------------------------------------------------------ solves and inverses
 
 def solve(a, b):
-    """``x`` with ``a @ x = b`` (``b`` a vector or a matrix of right-hand sides)."""
+    """``x`` with ``a @ x = b``: ``b`` is a vector ``(m,)`` or a stack of right-hand-side
+    matrices ``(..., m, k)`` whose batch axes broadcast against ``a``'s (NumPy 2's rule)."""
     code = result_code("solve", a, b)
     traced = is_traced(a) or is_traced(b)
-    return bind2(solve_p, None, operand(a, code, traced), operand(b, code, traced))
+    a, b = operand(a, code, traced), operand(b, code, traced)
+    sa, sb = shape_of(a), shape_of(b)
+    if len(sa) < 2 or len(sb) == 0 or sa[-1] != sa[-2]:
+        raise ShapeError(f"solve: expected a square matrix (or a stack) and a right-hand "
+                         f"side, got shapes {list(sa)} and {list(sb)}")
+    if len(sb) == 1:
+        if len(sa) == 2:
+            return bind2(solve_p, None, a, b)
+        column = st.broadcast_to(tnp.reshape(b, (sb[0], 1)), sa[:-1] + (1,))
+        return tnp.reshape(bind2(solve_p, None, a, column), sa[:-1])
+    batch = broadcast_shapes("solve", sa[:-2], sb[:-2])
+    return bind2(solve_p, None, st.broadcast_to(a, batch + sa[-2:]),
+                 st.broadcast_to(b, batch + sb[-2:]))
 
+
+def inv(a):
+    """The inverse of a square matrix (or of each matrix of a stack)."""
+    return bind1(inv_p, "inv", _matrix_operand("inv", a, square=True))
+
+
+def det(a):
+    """The determinant (one per matrix of a stack).  Its derivative ``det a^-T`` needs an
+    invertible matrix (``LinAlgError`` naming det otherwise)."""
+    return bind1(det_p, None, _matrix_operand("det", a, square=True))
+
+
+def slogdet(a):
+    """``(sign, logabsdet)`` with ``det = sign * exp(logabsdet)`` (NumPy's): ``sign`` has
+    ``a``'s dtype (a unit complex number for complex ``a``), ``logabsdet`` is real."""
+    return bind(slogdet_p, None, _matrix_operand("slogdet", a, square=True))
+
+
+_UNSET = object()
+
+
+def pinv(a, rcond=None, hermitian: bool = False, *, rtol=_UNSET):
+    """The Moore-Penrose pseudo-inverse (NumPy's: singular values ``<= rcond * s_max`` are
+    dropped; ``rcond`` defaults to 1e-15, or give the array API's ``rtol``, whose ``None``
+    means ``max(m, n) * eps``).  With ``hermitian`` only the lower triangle of ``a`` is
+    read, as NumPy's eigh-based path does.  The derivative is along rank-preserving
+    perturbations."""
+    a = _matrix_operand("pinv", a)
+    if rcond is not None and rtol is not _UNSET:
+        raise ValueError("pinv: `rtol` and `rcond` can't be both set.")
+    if rcond is not None:
+        cutoff = rcond
+    elif rtol is _UNSET:
+        cutoff = 1e-15
+    elif rtol is None:
+        cutoff = max(shape_of(a)[-2:]) * np.finfo(dtypes.DTYPES[code_of_value(a)]).eps
+    else:
+        cutoff = rtol
+    if hermitian:
+        a = hermitian_from_triangle(_matrix_operand("pinv", a, square=True), lower=True)
+    return bind1(pinv_p, _static_float("pinv", "rcond", cutoff), a)
+
+
+def lstsq(a, b, rcond=None):
+    """``(x, residuals, rank, s)``: the minimum-norm least-squares solution of ``a @ x = b``
+    (``x = pinv(a) @ b`` with NumPy's cutoff ``rcond``, default ``eps * max(m, n)``),
+    differentiable in ``a`` and ``b``.
+
+    Plain arrays go to ``np.linalg.lstsq``.  For tensors ``rank`` is a 0-d float tensor
+    and ``residuals`` (the squared residual norm of each column of ``b``) is returned
+    whenever ``m > n``: NumPy gives an empty array when ``rank < n``, but the shape of a
+    traced value cannot depend on the rank.
+    """
+    if not (is_tensor(a) or is_tensor(b)):
+        return np.linalg.lstsq(a, b, rcond=rcond)
+    code = result_code("lstsq", a, b)
+    traced = is_traced(a) or is_traced(b)
+    a, b = operand(a, code, traced), operand(b, code, traced)
+    _matrix_operand("lstsq", a, stacked=False)
+    (m, n), sb = shape_of(a), shape_of(b)
+    if len(sb) not in (1, 2) or sb[0] != m:
+        raise ShapeError(f"lstsq: b must have {m} rows (a vector or a matrix), got shape "
+                         f"{list(sb)}")
+    if rcond is None:
+        rcond = np.finfo(dtypes.DTYPES[code]).eps * max(m, n)
+    rcond = _static_float("lstsq", "rcond", rcond)
+    x = bind1(pinv_p, rcond, a) @ b
+    s = svdvals(a)
+    if m > n:
+        residual = b - a @ x
+        residuals = tnp.sum(ew.real(residual * ew.conj(residual)), axis=0)
+        if len(sb) == 1:
+            residuals = tnp.reshape(residuals, (1,))
+    else:
+        residuals = s[:0]
+    return x, residuals, bind1(rank_p, rcond, s), s
+
+
+def _static_float(name: str, what: str, value) -> float:
+    if is_tensor(value) or np.ndim(value) != 0:
+        raise ArgumentError(f"{name}: {what} must be a scalar, got {value!r}")
+    return float(value)
+
+
+# ------------------------------------------------------------------ products and functions
+
+def matrix_power(a, n: int):
+    """``a`` raised to the integer power ``n`` (``n < 0`` inverts first; ``n = 0`` gives
+    the identity), by repeated squaring."""
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise TypeError(f"matrix_power: exponent must be an integer, got {n!r}")
+    a = _matrix_operand("matrix_power", a, square=True)
+    if n == 0:
+        size = shape_of(a)[-1]
+        eye = np.eye(size, dtype=dtypes.DTYPES[code_of_value(a)])
+        return st.full_like(a, 0) + eye
+    if n < 0:
+        a, n = inv(a), -n
+    result, square = None, a
+    while True:
+        if n & 1:
+            result = square if result is None else result @ square
+        n >>= 1
+        if not n:
+            return result
+        square = square @ square
+
+
+def multi_dot(arrays, *, out=None):
+    """The product of several matrices in the cheapest order (NumPy's ``multi_dot``: the
+    first may be a row vector, the last a column vector)."""
+    if out is not None:
+        raise ArgumentError("multi_dot: out= is not supported (tensors are immutable)")
+    arrays = list(arrays)
+    if not any(is_tensor(x) for x in arrays):
+        return np.linalg.multi_dot(arrays)
+    if len(arrays) < 2:
+        raise ValueError("multi_dot: expecting at least two arrays")
+    if len(arrays) == 2:
+        return tnp.matmul(arrays[0], arrays[1])
+    first_vector = len(shape_of(arrays[0])) == 1
+    last_vector = len(shape_of(arrays[-1])) == 1
+    if first_vector:
+        arrays[0] = tnp.reshape(arrays[0], (1, -1))
+    if last_vector:
+        arrays[-1] = tnp.reshape(arrays[-1], (-1, 1))
+    for k, x in enumerate(arrays):
+        if len(shape_of(x)) != 2:
+            raise ShapeError(f"multi_dot: array {k} has shape {list(shape_of(x))}; all but "
+                             "the first and last must be 2-d")
+    result = _chain_product(arrays, _chain_order([shape_of(x) for x in arrays]))
+    if first_vector and last_vector:
+        return tnp.reshape(result, ())
+    if first_vector or last_vector:
+        return tnp.reshape(result, (-1,))
+    return result
+
+
+def _chain_order(shapes) -> list:
+    """``split[i][j]``: where the cheapest product of matrices ``i..j`` splits (the classic
+    dynamic programme over the chain's dimensions)."""
+    dims = [shapes[0][0]] + [s[1] for s in shapes]
+    n = len(shapes)
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] is None or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+    return split
+
+
+def _chain_product(arrays, split):
+    """The product along ``split``, with an explicit stack (no recursion)."""
+    results = {}
+    stack = [(0, len(arrays) - 1)]
+    while stack:
+        i, j = stack[-1]
+        if i == j:
+            results[i, j] = arrays[i]
+            stack.pop()
+            continue
+        k = split[i][j]
+        pending = [part for part in ((i, k), (k + 1, j)) if part not in results]
+        if pending:
+            stack.extend(pending)
+            continue
+        results[i, j] = tnp.matmul(results.pop((i, k)), results.pop((k + 1, j)))
+        stack.pop()
+    return results[0, len(arrays) - 1]
+
+
+def expm(a):
+    """The matrix exponential (SciPy's ``expm``); its derivative is the exact Frechet
+    derivative (``tp.scipy.linalg.expm`` is the same function)."""
+    return bind1(expm_p, None, _matrix_operand("expm", a, square=True))
+
+
+# ------------------------------------------------------------------ norms
 
 def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 - NumPy's name
-    """Vector and matrix norms (NumPy's ``linalg.norm``) for ``ord`` in None/'fro' (2-norm
-    of all entries), 1, 2, inf for vectors and 'nuc', 2 for matrices (via the SVD).  The
-    2-norm has derivative ``x/|x|`` and the subgradient 0 at ``x = 0``."""
+    """Vector and matrix norms, NumPy's ``linalg.norm``: every ``ord`` it accepts (vector
+    p-norms for any p, inf, -inf, 0; matrix 'fro', 'nuc', 1, -1, 2, -2, inf, -inf), along
+    ``axis`` (one axis: vectors, two: matrices, also of stacks).  The 2-norm has derivative
+    ``x/|x|`` and the subgradient 0 at ``x = 0``; norms built on max/min split their
+    derivative evenly among ties."""
     if not is_tensor(x):
-        return np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
+        x = np.asarray(x)
+        x = x.astype(dtypes.DTYPES[dtypes.value_code(x.dtype)], copy=False)
     ndim = len(shape_of(x))
-    axes = tuple(range(ndim)) if axis is None else (
-        (axis,) if isinstance(axis, numbers.Integral) else tuple(axis))
-    matrix = len(axes) == 2 or (axis is None and ndim == 2)
-    if ord in (None, "fro") or (ord == 2 and not matrix):
-        if ord == "fro" and not matrix:
-            raise ValueError("norm: ord='fro' needs a matrix")
-        squares = ew.real(x * ew.conj(x)) if is_complex_value(x) else x * x
-        result = ew.safe_sqrt(tnp.sum(squares, axis=axes))
-    elif ord == 1 and not matrix:
-        result = tnp.sum(tnp.abs(x), axis=axes)
-    elif ord in (np.inf, float("inf")) and not matrix:
-        result = tnp.amax(tnp.abs(x), axis=axes)
-    elif matrix and ord in ("nuc", 2) and ndim == 2:
-        s = svd(x)[1]
-        result = s.sum() if ord == "nuc" else s[0]
+    if axis is None:
+        if ord is None or ndim > 2:
+            if ord is not None:
+                raise ValueError("norm: improper number of dimensions to norm")
+            return _keep(_two_norm(x, tuple(range(ndim))), x, tuple(range(ndim)), keepdims)
+        axis = tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    if len(axes) not in (1, 2):
+        raise ValueError("norm: improper number of dimensions to norm")
+    axes = tuple(normalize_axes("norm", a, ndim)[0] for a in axes)
+    if len(axes) == 2 and axes[0] == axes[1]:
+        raise ValueError("norm: duplicate axes given")
+    if len(axes) == 1:
+        result = _vector_norm(x, ord, axes[0])
     else:
-        raise ValueError(f"norm: ord={ord!r} is not supported for "
-                         f"{'matrices' if matrix else 'vectors'}")
-    if keepdims:
-        kept = [a % ndim for a in axes]
-        result = tnp.reshape(result, tuple(1 if i in kept else d
-                                           for i, d in enumerate(shape_of(x))))
-    return result
+        result = _matrix_norm(x, ord, axes)
+    return _keep(result, x, axes, keepdims)
+
+
+def _keep(result, x, axes, keepdims):
+    if not keepdims:
+        return result
+    return tnp.reshape(result, tuple(1 if i in axes else d
+                                     for i, d in enumerate(shape_of(x))))
+
+
+def _two_norm(x, axes):
+    squares = ew.real(x * ew.conj(x)) if is_complex_value(x) else x * x
+    return ew.safe_sqrt(tnp.sum(squares, axis=axes))
+
+
+def _vector_norm(x, ord, axis):  # noqa: A002
+    if isinstance(ord, str):
+        raise ValueError(f"norm: invalid norm order {ord!r} for vectors")
+    if ord is None or ord == 2:
+        return _two_norm(x, (axis,))
+    if ord == np.inf:
+        return tnp.amax(tnp.abs(x), axis=axis)
+    if ord == -np.inf:
+        return -tnp.amax(-tnp.abs(x), axis=axis)
+    if ord == 0:      # the count of non-zero entries: piecewise constant
+        zero = ew.real(ew.eq_mask(x, st.full_like(x, 0)))
+        return tnp.sum(1.0 - zero, axis=axis)
+    if ord == 1:
+        return tnp.sum(tnp.abs(x), axis=axis)
+    p = float(ord)
+    return tnp.power(tnp.sum(tnp.power(tnp.abs(x), p), axis=axis), 1.0 / p)
+
+
+def _matrix_norm(x, ord, axes):  # noqa: A002
+    rows, cols = axes
+    if ord in (None, "fro", "f"):
+        return _two_norm(x, axes)
+    if ord in (2, -2, "nuc"):
+        ndim = len(shape_of(x))
+        rest = tuple(i for i in range(ndim) if i not in axes)
+        s = svdvals(tnp.transpose(x, rest + (rows, cols)))
+        if ord == "nuc":
+            return tnp.sum(s, axis=-1)
+        return s[..., 0] if ord == 2 else s[..., -1]
+    if ord in (1, -1, np.inf, -np.inf):
+        summed, kept = (rows, cols) if ord in (1, -1) else (cols, rows)
+        sums = tnp.sum(tnp.abs(x), axis=summed)
+        kept -= kept > summed
+        return tnp.amax(sums, axis=kept) if ord > 0 else -tnp.amax(-sums, axis=kept)
+    raise ValueError(f"norm: invalid norm order {ord!r} for matrices")

@@ -1,14 +1,24 @@
 """Decomposition and solve primitives with exact, stable derivatives.
 
-One module per primitive (``svd``, ``qr``, ``eigh``, ``solve``), their shared matrix
-helpers (``matrix``), the broadening and gauge-check defaults (``config``) and the complex
-gauge check (``gauge``).  The public, NumPy-style functions are in :mod:`tenpy_ad.linalg`.
+One module per primitive or family (``svd``, ``qr``, ``eigh``, ``eig``, ``solve``,
+``inverse``, ``det`` (det, slogdet), ``cholesky``, ``pinv`` (and the rank count),
+``expm``), their shared matrix helpers (``matrix``: every helper acts on the last two axes,
+so each rule serves stacks of matrices unchanged), the safe LAPACK calls (``lapack``), the
+broadening and gauge-check defaults (``config``) and the complex gauge check (``gauge``).
+The public, NumPy-style functions are in :mod:`tenpy_ad.linalg`.
 """
+from .cholesky import cholesky_p
 from .config import config
+from .det import det_p, slogdet_p
+from .eig import eig_p
 from .eigh import eigh_p
+from .expm import expm_p
 from .gauge import gauge_check_p
+from .inverse import inv_p
+from .pinv import pinv_p, rank_p
 from .qr import qr_p
 from .solve import solve_p
 from .svd import svd_p
 
-__all__ = ["config", "svd_p", "qr_p", "eigh_p", "solve_p", "gauge_check_p"]
+__all__ = ["config", "svd_p", "qr_p", "eigh_p", "eig_p", "solve_p", "inv_p", "det_p",
+           "slogdet_p", "cholesky_p", "pinv_p", "rank_p", "expm_p", "gauge_check_p"]

@@ -19,6 +19,10 @@ from ...rules import defjvp, defvjp, zero_rule
 from .config import config
 
 
+# a phase sensitivity below this many units of rounding is rounding, whatever gauge_rtol
+_ROUNDING = 64
+
+
 def _check(params, x, residual, reference):
     mode, rtol, name = params
     if mode == "off":
@@ -26,6 +30,7 @@ def _check(params, x, residual, reference):
     residual = np.asarray(residual)
     worst = float(np.max(np.abs(residual))) if residual.size else 0.0
     largest = float(np.max(np.asarray(reference))) if np.size(reference) else 0.0
+    rtol = max(rtol, _ROUNDING * np.finfo(residual.dtype).eps)   # single precision
     if worst > rtol * largest and worst > 0.0:
         vectors = "singular vectors" if name == "svd" else "eigenvectors"
         message = (f"{name}: the loss depends on the arbitrary complex phase of the {vectors} "

@@ -1,7 +1,9 @@
 """Matrix building blocks of the decomposition rules.
 
-Each works on TracedTensors, eager Tensors and ndarrays alike (ndarrays take a direct NumPy
-path: the eager backward pass runs these on arrays).
+Every helper acts on the last two axes and carries any leading (batch) axes along, so one
+rule serves a matrix and a stack of matrices alike; a 2-d operand takes exactly the path it
+always took (the same nodes).  Each works on TracedTensors, eager Tensors and ndarrays
+(ndarrays take a direct NumPy path: the eager backward pass runs these on arrays).
 """
 from __future__ import annotations
 
@@ -15,71 +17,134 @@ from .. import elementwise as ew
 from .. import structural as st
 from ..contraction import einsum_strict
 
+_BATCH_LETTERS = "ABCDEFGHLMNOPQRSTUVWXYZ"
+
+
+@functools.lru_cache(maxsize=64)
+def batch_letters(ndim: int) -> str:
+    """Einsum letters for the ``ndim - 2`` batch axes of a stack of matrices (upper case,
+    so they never meet the matrix letters)."""
+    return _BATCH_LETTERS[:ndim - 2]
+
+
+@functools.lru_cache(maxsize=64)
+def _swap_last(ndim: int) -> tuple:
+    return tuple(range(ndim - 2)) + (ndim - 1, ndim - 2)
+
+
+def matrix_transpose(x):
+    """Transpose of the last two axes (no conjugation)."""
+    if type(x) is np.ndarray:
+        return x.T if x.ndim == 2 else np.swapaxes(x, -1, -2)
+    return st.transpose(x, _swap_last(len(shape_of(x))))
+
 
 def adjoint(x):
-    """Conjugate transpose of a matrix."""
+    """Conjugate transpose of (each) matrix."""
     if type(x) is np.ndarray:
-        return x.T.conj() if x.dtype.kind == "c" else x.T
-    return ew.conj(st.transpose(x, (1, 0)))
+        x = x.T if x.ndim == 2 else np.swapaxes(x, -1, -2)     # .T: the cheap common case
+        return x.conj() if x.dtype.kind == "c" else x
+    return ew.conj(st.transpose(x, _swap_last(len(shape_of(x)))))
 
 
 def mm(a, b):
-    """Matrix product."""
+    """Matrix product (of stacks of one batch shape, or with NumPy's ``@`` broadcasting)."""
     ta, tb = type(a), type(b)
     if ta is np.ndarray and tb is np.ndarray:
         return a @ b
-    if (ta is TracedTensor and tb is TracedTensor and a.ndim == 2 and b.ndim == 2
-            and a.dtype_code == b.dtype_code):
-        return einsum_strict("ij,jk->ik", a, b)    # the primitive itself: nothing to promote
+    if ta is TracedTensor and tb is TracedTensor and a.dtype_code == b.dtype_code:
+        if a.ndim == 2 and b.ndim == 2:
+            return einsum_strict("ij,jk->ik", a, b)    # the primitive: nothing to promote
+        if a.ndim == b.ndim and a.shape[:-2] == b.shape[:-2]:
+            z = batch_letters(a.ndim)
+            return einsum_strict(f"{z}ij,{z}jk->{z}ik", a, b)
     return a @ b
 
 
 def row(v):
-    """A vector as a 1 x k matrix."""
+    """A (stack of) vector(s) as 1 x k matrices."""
     if type(v) is np.ndarray:
-        return v[None, :]
-    return st.reshape(v, (1, shape_of(v)[0]))
+        return v[None, :] if v.ndim == 1 else v[..., None, :]
+    shape = shape_of(v)
+    return st.reshape(v, shape[:-1] + (1, shape[-1]))
 
 
 def col(v):
-    """A vector as a k x 1 matrix."""
+    """A (stack of) vector(s) as k x 1 matrices."""
     if type(v) is np.ndarray:
-        return v[:, None]
-    return st.reshape(v, (shape_of(v)[0], 1))
+        return v[:, None] if v.ndim == 1 else v[..., :, None]
+    shape = shape_of(v)
+    return st.reshape(v, shape + (1,))
 
 
 @functools.lru_cache(maxsize=256)
 def frozen(kind: str, n: int, code: int = dtypes.FLOAT64) -> np.ndarray:
     """Read-only rule constants (so traced mode hashes each one once): the identity
-    (``eye``), and the strictly lower (``tril``) or upper (``triu``) masks of ones."""
+    (``eye``), the strictly lower (``tril``) or upper (``triu``) masks of ones, and the
+    weights ``W`` of :func:`hermitian_from_triangle` (``lower_half``, ``upper_half``)."""
     array = {"eye": np.eye,
              "tril": lambda n: np.tril(np.ones((n, n)), -1),
-             "triu": lambda n: np.triu(np.ones((n, n)), 1)}[kind](n)
+             "triu": lambda n: np.triu(np.ones((n, n)), 1),
+             "lower_half": lambda n: np.tril(np.ones((n, n)), -1) + 0.5 * np.eye(n),
+             "upper_half": lambda n: np.triu(np.ones((n, n)), 1) + 0.5 * np.eye(n)}[kind](n)
     array = array.astype(dtypes.DTYPES[code])
     array.flags.writeable = False
     return array
 
 
 def diag(x):
-    """The diagonal of a square matrix."""
+    """The diagonal of (each) square matrix."""
     if type(x) is np.ndarray:
-        return np.diagonal(x)
-    return einsum_strict("ij,ij->i", x, frozen("eye", shape_of(x)[0], code_of_value(x)))
+        return np.diagonal(x) if x.ndim == 2 else np.diagonal(x, axis1=-2, axis2=-1)
+    shape = shape_of(x)
+    eye = frozen("eye", shape[-1], code_of_value(x))
+    if len(shape) == 2:
+        return einsum_strict("ij,ij->i", x, eye)
+    z = batch_letters(len(shape))
+    return einsum_strict(f"{z}ij,ij->{z}i", x, eye)
 
 
 def diag_embed(v):
-    """The square matrix with diagonal ``v``."""
+    """The square matrix (or stack) with diagonal ``v``."""
     if type(v) is np.ndarray:
-        return np.diag(v)
-    return einsum_strict("i,ij->ij", v, frozen("eye", shape_of(v)[0], code_of_value(v)))
+        if v.ndim == 1:
+            return np.diag(v)
+        out = np.zeros(v.shape + v.shape[-1:], dtype=v.dtype)
+        np.einsum("...ii->...i", out)[...] = v
+        return out
+    shape = shape_of(v)
+    eye = frozen("eye", shape[-1], code_of_value(v))
+    if len(shape) == 1:
+        return einsum_strict("i,ij->ij", v, eye)
+    z = batch_letters(len(shape) + 1)
+    return einsum_strict(f"{z}i,ij->{z}ij", v, eye)
+
+
+def mask(kind: str, x) -> np.ndarray:
+    """The :func:`frozen` constant ``kind`` for the matrices of ``x``, in ``x``'s dtype
+    (a float64 constant would promote float32 operands)."""
+    return frozen(kind, shape_of(x)[-1], code_of_value(x))
 
 
 def strictly_lower(x):
-    return x * frozen("tril", shape_of(x)[0])
+    return x * mask("tril", x)
 
 
 def strictly_upper(x):
-    return x * frozen("triu", shape_of(x)[0])
+    return x * mask("triu", x)
+
+
+def hermitian_from_triangle(x, lower: bool):
+    """The Hermitian matrix LAPACK sees when it reads only one triangle of ``x``: that
+    triangle, its conjugate mirror, and the real part of the diagonal.  It is ``M + M^H``
+    with ``M = x o W`` (``W``: ones strictly inside the triangle, 1/2 on the diagonal)."""
+    half = x * mask("lower_half" if lower else "upper_half", x)
+    return half + adjoint(half)
+
+
+def hermitian_from_triangle_transpose(g, lower: bool):
+    """The adjoint (for Re<a, b>) of :func:`hermitian_from_triangle`: ``(g + g^H) o W``."""
+    return (g + adjoint(g)) * mask("lower_half" if lower else "upper_half", g)
 
 
 def lorentz(x, eps, pin=None):
@@ -87,6 +152,20 @@ def lorentz(x, eps, pin=None):
     construction) to the denominator keeps those entries 0 even for eps = 0."""
     denominator = x * x + eps if pin is None else x * x + eps + pin
     return x / denominator
+
+
+def lorentz_complex(x, eps, pin=None, conjugate: bool = False):
+    """The broadened ``1/x`` of a complex ``x``: ``conj(x) / (|x|^2 + eps)`` (``pin`` as
+    for :func:`lorentz`); with ``conjugate`` its complex conjugate."""
+    size = ew.real(x * ew.conj(x)) + eps
+    if pin is not None:
+        size = size + pin
+    return (x if conjugate else ew.conj(x)) / ew.convert(size, code_of_value(x))
+
+
+def largest_abs(x):
+    """The largest ``|x|`` over all entries (the scale a gauge check compares with)."""
+    return st.reduce_max(ew.abs(x), tuple(range(len(shape_of(x)))))
 
 
 def add_optional(a, b):
@@ -99,11 +178,13 @@ def add_optional(a, b):
 
 
 def place_block(block, shape: tuple, offset: tuple):
-    """``block`` placed at ``offset`` in a zero matrix of ``shape`` (``scatter_slice``, whose
-    transpose is the slice, so the result stays differentiable)."""
-    r, c = shape_of(block)
+    """``block`` placed at ``offset`` in a zero matrix of ``shape`` (the last two axes;
+    batch axes are kept) with ``scatter_slice``, whose transpose is the slice, so the
+    result stays differentiable."""
+    full = shape_of(block)
+    r, c = full[-2:]
     if (r, c) == tuple(shape):
         return block
-    spec = ((offset[0], offset[0] + r, 1), (offset[1], offset[1] + c, 1))
-    return bind(st.scatter_slice_p, (tuple(shape), spec), block)
-
+    spec = tuple((0, d, 1) for d in full[:-2]) + (
+        (offset[0], offset[0] + r, 1), (offset[1], offset[1] + c, 1))
+    return bind(st.scatter_slice_p, (full[:-2] + tuple(shape), spec), block)

@@ -1,5 +1,10 @@
-"""The linear solve primitive ``x = a^-1 b`` (``b`` a vector or a matrix of right-hand
-sides) and its rules: ``dx = a^-1 (db - da x)``, ``gb = a^-H g``, ``ga = -gb x^H``."""
+"""The linear solve primitive ``x = a^-1 b`` and its rules: ``dx = a^-1 (db - da x)``,
+``gb = a^-H g``, ``ga = -gb x^H``.
+
+Operands: a matrix ``a`` with a vector or a matrix of right-hand sides ``b``, or a stack of
+matrices with a stack of right-hand-side matrices of the same batch shape (the public
+``tp.linalg.solve`` broadcasts as NumPy does before it gets here).
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -9,16 +14,26 @@ from ...primitive import bind2, code_of_value, describe, primitive, shape_of
 from ...rules import defrules
 from ..contraction import einsum_strict
 from .. import elementwise as ew
+from . import lapack
 from .matrix import adjoint, mm
 
 
 def _solve_rule(params, a, b):
     sa, sb = shape_of(a), shape_of(b)
-    if (len(sa) != 2 or sa[0] != sa[1] or len(sb) not in (1, 2) or sb[0] != sa[0]
+    square = len(sa) >= 2 and sa[-1] == sa[-2]
+    vector = len(sa) == 2 and len(sb) == 1
+    stacked = len(sb) == len(sa) and sb[:-2] == sa[:-2]
+    if (not square or not (vector or stacked) or sb[-1 if vector else -2] != sa[-1]
             or code_of_value(a) != code_of_value(b)):
         raise ShapeError(f"solve: expected a square matrix and a matching right-hand side "
-                         f"(vector or matrix), got {describe(a)} and {describe(b)}")
+                         f"(vector or matrix, of the same batch shape for a stack), got "
+                         f"{describe(a)} and {describe(b)}")
     return b
+
+
+def _solve_impl(params, a, b):
+    # only ``a`` needs the guard: NaN in ``b`` passes through the triangular solves
+    return lapack.call("solve", lambda m: np.linalg.solve(m, b), a)
 
 
 def _outer_or_mm(x, y):
@@ -41,7 +56,7 @@ def _solve_vjp(params, ct, out, xs, active):
     return (ew.neg(_outer_or_mm(gb, out)) if active[0] else None), gb
 
 
-solve_p = primitive("solve", lambda params, a, b: np.linalg.solve(a, b), _solve_rule)
+solve_p = primitive("solve", _solve_impl, _solve_rule)
 defrules(solve_p, _solve_jvp, _solve_vjp)
 
 

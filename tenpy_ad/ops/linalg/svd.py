@@ -33,9 +33,10 @@ from ...primitive import (Tensor, TracedTensor, bind, code_of_value, describe,
 from ...rules import defrules
 from .. import elementwise as ew
 from .. import structural as st
+from . import lapack
 from .gauge import gauge_checked
-from .matrix import (add_optional, adjoint, col, diag, diag_embed, lorentz, mm, place_block,
-                     row)
+from .matrix import (add_optional, adjoint, col, diag, diag_embed, largest_abs, lorentz, mm,
+                     place_block, row)
 
 
 def _gap_factors(s_rows, s_cols, eps, same_indices: bool):
@@ -52,17 +53,19 @@ def _gap_factors(s_rows, s_cols, eps, same_indices: bool):
     rows, cols = col(s_rows), row(s_cols)
     if not same_indices:
         return lorentz(cols - rows, eps) * 0.5, lorentz(cols + rows, eps) * 0.5
-    pin, half_off = _leading_diagonal(shape_of(s_rows)[0], shape_of(s_cols)[0])
+    pin, half_off = _leading_diagonal(shape_of(s_rows)[-1], shape_of(s_cols)[-1],
+                                      code_of_value(s_rows))
     minus = lorentz(cols - rows, eps, pin) * 0.5
     plus = lorentz(cols + rows, eps, pin) * half_off
     return minus, plus
 
 
 @functools.lru_cache(maxsize=256)
-def _leading_diagonal(rows: int, cols: int) -> tuple:
-    """Read-only rows x cols arrays: ones at (i, i) (else 0), and 0.5 off that diagonal."""
-    pin = np.eye(rows, cols)
-    half_off = (1.0 - pin) * 0.5
+def _leading_diagonal(rows: int, cols: int, code: int) -> tuple:
+    """Read-only rows x cols arrays of dtype ``code``: ones at (i, i) (else 0), and 0.5
+    off that diagonal."""
+    pin = np.eye(rows, cols, dtype=dtypes.DTYPES[code])
+    half_off = (1 - pin) * 0.5
     pin.flags.writeable = False
     half_off.flags.writeable = False
     return pin, half_off
@@ -74,10 +77,13 @@ def _lapack_svd(driver: str, dtype: np.dtype):
 
 
 def _svd_impl(params, a):
-    """LAPACK's gesdd, falling back to gesvd when gesdd does not converge (called
-    directly: NumPy's wrapper costs more than the decomposition on small matrices)."""
+    """LAPACK's gesdd, falling back to gesvd when gesdd does not converge.  A matrix is
+    passed to LAPACK directly (NumPy's wrapper costs more than the decomposition on small
+    matrices), a stack to NumPy's batched gesdd."""
     full_matrices, _ = params
     a = np.asarray(a)
+    if a.ndim > 2:
+        return lapack.call("svd", lambda b: _batched_svd(b, full_matrices), a)
     if not math.isfinite(abs(a.sum())) and not np.isfinite(a).all():
         return _nan_svd(a, full_matrices)   # NaN/Inf propagate (LAPACK would reject them)
     for driver in ("gesdd", "gesvd"):
@@ -91,6 +97,15 @@ def _svd_impl(params, a):
                                 f"{a.dtype.name}{list(a.shape)} matrix")
 
 
+def _batched_svd(a, full_matrices):
+    try:
+        return tuple(np.linalg.svd(a, full_matrices=full_matrices))
+    except np.linalg.LinAlgError:       # rare: redo each matrix with the gesvd fallback
+        params = (full_matrices, None)
+        parts = [_svd_impl(params, m) for m in a.reshape((-1,) + a.shape[-2:])]
+        return tuple(np.stack(p).reshape(a.shape[:-2] + p[0].shape) for p in zip(*parts))
+
+
 def _nan_svd(a, full_matrices):
     m, n = a.shape
     k = min(m, n)
@@ -102,17 +117,22 @@ def _nan_svd(a, full_matrices):
 
 def _svd_rule(params, a):
     full_matrices, _ = params
-    if a.ndim != 2:
-        raise ShapeError(f"svd: expected a matrix, got {describe(a)}")
-    m, n = a.shape
+    ndim = a.ndim
+    if ndim < 2:
+        raise ShapeError(f"svd: expected a matrix or a stack of matrices, got {describe(a)}")
+    m, n = a.shape if ndim == 2 else a.shape[-2:]
     k = min(m, n)
     code = code_of_value(a)
     ushape, vshape = ((m, m), (n, n)) if full_matrices else ((m, k), (k, n))
-    return [(code, ushape), (dtypes.real_code(code), (k,)), (code, vshape)]
+    if ndim == 2:
+        return [(code, ushape), (dtypes.real_code(code), (k,)), (code, vshape)]
+    batch = a.shape[:-2]
+    return [(code, batch + ushape), (dtypes.real_code(code), batch + (k,)),
+            (code, batch + vshape)]
 
 
 def _check_reduced(params, a, what):
-    m, n = shape_of(a)
+    m, n = shape_of(a)[-2:]
     if params[0] and m != n:
         raise ShapeError(f"svd {what}: with full_matrices=True the extra singular vectors "
                          "are not unique, so they have no derivative; use "
@@ -126,8 +146,8 @@ def _svd_jvp(params, tangents, out, xs):
     a = xs[0]
     u, s, vh = out
     v = adjoint(vh)
-    m, n = shape_of(a)
-    k = shape_of(s)[0]
+    m, n = shape_of(a)[-2:]
+    k = shape_of(s)[-1]
     dp = mm(mm(adjoint(u), da), v)                     # U^H dA V
     ds = ew.real(diag(dp))
     dph = adjoint(dp)
@@ -192,7 +212,7 @@ def _leading_block(g, axis: int, extent: int, full: int):
 
 def _pad_rows(block, rows: int):
     """``block`` (r x c) placed in the top rows of a ``rows`` x c zero matrix."""
-    return place_block(block, (rows, shape_of(block)[1]), (0, 0))
+    return place_block(block, (rows, shape_of(block)[-1]), (0, 0))
 
 
 def _svd_vjp(params, cts, out, xs, active):
@@ -209,23 +229,27 @@ def _svd_vjp(params, cts, out, xs, active):
     a = xs[0]
     gu, gs, gvh = cts
     u, s, vh = out
-    m, n = shape_of(a)
-    kk = shape_of(s)[0]
-    k1 = max(_leading_extent(gu, 1, kk), _leading_extent(gs, 0, kk),
-             _leading_extent(gvh, 0, kk))
+    m, n = shape_of(a)[-2:]
+    kk = shape_of(s)[-1]
+    last = len(shape_of(s))            # the triplet axis: u's last, s's and vh's last but one
+    k1 = max(_leading_extent(gu, last, kk), _leading_extent(gs, last - 1, kk),
+             _leading_extent(gvh, last - 1, kk))
     if k1 == 0:
         return (st.full_like(a, 0),)
-    gu = _leading_block(gu, 1, k1, kk)
-    gs = _leading_block(gs, 0, k1, kk)
-    gvh = _leading_block(gvh, 0, k1, kk)
+    gu = _leading_block(gu, last, k1, kk)
+    gs = _leading_block(gs, last - 1, k1, kk)
+    gvh = _leading_block(gvh, last - 1, k1, kk)
     partial = k1 < kk
-    u1, s1, vh1 = (u[:, :k1], s[:k1], vh[:k1]) if partial else (u, s, vh)
+    u1, s1, vh1 = (u[..., :k1], s[..., :k1], vh[..., :k1, :]) if partial else (u, s, vh)
     complex_input = is_complex_value(a)
     j = None if gu is None else mm(adjoint(u), gu)              # kk x k1
     kmat = None if gvh is None else mm(vh, adjoint(gvh))        # kk x k1
 
     def skew_left(x):                  # (X - X^H)[:, :k1] when X has k1 non-zero columns
-        return x - _pad_rows(adjoint(x[:k1] if partial else x), kk)
+        return x - _pad_rows(adjoint(x[..., :k1, :] if partial else x), kk)
+
+    def top_rows(x):                   # X[:k1]
+        return x[..., :k1, :] if partial else x
 
     a_left = None if j is None else skew_left(j)
     b_left = None if kmat is None else skew_left(kmat)
@@ -235,27 +259,26 @@ def _svd_vjp(params, cts, out, xs, active):
         core = add_optional(core, _pad_rows(diag_embed(gs), kk))
     inv_s1 = lorentz(s1, eps)
     if complex_input:
-        im_j = 0.0 if j is None else ew.imag(diag(j[:k1] if partial else j))
-        im_k = 0.0 if kmat is None else ew.imag(diag(kmat[:k1] if partial else kmat))
+        im_j = 0.0 if j is None else ew.imag(diag(top_rows(j)))
+        im_k = 0.0 if kmat is None else ew.imag(diag(top_rows(kmat)))
         core = core + _pad_rows(diag_embed(1j * (im_j - im_k) * inv_s1 * 0.5), kk)
     ct_a = mm(mm(u, core), vh1)
     if partial:
-        a_top = None if j is None else -adjoint(j[k1:])           # (X - X^H)[:k1, k1:]
-        b_top = None if kmat is None else -adjoint(kmat[k1:])
-        tm, tp_ = _gap_factors(s1, s[k1:], eps, same_indices=False)
+        a_top = None if j is None else -adjoint(j[..., k1:, :])   # (X - X^H)[:k1, k1:]
+        b_top = None if kmat is None else -adjoint(kmat[..., k1:, :])
+        tm, tp_ = _gap_factors(s1, s[..., k1:], eps, same_indices=False)
         top = _combine(tm, tp_, a_top, b_top)
         if top is not None:
-            ct_a = ct_a + mm(u1, mm(top, vh[k1:]))
+            ct_a = ct_a + mm(u1, mm(top, vh[..., k1:, :]))
     if gu is not None and m > kk:
         ct_a = ct_a + mm((gu - mm(u, j)) * row(inv_s1), vh1)
     if gvh is not None and n > kk:
         ct_a = ct_a + mm(u1 * row(inv_s1), gvh - mm(adjoint(kmat), vh))
     if complex_input and (j is not None or kmat is not None):
-        residual = add_optional(None if j is None else ew.imag(diag(j[:k1] if partial else j)),
-                        None if kmat is None else ew.imag(
-                            diag(kmat[:k1] if partial else kmat)))
-        reference = add_optional(None if j is None else _largest_abs(j),
-                         None if kmat is None else _largest_abs(kmat))
+        residual = add_optional(None if j is None else ew.imag(diag(top_rows(j))),
+                                None if kmat is None else ew.imag(diag(top_rows(kmat))))
+        reference = add_optional(None if j is None else largest_abs(j),
+                         None if kmat is None else largest_abs(kmat))
         ct_a = gauge_checked(ct_a, residual, reference, "svd")
     return (ct_a,)
 
@@ -274,10 +297,6 @@ def _combine(f_minus, f_plus, a, b):
 svd_p = primitive("svd", _svd_impl, _svd_rule, n_outputs=3,
                   format_params=lambda p: f"full_matrices={p[0]} eps={p[1]:g}")
 defrules(svd_p, _svd_jvp, _svd_vjp)
-
-
-def _largest_abs(x):
-    return st.reduce_max(ew.abs(x), tuple(range(len(shape_of(x)))))
 
 
 def svd(a, full_matrices: bool, eps: float):

@@ -1,0 +1,103 @@
+"""The general eigendecomposition primitive ``a = v diag(w) v^-1`` (NumPy's ``eig``: LAPACK's
+order, unit-norm eigenvector columns; a matrix or a stack) and its rules.
+
+Outputs are complex for every input (a real matrix has complex eigenpairs in general, and a
+tensor's dtype cannot depend on its values; NumPy returns a real array when all
+eigenvalues of a real input happen to be real, with the same values).
+
+Derivatives.  With ``dP = v^-1 da v``: ``dw = diag(dP)`` and ``dv = v (X - diag(Re
+diag(v^H v X)))`` where ``X = F o dP``, ``F_ij = 1/(w_j - w_i)`` off the diagonal (0 on
+it).  The second term keeps the columns at unit norm; the phase of each column is
+arbitrary, so losses must not depend on it (the VJP checks: ``GaugeError``).  The VJP is
+the adjoint: ``ga = v^-H (diag(gw) + conj(F) o v^H (gv - v diag(Re d))) v^H`` with
+``d = diag(v^H gv)`` (taken column by column); for a real ``a``, its real part.
+
+Degenerate eigenvalues: ``F`` is broadened, ``conj(x)/(|x|^2 + eps)``, as the SVD's gaps,
+so at an exact degeneracy the terms ``(w_j - w_i) X / (w_j - w_i)`` are set to 0 (the
+eigenvectors inside a degenerate eigenspace are not unique).  Functions of the eigenvalues,
+the eigenvectors of non-degenerate eigenvalues and symmetric functions of a degenerate
+group (its sum) keep their exact derivatives.  A defective matrix (a Jordan block) has no
+derivative of its eigenvalues (they move like the square root of a perturbation); LAPACK
+returns nearly parallel eigenvectors there and the derivative is finite but as large as
+the condition number of ``v``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import dtypes
+from ...errors import ShapeError
+from ...primitive import code_of_value, describe, is_complex_value, primitive, shape_of
+from ...rules import defrules
+from .. import elementwise as ew
+from .. import structural as st
+from . import lapack
+from .gauge import gauge_checked
+from .matrix import (add_optional, adjoint, col, diag, diag_embed, frozen, largest_abs,
+                     lorentz_complex, mm, row)
+from .solve import solve
+
+
+def _eig_rule(eps, a):
+    shape = shape_of(a)
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise ShapeError(f"eig: expected a square matrix or a stack of them, got "
+                         f"{describe(a)}")
+    code = dtypes.complex_code(code_of_value(a))
+    return [(code, shape[:-1]), (code, shape)]
+
+
+def _eig_impl(eps, a):
+    """NumPy's eig on the operand itself (a real matrix goes to the real LAPACK routine,
+    so the order of the eigenvalues is NumPy's), returned as complex arrays."""
+    w, v = lapack.call("eig", lambda b: tuple(np.linalg.eig(b)), a)
+    code = dtypes.DTYPES[dtypes.complex_code(dtypes.value_code(np.asarray(a).dtype))]
+    return w.astype(code, copy=False), v.astype(code, copy=False)
+
+
+def _inverse_gaps(w, eps, conjugate=False):
+    """Broadened ``1/(w_j - w_i)`` (or its conjugate) off the diagonal, 0 on it."""
+    pin = frozen("eye", shape_of(w)[-1], dtypes.real_code(code_of_value(w)))
+    return lorentz_complex(row(w) - col(w), eps, pin, conjugate)
+
+
+def _column_dot(v, x):
+    """``diag(v^H x)``, column by column (no matrix product)."""
+    return st.reduce_sum(ew.conj(v) * x, (len(shape_of(v)) - 2,))
+
+
+def _as_complex(x, like):
+    return ew.convert(x, code_of_value(like))
+
+
+def _eig_jvp(eps, tangents, out, xs):
+    (da,) = tangents
+    w, v = out
+    da = _as_complex(da, v)
+    dp = solve(v, mm(da, v))                    # v^-1 da v
+    dw = diag(dp)
+    vx = mm(v, _inverse_gaps(w, eps) * dp)
+    dv = vx - v * row(_as_complex(ew.real(_column_dot(v, vx)), v))
+    return dw, dv
+
+
+def _eig_vjp(eps, cts, out, xs, active):
+    gw, gv = cts
+    w, v = out
+    vh = adjoint(v)
+    core = None if gw is None else diag_embed(gw)
+    if gv is not None:
+        d = _column_dot(v, gv)                          # diag(v^H gv)
+        normed = mm(vh, gv - v * row(_as_complex(ew.real(d), v)))   # J - v^H v diag(Re d)
+        core = add_optional(core, _inverse_gaps(w, eps, conjugate=True) * normed)
+    ct_a = solve(vh, mm(core, vh))                      # v^-H core v^H
+    if gv is not None:
+        ct_a = gauge_checked(ct_a, ew.imag(d), largest_abs(normed) + largest_abs(d), "eig")
+    if not is_complex_value(xs[0]):
+        ct_a = ew.real(ct_a)
+    return (ct_a,)
+
+
+eig_p = primitive("eig", _eig_impl, _eig_rule, n_outputs=2,
+                  format_params=lambda eps: f"eps={eps:g}")
+defrules(eig_p, _eig_jvp, _eig_vjp)

@@ -116,7 +116,7 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 - NumPy'
 
 #: ``method="auto"`` computes the full decomposition and slices it up to this size
 #: (min(m, n)); above it, the k leading triplets by ARPACK (bench/trg_partial.py)
-PARTIAL_MIN_SIZE = 128
+PARTIAL_MIN_SIZE = 200
 _METHODS = ("auto", "krylov", "full")
 
 

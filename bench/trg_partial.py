@@ -1,7 +1,8 @@
 """TRG value + d/d beta per beta with the full SVD against the partial one (tp.linalg.svds).
 
-One line per chi, steps and svd_method: program build (trace + grad + compile) and run seconds (value and first derivative for one beta, median
-of --repeats), partial/full time ratio, lnZ/N and the energy u = -d(lnZ/N)/d beta with
+One line per chi, steps and svd_method: program build (trace + grad + compile) and run
+seconds (value and first derivative for one beta; the methods' runs interleaved, median of
+--repeats), partial/full time ratio, lnZ/N and the energy u = -d(lnZ/N)/d beta with
 their errors against Onsager, and partial - full differences.  The full path is skipped
 above --full-max-chi (its chi^2 x chi^2 SVDs take ~10 s at chi = 48 and ~1 min at 64).
 From --checkpoint-from on, the programs recompute each step in the backward pass
@@ -32,24 +33,31 @@ from tenpy_ad.runtime import limit_blas_threads, tune_allocator
 from timing import Laps
 
 
-def program_row(chi: int, steps: int, method: str, beta: float, repeats: int,
-                checkpoint: bool) -> dict:
+def program_rows(chi: int, steps: int, methods: list, beta: float, repeats: int,
+                 checkpoint: bool) -> list:
+    """One row per method; the runs of the methods are interleaved (a noisy shared
+    machine slows them alike) and the median of ``repeats`` is reported."""
     ks = ks_rule(chi, steps, 0.3, "partial")
-    laps = Laps()
-    program = CompiledTRG(chi, steps, ks=ks, second_order=False, svd_method=method,
-                          checkpoint=checkpoint)
-    laps.lap("build")
-    runs = []
-    for i in range(repeats):
-        start = time.perf_counter()
-        result = program(beta)
-        runs.append(time.perf_counter() - start)
-    return {"chi": chi, "steps": steps, "method": method + ("+cp" if checkpoint else ""),
-            "beta": beta,
-            "build_s": laps.seconds["build"], "run_s": float(np.median(runs)),
-            "lnz": result["lnz"], "u": -result["dlnz"],
-            "lnz_error": abs(result["lnz"] - onsager.lnz(beta)),
-            "u_error": abs(-result["dlnz"] - onsager.energy(beta))}
+    programs, rows = {}, {}
+    for method in methods:
+        laps = Laps()
+        programs[method] = CompiledTRG(chi, steps, ks=ks, second_order=False,
+                                       svd_method=method, checkpoint=checkpoint)
+        laps.lap("build")
+        rows[method] = {"chi": chi, "steps": steps,
+                        "method": method + ("+cp" if checkpoint else ""), "beta": beta,
+                        "build_s": laps.seconds["build"], "runs": []}
+    for _ in range(repeats):
+        for method in methods:
+            start = time.perf_counter()
+            result = programs[method](beta)
+            rows[method]["runs"].append(time.perf_counter() - start)
+            rows[method].update(lnz=result["lnz"], u=-result["dlnz"])
+    for row in rows.values():
+        row["run_s"] = float(np.median(row.pop("runs")))
+        row["lnz_error"] = abs(row["lnz"] - onsager.lnz(beta))
+        row["u_error"] = abs(row["u"] - onsager.energy(beta))
+    return [rows[method] for method in methods]
 
 
 def print_row(row: dict, full: dict | None) -> None:
@@ -121,7 +129,7 @@ def main(argv=None) -> int:
     parser.add_argument("--chis", default="16,24,32,48,64")
     parser.add_argument("--steps", default="10,20")
     parser.add_argument("--beta", default="bc", help="a float or 'bc' (beta_c)")
-    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--full-max-chi", type=int, default=32)
     parser.add_argument("--checkpoint-from", type=int, default=48)
     parser.add_argument("--forward", type=int, default=0, metavar="CHI",
@@ -142,24 +150,22 @@ def main(argv=None) -> int:
                   f"{row['size']:>5} {row['solver']:>16} {row['ms']:>8.1f} "
                   f"{row['residual']:>9.1e}", flush=True)
     if not args.json:
-        print(f"# TRG value + d/dbeta at beta={beta:.6f}, one run per line (median of "
-              f"{args.repeats}); BLAS threads {args.threads}; errors against Onsager")
+        print(f"# TRG value + d/dbeta at beta={beta:.6f}, run s: median of {args.repeats} "
+              f"interleaved runs; BLAS threads {args.threads}; errors against Onsager")
         print(f"{'chi':>4} {'steps':>5} {'method':>8} {'build s':>7} {'run s':>8} "
               f"{'lnZ/N':>18} {'err':>9} {'u':>18} {'err':>9} {'ratio':>6} "
               f"{'|dlnZ|':>9} {'rel du':>9}")
     for chi in [int(c) for c in args.chis.split(",")]:
+        methods = ["full", "partial"] if chi <= args.full_max_chi else ["partial"]
         for steps in [int(s) for s in args.steps.split(",")]:
             full = None
-            for method in ("full", "partial"):
-                if method == "full" and chi > args.full_max_chi:
-                    continue
-                row = program_row(chi, steps, method, beta, args.repeats,
-                                  chi >= args.checkpoint_from)
+            for row in program_rows(chi, steps, methods, beta, args.repeats,
+                                    chi >= args.checkpoint_from):
                 if args.json:
                     print(json.dumps(row), flush=True)
                 else:
                     print_row(row, full)
-                full = row if method == "full" else full
+                full = row if row["method"].startswith("full") else full
     return 0
 
 

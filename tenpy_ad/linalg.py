@@ -115,7 +115,8 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 - NumPy'
 # ------------------------------------------------------------------ partial decompositions
 
 #: ``method="auto"`` computes the full decomposition and slices it up to this size
-#: (min(m, n)); above it, the k leading triplets by ARPACK (bench/trg_partial.py)
+#: (min(m, n)); above it, the k leading triplets by ARPACK.  Measured for value + gradient
+#: with k = sqrt(n): the two cost the same near n = 196 (bench/README.md)
 PARTIAL_MIN_SIZE = 200
 _METHODS = ("auto", "krylov", "full")
 
@@ -164,10 +165,11 @@ def svds(a, k: int, *, tol: float | None = None, method: str = "auto",
 
     ``method``: ``"krylov"`` (ARPACK, then a Rayleigh-Ritz step), ``"full"`` (``svd`` and
     slicing), ``"auto"`` (full up to ``min(m, n) = PARTIAL_MIN_SIZE``, else krylov).
-    ``tol``: relative residual every kept triplet (and the derivative's solves) must reach,
-    default 1000 roundoffs; else :class:`~tenpy_ad.errors.ConvergenceError`.  ``hint``:
-    extra triplets computed to deflate the derivative's solves.  ``maxiter``: iteration
-    limit of ARPACK and of the solves.
+    ``tol``: the relative residual every kept triplet must reach (default 1000 roundoffs
+    of the dtype; the derivative's solves reach ``tol/100``), else
+    :class:`~tenpy_ad.errors.ConvergenceError`.  ``hint``: extra triplets computed to
+    deflate the derivative's solves (default ``max(4, k/4)``).  ``maxiter``: iteration
+    limit of ARPACK (restarts) and of the solves (default 1000).
     """
     a = _matrix_operand("svds", a)
     m, n = shape_of(a)

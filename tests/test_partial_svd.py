@@ -237,3 +237,13 @@ def test_convergence_error_is_registered_and_pickles():
                                                                       RuntimeError)
     error = pickle.loads(pickle.dumps(ConvergenceError("no", residual=0.5)))
     assert str(error) == "no" and error.residual == 0.5
+
+
+
+def test_float32_forward(rng):
+    """(Gradients in float32 wait for svd's: its rule constants are float64.)"""
+    a = decaying(rng, (50, 40)).astype("float32")
+    u, s, vh = tp.linalg.svds(a, 4, method="krylov")
+    assert s.dtype == np.float32 and u.dtype == np.float32 and vh.dtype == np.float32
+    np.testing.assert_allclose(s, np.linalg.svd(a.astype(float), compute_uv=False)[:4],
+                               rtol=1e-5)

@@ -84,9 +84,9 @@ def _impl(params, a, u, t, b, hint):
     c = h.conj().T @ b
     b_rest = _project(h, b) + r_h @ (inverse * c)
 
-    def schur(z):                               # the system on the rest of range(Q)
+    def schur(z, cols):                         # the system on the rest of range(Q)
         fz = _project(h, _project(u, _apply(kind, a, _project(u, _project(h, z)))))
-        return z * t - fz - r_h @ (inverse * (r_h.conj().T @ z))
+        return z * t[cols] - fz - r_h @ (inverse[:, cols] * (r_h.conj().T @ z))
 
     z = _conjugate_gradients(schur, b_rest, np.sign(t), tol, maxiter, kind)
     y = inverse * (c + r_h.conj().T @ z)
@@ -94,33 +94,36 @@ def _impl(params, a, u, t, b, hint):
 
 
 def _conjugate_gradients(op, b, signs, tol, maxiter, kind):
-    """Column-wise CG for ``op(x) = b`` where column i of ``op`` times ``signs[i]`` is
-    positive definite; all columns advance together (one matrix product per step)."""
+    """Column-wise CG for ``op(x, cols) = b[:, cols]`` where column i of the operator times
+    ``signs[i]`` is positive definite.  The unconverged columns advance together (one
+    matrix product per step); converged ones drop out."""
     x = np.zeros_like(b)
     r = b * signs
     p = r.copy()
     rr = _column_norms2(r)
     target = (tol * tol) * rr
+    cols = np.flatnonzero(rr > target)
     for _ in range(maxiter):
-        active = rr > target
-        if not active.any():
+        if cols.size == 0:
             return x
-        q = op(p) * signs
-        curvature = np.real(np.sum(p.conj() * q, axis=0))
-        if np.any(active & (curvature <= 0)):
+        pc, rc = p[:, cols], rr[cols]
+        q = op(pc, cols) * signs[cols]
+        curvature = np.real(np.sum(pc.conj() * q, axis=0))
+        if np.any(curvature <= 0):
             raise ConvergenceError(
                 f"complement_solve ({kind}): the operator is not definite on the discarded "
                 "subspace: a discarded singular value/eigenvalue is not below the kept ones "
                 "(the kept values are not the leading ones, or one is exactly degenerate "
                 "with a discarded one)")
-        alpha = np.where(active, rr / np.where(active, curvature, 1.0), 0.0)
-        x += p * alpha
-        r -= q * alpha
-        rr_next = _column_norms2(r)
-        p = r + p * np.where(active, rr_next / np.where(active, rr, 1.0), 0.0)
-        rr = rr_next
-    if np.any(rr > target):
-        worst = float(np.max(np.sqrt(rr / np.maximum(target, 1e-300)) * tol))
+        alpha = rc / curvature
+        x[:, cols] += pc * alpha
+        r[:, cols] -= q * alpha
+        rr_next = _column_norms2(r[:, cols])
+        p[:, cols] = r[:, cols] + pc * (rr_next / rc)
+        rr[cols] = rr_next
+        cols = cols[rr_next > target[cols]]
+    if cols.size:
+        worst = float(np.max(np.sqrt(rr[cols] / target[cols]))) * tol
         raise ConvergenceError(f"complement_solve ({kind}): conjugate gradients did not "
                                f"reach tol={tol:g} in {maxiter} iterations (relative "
                                f"residual {worst:.3g})", residual=worst)

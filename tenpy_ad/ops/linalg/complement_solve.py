@@ -88,7 +88,8 @@ def _impl(params, a, u, t, b, hint):
         fz = _project(h, _project(u, _apply(kind, a, _project(u, _project(h, z)))))
         return z * t[cols] - fz - r_h @ (inverse[:, cols] * (r_h.conj().T @ z))
 
-    z = _conjugate_gradients(schur, b_rest, np.sign(t), tol, maxiter, kind)
+    signs = np.where(t >= 0, 1.0, -1.0)         # the definite sign of each column
+    z = _conjugate_gradients(schur, b_rest, signs, tol, maxiter, kind)
     y = inverse * (c + r_h.conj().T @ z)
     return x_kept + h @ y + z
 

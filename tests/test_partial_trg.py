@@ -51,7 +51,7 @@ def test_chi32_partial_equals_full(chi32, beta):
     assert_same(chi32["full"](beta), chi32["partial"](beta))
 
 
-def test_partial_graph_has_no_full_svd_of_the_large_matrices(chi16):
+def test_partial_graph_has_no_full_svd_of_the_large_matrices():
     beta = tp.input((), name="beta")
     lnz = trg_lnz(beta, 16, 6, svd_method="partial")
     shapes = [tuple(n.inputs[0].shape) for n in tp.introspection.graph_nodes([lnz])
@@ -60,7 +60,7 @@ def test_partial_graph_has_no_full_svd_of_the_large_matrices(chi16):
     assert any(n.prim.name == "svds" for n in tp.introspection.graph_nodes([lnz]))
 
 
-def test_eager_partial_equals_compiled(chi16):
+def test_eager_partial_equals_compiled():
     steps = 6
     b = tp.tensor(0.3, requires_grad=True)
     lnz = trg_lnz(b, 16, steps, svd_method="partial")

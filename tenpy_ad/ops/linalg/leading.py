@@ -7,10 +7,10 @@ as the vectors allow, and every kept triplet/pair must have a relative residual 
 raised with the residual.  Small problems, where ARPACK cannot run or costs more than the
 dense decomposition, use LAPACK and slice.
 
-Measured on the TRG matrices of the 2D Ising model (1024 x 1024, 32 + 8 triplets, one BLAS
-thread; see ``bench/README.md``): ARPACK 45-65 ms, PROPACK 40-65 ms but with singular
-vectors only accurate to 1e-9..1e-7, a randomized range finder with 8-20 power iterations
-150-360 ms, LAPACK's full ``gesdd`` 700 ms.
+The choice of ARPACK was measured on the TRG matrices of the 2D Ising model
+(``bench/trg_partial.py --forward``, bench/README.md): PROPACK was as fast but its vectors
+were accurate to 1e-11..1e-7 only, a randomized range finder with power iterations took
+3-6x ARPACK's time for the same accuracy, LAPACK's full ``gesdd`` 10x.
 """
 from __future__ import annotations
 
@@ -34,10 +34,14 @@ def _start_vector(n: int, dtype) -> np.ndarray:
 
 
 def _arpack(call, what: str):
+    """``call()``, with ARPACK's failures as ConvergenceError (ARPACK returns only the
+    converged pairs, so there is no residual of the others to report: its message says
+    how many converged)."""
     try:
         return call()
     except scipy.sparse.linalg.ArpackNoConvergence as error:
-        raise ConvergenceError(f"{what}: ARPACK did not converge ({error})") from None
+        message = f"{what}: ARPACK did not converge ({error}); raise maxiter"
+        raise ConvergenceError(message) from None
     except scipy.sparse.linalg.ArpackError as error:
         raise ConvergenceError(f"{what}: ARPACK failed ({error})") from None
 

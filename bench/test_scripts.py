@@ -9,6 +9,7 @@ import eager_chains
 import memory_per_node
 import trg_accuracy
 import trg_ad_steps
+import trg_partial
 
 BLOWUP_COLUMNS = "value ops  ad.grad ms  ratio  deriv ops  us/op  drop ms drop/grad"
 
@@ -39,7 +40,8 @@ def test_ad_blowup_prints_the_same_columns(capsys):
                     "--no-jax"]),
     (trg_accuracy, ["--chis", "4", "--betas", "0.3", "--steps", "3"]),
     (memory_per_node, ["--depths", "100,200"]),
-], ids=["eager_chains", "trg_ad_steps", "trg_accuracy", "memory_per_node"])
+    (trg_partial, ["--chis", "4,16", "--steps", "5", "--full-max-chi", "16"]),
+], ids=["eager_chains", "trg_ad_steps", "trg_accuracy", "memory_per_node", "trg_partial"])
 def test_script_runs(script, argv, capsys):
     assert script.main(argv) == 0
     out = capsys.readouterr().out

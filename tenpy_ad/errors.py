@@ -18,6 +18,8 @@ dtypes), so ``except ValueError`` keeps working.
                                vectors/eigenvectors, so its derivative is ill-defined
   (:class:`GaugeWarning` instead when ``tp.linalg.config.gauge_check = "warn"``)
 * :class:`SaveFormatError`     a saved program is corrupt, truncated or of another version
+* :class:`ConvergenceError`    an iterative solver (partial SVD/eigh, the solves of their
+                               derivatives) did not reach its tolerance; carries the residual
 * :class:`InternalError`       a rule broke an engine invariant (a bug: please report it)
 """
 
@@ -73,6 +75,18 @@ class SaveFormatError(TenpyAdError, ValueError):
     """A saved program could not be read."""
 
 
+class ConvergenceError(TenpyAdError, RuntimeError):
+    """An iterative method stopped before reaching its tolerance; ``residual`` is the
+    relative residual it reached (``None`` when the method gave none)."""
+
+    def __init__(self, message: str, residual: float | None = None):
+        super().__init__(message)
+        self.residual = residual
+
+    def __reduce__(self):              # keep the residual across processes (sweeps)
+        return type(self), (str(self), self.residual)
+
+
 class InternalError(TenpyAdError, RuntimeError):
     """An engine invariant was broken; this is a bug in tenpy_ad."""
 
@@ -80,4 +94,5 @@ class InternalError(TenpyAdError, RuntimeError):
 ALL = {cls.__name__: cls for cls in (
     TenpyAdError, ShapeError, DTypeError, ArgumentError, ConcretizationError, ProgramInputError,
     NonFiniteError, NotDifferentiableError, GraphError, GaugeError, SaveFormatError,
+    ConvergenceError,
     InternalError)}

@@ -38,11 +38,14 @@ from .ops.linalg.pinv import pinv_p, rank_p
 from .ops.linalg.qr import qr_p
 from .ops.linalg.solve import solve_p
 from .ops.linalg.svd import svd_p
+from .ops.linalg.leading import default_tol
+from .ops.linalg.partial_eigh import WHICH, eigsh as _eigsh_nodes
+from .ops.linalg.partial_svd import svds as _svds_nodes
 from .primitive import bind, bind1, bind2, code_of_value, is_complex_value, shape_of
 
 __all__ = ["svd", "svdvals", "qr", "eigh", "eigvalsh", "eig", "eigvals", "solve", "inv",
            "det", "slogdet", "cholesky", "pinv", "lstsq", "matrix_power", "multi_dot",
-           "expm", "norm", "config"]
+           "expm", "norm", "svds", "eigsh", "config"]
 
 
 def _matrix_operand(name: str, a, square: bool = False, stacked: bool = True):
@@ -433,3 +436,106 @@ def _matrix_norm(x, ord, axes):  # noqa: A002
         kept -= kept > summed
         return tnp.amax(sums, axis=kept) if ord > 0 else -tnp.amax(-sums, axis=kept)
     raise ValueError(f"norm: invalid norm order {ord!r} for matrices")
+
+
+# ------------------------------------------------------------------ partial decompositions
+
+#: ``method="auto"`` computes the full decomposition and slices it up to this size
+#: (min(m, n)); above it, the k leading triplets by ARPACK.  Measured for value + gradient
+#: with k = sqrt(n): the two cost the same near n = 196 (bench/README.md)
+PARTIAL_MIN_SIZE = 200
+_METHODS = ("auto", "krylov", "full")
+
+
+def _check_k(name: str, k, limit: int, shape) -> int:
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise ArgumentError(f"{name}: k must be an integer, got {k!r}")
+    if not 1 <= k <= limit:
+        raise ShapeError(f"{name}: k must be in [1, {limit}] for shape {list(shape)}, "
+                         f"got k={k}")
+    return int(k)
+
+
+def _partial_options(name: str, a, method: str, tol, hint, maxiter):
+    if method not in _METHODS:
+        raise ValueError(f"{name}: method must be one of {_METHODS}, got {method!r}")
+    tol = default_tol(dtypes.DTYPES[code_of_value(a)]) if tol is None else float(tol)
+    if not tol > 0:
+        raise ValueError(f"{name}: tol must be > 0, got {tol}")
+    if maxiter is not None and (isinstance(maxiter, bool)
+                                or not isinstance(maxiter, numbers.Integral) or maxiter < 1):
+        raise ArgumentError(f"{name}: maxiter must be a positive integer or None, got "
+                            f"{maxiter!r}")
+    if hint is not None and (isinstance(hint, bool) or not isinstance(hint, numbers.Integral)
+                             or hint < 0):
+        raise ArgumentError(f"{name}: hint must be an integer >= 0 or None, got {hint!r}")
+    return tol
+
+
+def _hint_size(hint, k: int, size: int) -> int:
+    """Extra vectors that deflate the derivative's solves (default ``max(4, k/4)``)."""
+    wanted = max(4, k // 4) if hint is None else int(hint)
+    return min(wanted, size - k)
+
+
+def svds(a, k: int, *, tol: float | None = None, method: str = "auto",
+         eps: float | None = None, hint: int | None = None, maxiter: int | None = None):
+    """``u, s, vh``: the ``k`` largest singular triplets of ``a`` (``s`` descending, ``u``
+    m x k, ``vh`` k x n: NumPy's layout, unlike SciPy's ascending ``svds``).
+
+    The derivatives are those of ``svd(a)`` sliced to ``[:k]``: exact for the truncated
+    function, including the coupling to the discarded subspace, computed with products of
+    ``a`` by conjugate gradients (never the full spectrum); ``eps`` broadens degenerate
+    kept values as for :func:`svd`, complex losses that depend on the vectors' phases raise
+    :class:`~tenpy_ad.errors.GaugeError`.  Derivatives of any order.
+
+    ``method``: ``"krylov"`` (ARPACK, then a Rayleigh-Ritz step), ``"full"`` (``svd`` and
+    slicing), ``"auto"`` (full up to ``min(m, n) = PARTIAL_MIN_SIZE``, else krylov).
+    ``tol``: the relative residual every kept triplet must reach (default 1000 roundoffs
+    of the dtype; the derivative's solves reach ``tol/100``), else
+    :class:`~tenpy_ad.errors.ConvergenceError`.  ``hint``: extra triplets computed to
+    deflate the derivative's solves (default ``max(4, k/4)``).  ``maxiter``: iteration
+    limit of ARPACK (restarts) and of the solves (default 1000).
+    """
+    a = _matrix_operand("svds", a, stacked=False)
+    m, n = shape_of(a)
+    k = _check_k("svds", k, min(m, n), (m, n))
+    tol = _partial_options("svds", a, method, tol, hint, maxiter)
+    if method == "full" or (method == "auto" and min(m, n) <= PARTIAL_MIN_SIZE):
+        u, s, vh = svd(a, eps=eps)
+        return (u, s, vh) if k == min(m, n) else (u[:, :k], s[:k], vh[:k])
+    eps = broadening(eps, "svds")
+    u, s, vh, _ = _svds_nodes(a, k, _hint_size(hint, k, min(m, n)), eps, tol, maxiter)
+    return u, s, vh
+
+
+def eigsh(a, k: int, which: str = "LA", UPLO: str = "L", *,  # noqa: N803 - NumPy's name
+          tol: float | None = None, method: str = "auto", eps: float | None = None,
+          hint: int | None = None, maxiter: int | None = None, symmetrize_input: bool = False):
+    """``w, v``: the ``k`` leading eigenpairs of a Hermitian matrix by ``which`` (``"LA"``
+    largest algebraic, ``"LM"`` largest magnitude), ``w`` ascending (NumPy's ``eigh``
+    order: ``eigsh(a, k)`` is ``eigh(a)`` sliced to ``[-k:]``).
+
+    Derivatives as for :func:`svds` (exact for the truncated function, products of ``a``
+    only, any order; ``eps`` and the gauge check as :func:`eigh`).  ``a`` is read as
+    :func:`eigh` reads it: the ``UPLO`` triangle, or ``(a + a^H)/2`` with
+    ``symmetrize_input``.  ``method``, ``tol``, ``hint``, ``maxiter`` as for :func:`svds`;
+    ``"full"`` computes the dense decomposition.
+    """
+    if which not in WHICH:
+        raise ValueError(f"eigsh: which must be one of {WHICH}, got {which!r}")
+    a = _matrix_operand("eigsh", a, square=True, stacked=False)
+    n = shape_of(a)[0]
+    k = _check_k("eigsh", k, n, (n, n))
+    tol = _partial_options("eigsh", a, method, tol, hint, maxiter)
+    dense = method == "full" or (method == "auto" and n <= PARTIAL_MIN_SIZE)
+    if dense and which == "LA":
+        w, v = eigh(a, UPLO, eps=eps, symmetrize_input=symmetrize_input)
+        return (w, v) if k == n else (w[n - k:], v[:, n - k:])
+    eps = broadening(eps, "eigsh")
+    if symmetrize_input:
+        a = (a + ew.conj(tnp.transpose(a))) * 0.5
+    else:
+        a = hermitian_from_triangle(a, lower=_uplo("eigsh", UPLO) == "L")
+    w, v, _ = _eigsh_nodes(a, k, _hint_size(hint, k, n), which, eps, tol, maxiter, dense)
+    return w, v

@@ -15,6 +15,11 @@ twice by SVD, keeps ``ks[n]`` singular triplets and contracts the four halves.  
 derivative uses Lorentzian broadening ``svd_eps`` (default ``tp.linalg.config.broadening``,
 1e-16): from step 5 on the 256x256 matrices have hundreds of equal, near-zero singular
 values, where the plain formula (also JAX's built-in one) gives NaN.
+
+``svd_method``: ``"partial"`` computes only the kept triplets (``tp.linalg.svds``: ARPACK,
+and derivatives from solves with the matrix, exact for the truncated function; LAPACK for
+matrices up to ``tp.linalg.PARTIAL_MIN_SIZE``), ``"full"`` the whole SVD and slices it.
+Both give the same values and derivatives to roundoff (bench/trg_partial.py).
 """
 from __future__ import annotations
 
@@ -28,6 +33,9 @@ from tenpy_ad.errors import ArgumentError
 
 #: singular values at or below this count as zero when choosing ``ks``
 RANK_CUTOFF = 1e-15
+SVD_METHODS = ("partial", "full")
+#: the default ``svd_method`` (faster from chi = 16 on, and equal: bench/README.md)
+SVD_METHOD = "partial"
 
 _W_COSH = np.array([[1.0, 0.0], [1.0, 0.0]])
 _W_SINH = np.array([[0.0, 1.0], [0.0, -1.0]])
@@ -53,7 +61,16 @@ def _values(x) -> np.ndarray:
     return x.numpy() if type(x) is tp.Tensor else np.asarray(x)
 
 
-def trg_step(t, k: int | None, chi: int | None = None, svd_eps: float | None = None):
+def _leading_svd(matrix, k: int, svd_method: str, svd_eps):
+    """The ``k`` leading singular triplets, by ``svd_method``."""
+    if svd_method == "partial":
+        return tp.linalg.svds(matrix, k, eps=svd_eps)
+    u, s, vh = tp.linalg.svd(matrix, eps=svd_eps)
+    return u[:, :k], s[:k], vh[:k]
+
+
+def trg_step(t, k: int | None, chi: int | None = None, svd_eps: float | None = None,
+             svd_method: str = SVD_METHOD):
     """One RG step: ``(T_next, ln m, k)``.
 
     ``k`` is the number of singular triplets kept; ``None`` applies the rule
@@ -62,20 +79,26 @@ def trg_step(t, k: int | None, chi: int | None = None, svd_eps: float | None = N
     d = t.shape[0]
     m = tp.amax(tp.abs(t))
     t = t / m
-    ua, sa, vha = tp.linalg.svd(t.reshape(d * d, d * d), eps=svd_eps)
-    ub, sb, vhb = tp.linalg.svd(t.transpose(1, 2, 0, 3).reshape(d * d, d * d), eps=svd_eps)
+    rows = min(chi, d * d) if k is None else k
+    ua, sa, vha = _leading_svd(t.reshape(d * d, d * d), rows, svd_method, svd_eps)
+    ub, sb, vhb = _leading_svd(t.transpose(1, 2, 0, 3).reshape(d * d, d * d), rows,
+                               svd_method, svd_eps)
     if k is None:
-        k = min(chi, d * d, _kept(sa), _kept(sb))
-    root_a, root_b = tp.sqrt(sa[:k]), tp.sqrt(sb[:k])
-    s1 = (ua[:, :k] * root_a).reshape(d, d, k)
-    s3 = (vha[:k].T * root_a).reshape(d, d, k)
-    s2 = (ub[:, :k] * root_b).reshape(d, d, k)
-    s4 = (vhb[:k].T * root_b).reshape(d, d, k)
+        k = min(rows, _kept(sa), _kept(sb))
+        ua, sa, vha, ub, sb, vhb = (ua[:, :k], sa[:k], vha[:k], ub[:, :k], sb[:k], vhb[:k])
+    root_a, root_b = tp.sqrt(sa), tp.sqrt(sb)
+    s1 = (ua * root_a).reshape(d, d, k)
+    s3 = (vha.T * root_a).reshape(d, d, k)
+    s2 = (ub * root_b).reshape(d, d, k)
+    s4 = (vhb.T * root_b).reshape(d, d, k)
     t_next = tp.einsum("xwu,yxl,yzd,wzr->uldr", s2, s3, s4, s1)
     return t_next, tp.log(m), k
 
 
-def _check_arguments(beta, chi, steps):
+def _check_arguments(beta, chi, steps, svd_method=SVD_METHOD):
+    if svd_method not in SVD_METHODS:
+        raise ArgumentError(f"trg: svd_method must be one of {SVD_METHODS}, got "
+                            f"{svd_method!r}")
     if not isinstance(chi, (int, np.integer)) or chi < 2:
         raise ArgumentError(f"trg: chi must be an integer >= 2, got {chi!r}")
     if not isinstance(steps, (int, np.integer)) or steps < 1:
@@ -104,43 +127,45 @@ def _concrete_beta(beta):
     return float(_values(beta))
 
 
-def ks_rule(chi: int, steps: int, beta: float = 0.3) -> list:
+def ks_rule(chi: int, steps: int, beta: float = 0.3, svd_method: str = SVD_METHOD) -> list:
     """The kept dimensions ``ks[n] = min(chi, D^2, #{Sa > 1e-15}, #{Sb > 1e-15})`` found by
     a NumPy forward pass at ``beta`` (chi = 16: ``[2, 4, 4, 16, 16, ...]``); cached."""
-    _check_arguments(beta, chi, steps)
-    return list(_ks_rule(int(chi), int(steps), float(beta)))
+    _check_arguments(beta, chi, steps, svd_method)
+    return list(_ks_rule(int(chi), int(steps), float(beta), svd_method))
 
 
 @lru_cache(maxsize=256)
-def _ks_rule(chi: int, steps: int, beta: float) -> tuple:
+def _ks_rule(chi: int, steps: int, beta: float, svd_method: str) -> tuple:
     t = ising_tensor(beta)
     ks = []
     for _ in range(steps):
-        t, _, k = trg_step(t, None, chi)
+        t, _, k = trg_step(t, None, chi, svd_method=svd_method)
         ks.append(k)
     return tuple(ks)
 
 
 def trg_lnz(beta, chi: int = 16, steps: int = 20, ks=None, svd_eps: float | None = None,
-            checkpoint: bool = False, ks_beta: float = 0.3):
+            checkpoint: bool = False, ks_beta: float = 0.3, svd_method: str = SVD_METHOD):
     """lnZ/N of the 2D Ising model by ``steps`` TRG steps at bond dimension ``chi``.
 
     ``beta``: a float/array (NumPy forward), an eager Tensor or a TracedTensor.
     ``ks``: kept dimensions per step; by default ``ks_rule`` at ``beta`` itself when it is
     concrete, else at ``ks_beta`` (for chi = 16 the rule gives the same ks for every
     beta > 0).  ``checkpoint=True`` recomputes each step's internals during the backward
-    pass instead of keeping them (``tp.checkpoint``).
+    pass instead of keeping them (``tp.checkpoint``).  ``svd_method``: ``"partial"``
+    (leading triplets only) or ``"full"`` (see the module docstring).
     """
-    _check_arguments(beta, chi, steps)
+    _check_arguments(beta, chi, steps, svd_method)
     if ks is None:
         value = _concrete_beta(beta)
-        ks = ks_rule(chi, steps, ks_beta if value is None or math.isnan(value) else value)
+        ks = ks_rule(chi, steps, ks_beta if value is None or math.isnan(value) else value,
+                     svd_method)
     ks = list(ks)
     _check_ks(ks, steps)
     t = ising_tensor(beta)
     acc = 0.0
     for n in range(steps):
-        step = partial(_step_with_fixed_k, k=ks[n], svd_eps=svd_eps)
+        step = partial(_step_with_fixed_k, k=ks[n], svd_eps=svd_eps, svd_method=svd_method)
         if checkpoint:
             step = tp.checkpoint(step)
         t, log_m = step(t)
@@ -148,8 +173,8 @@ def trg_lnz(beta, chi: int = 16, steps: int = 20, ks=None, svd_eps: float | None
     return (acc + tp.log(tp.einsum("xyxy->", t))) / float(2 ** steps)
 
 
-def _step_with_fixed_k(t, k, svd_eps):
-    t_next, log_m, _ = trg_step(t, k, svd_eps=svd_eps)
+def _step_with_fixed_k(t, k, svd_eps, svd_method):
+    t_next, log_m, _ = trg_step(t, k, svd_eps=svd_eps, svd_method=svd_method)
     return t_next, log_m
 
 
@@ -159,19 +184,22 @@ class CompiledTRG:
     """lnZ/N and its first (and second) beta-derivative as one compiled program.
 
     Built once (beta a placeholder, ``tp.ad.grad`` for the derivatives) and run for any
-    beta; ``timings`` holds the build/transform/compile costs in ms.
+    beta; ``timings`` holds the build/transform/compile costs in ms.  ``svd_method`` as for
+    :func:`trg_lnz`.
     """
 
     def __init__(self, chi: int = 16, steps: int = 20, ks=None, svd_eps=None,
-                 checkpoint: bool = False, second_order: bool = True, ks_beta: float = 0.3):
+                 checkpoint: bool = False, second_order: bool = True, ks_beta: float = 0.3,
+                 svd_method: str = SVD_METHOD):
         import time
-        _check_arguments(ks_beta, chi, steps)
-        self.chi, self.steps = chi, steps
-        self.ks = list(ks) if ks is not None else ks_rule(chi, steps, ks_beta)
+        _check_arguments(ks_beta, chi, steps, svd_method)
+        self.chi, self.steps, self.svd_method = chi, steps, svd_method
+        self.ks = list(ks) if ks is not None else ks_rule(chi, steps, ks_beta, svd_method)
         self.second_order = second_order
         t0 = time.perf_counter()
         beta = tp.input((), name="beta")
-        lnz = trg_lnz(beta, chi, steps, ks=self.ks, svd_eps=svd_eps, checkpoint=checkpoint)
+        lnz = trg_lnz(beta, chi, steps, ks=self.ks, svd_eps=svd_eps, checkpoint=checkpoint,
+                      svd_method=svd_method)
         t1 = time.perf_counter()
         first = tp.ad.grad(lnz, beta)
         t2 = time.perf_counter()
@@ -208,35 +236,38 @@ def observables(beta: float, result: dict) -> dict:
 _process_programs: dict = {}
 
 
-def _sweep_point(beta: float, chi: int, steps: int, ks: tuple, second_order: bool) -> dict:
+def _sweep_point(beta: float, chi: int, steps: int, ks: tuple, second_order: bool,
+                 svd_method: str = SVD_METHOD) -> dict:
     """One beta of a sweep; each worker process compiles its program once."""
-    key = (chi, steps, ks, second_order)
+    key = (chi, steps, ks, second_order, svd_method)
     program = _process_programs.get(key)
     if program is None:
-        program = _process_programs[key] = CompiledTRG(chi, steps, ks=ks,
-                                                       second_order=second_order)
+        program = _process_programs[key] = CompiledTRG(
+            chi, steps, ks=ks, second_order=second_order, svd_method=svd_method)
     return observables(beta, program(beta))
 
 
 def sweep(betas, chi: int = 16, steps: int = 20, executor=None, ks=None,
-          second_order: bool = True, progress=None) -> list:
+          second_order: bool = True, progress=None, svd_method: str = SVD_METHOD) -> list:
     """lnZ/N, u and c for every beta, from one compiled program per process.
 
     ``executor``: any ``concurrent.futures.Executor`` (a ``ProcessPoolExecutor``, or a
     dask.distributed ``Client.get_executor()`` to spread the sweep over a cluster); None
-    runs in this process.  ``progress(i, n)`` is called after each point.
+    runs in this process.  ``progress(i, n)`` is called after each point.  ``svd_method``
+    as for :func:`trg_lnz`.
     """
     betas = [float(b) for b in betas]
-    ks = tuple(ks) if ks is not None else tuple(ks_rule(chi, steps, 0.3))
+    ks = tuple(ks) if ks is not None else tuple(ks_rule(chi, steps, 0.3, svd_method))
+    point = partial(_sweep_point, chi=chi, steps=steps, ks=ks, second_order=second_order,
+                    svd_method=svd_method)
     if executor is None:
         results = []
         for i, beta in enumerate(betas):
-            results.append(_sweep_point(beta, chi, steps, ks, second_order))
+            results.append(point(beta))
             if progress is not None:
                 progress(i + 1, len(betas))
         return results
-    futures = [executor.submit(_sweep_point, beta, chi, steps, ks, second_order)
-               for beta in betas]
+    futures = [executor.submit(point, beta) for beta in betas]
     results = []
     for i, future in enumerate(futures):
         results.append(future.result())
@@ -253,12 +284,12 @@ class SegmentedTRG:
     chained by hand.  Kept as a cross-check of the whole-graph result."""
 
     def __init__(self, chi: int = 16, steps: int = 20, ks=None, svd_eps=None,
-                 ks_beta: float = 0.3):
-        _check_arguments(ks_beta, chi, steps)
+                 ks_beta: float = 0.3, svd_method: str = SVD_METHOD):
+        _check_arguments(ks_beta, chi, steps, svd_method)
         self.chi, self.steps = chi, steps
-        self.ks = list(ks) if ks is not None else ks_rule(chi, steps, ks_beta)
+        self.ks = list(ks) if ks is not None else ks_rule(chi, steps, ks_beta, svd_method)
         _check_ks(self.ks, steps)
-        self.svd_eps = svd_eps
+        self.svd_eps, self.svd_method = svd_eps, svd_method
         beta = tp.input((), name="beta")
         t0 = ising_tensor(beta)
         ct = tp.input(t0.shape, name="ct")
@@ -271,7 +302,8 @@ class SegmentedTRG:
         key = (dim, k)
         if key not in self._steps:
             t = tp.input((dim,) * 4, name="t")
-            t_next, log_m, _ = trg_step(t, k, svd_eps=self.svd_eps)
+            t_next, log_m, _ = trg_step(t, k, svd_eps=self.svd_eps,
+                                        svd_method=self.svd_method)
             ct_t, ct_m = tp.input(t_next.shape, name="ct_t"), tp.input((), name="ct_m")
             (ct,) = tp.ad.vjp([t_next, log_m], [t], [ct_t, ct_m])
             self._steps[key] = (tp.compile([t_next, log_m], inputs=[t]),
@@ -308,4 +340,4 @@ class SegmentedTRG:
 
 
 __all__ = ["ising_tensor", "trg_step", "ks_rule", "trg_lnz", "CompiledTRG", "SegmentedTRG",
-           "sweep", "observables", "RANK_CUTOFF"]
+           "sweep", "observables", "RANK_CUTOFF", "SVD_METHODS", "SVD_METHOD"]

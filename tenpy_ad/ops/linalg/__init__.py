@@ -2,8 +2,10 @@
 
 One module per primitive or family (``svd``, ``qr``, ``eigh``, ``eig``, ``solve``,
 ``inverse``, ``det`` (det, slogdet), ``cholesky``, ``pinv`` (and the rank count),
-``expm``), their shared matrix helpers (``matrix``: every helper acts on the last two axes,
-so each rule serves stacks of matrices unchanged), the safe LAPACK calls (``lapack``), the
+``expm``; the partial decompositions ``partial_svd``, ``partial_eigh`` with their forward
+solvers in ``leading`` and the solve of their derivatives in ``complement_solve``), their
+shared matrix helpers (``matrix``: every helper acts on the last two axes, so each rule
+serves stacks of matrices unchanged), the safe LAPACK calls (``lapack``), the
 broadening and gauge-check defaults (``config``) and the complex gauge check (``gauge``).
 The public, NumPy-style functions are in :mod:`tenpy_ad.linalg`.
 """
@@ -19,6 +21,10 @@ from .pinv import pinv_p, rank_p
 from .qr import qr_p
 from .solve import solve_p
 from .svd import svd_p
+from .complement_solve import complement_solve_p
+from .partial_eigh import eigsh_p
+from .partial_svd import svds_p
 
 __all__ = ["config", "svd_p", "qr_p", "eigh_p", "eig_p", "solve_p", "inv_p", "det_p",
-           "slogdet_p", "cholesky_p", "pinv_p", "rank_p", "expm_p", "gauge_check_p"]
+           "slogdet_p", "cholesky_p", "pinv_p", "rank_p", "expm_p", "gauge_check_p", "svds_p",
+           "eigsh_p", "complement_solve_p"]

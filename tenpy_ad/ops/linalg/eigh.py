@@ -20,9 +20,9 @@ from ...rules import defrules
 from .. import elementwise as ew
 from . import lapack
 from .gauge import gauge_checked
-from .matrix import (add_optional, adjoint, col, diag, diag_embed, frozen,
+from .matrix import (add_optional, adjoint, broadened_inverse_gaps, diag, diag_embed,
                      hermitian_from_triangle, hermitian_from_triangle_transpose, largest_abs,
-                     lorentz, mm, row)
+                     mm)
 
 
 def _eigh_rule(params, a):
@@ -39,12 +39,6 @@ def _eigh_impl(params, a):
     return lapack.call("eigh", lambda b: tuple(np.linalg.eigh(b, UPLO=uplo)), a)
 
 
-def _broadened_inverse_gaps(w, eps):
-    """``1/(w_j - w_i)`` off the diagonal, broadened; 0 on it."""
-    return lorentz(row(w) - col(w), eps,
-                   frozen("eye", shape_of(w)[-1], code_of_value(w)))
-
-
 def _eigh_jvp(params, tangents, out, xs):
     eps, uplo = params
     (da,) = tangents
@@ -53,7 +47,7 @@ def _eigh_jvp(params, tangents, out, xs):
     w, v = out
     dp = mm(mm(adjoint(v), da), v)
     dw = ew.real(diag(dp))
-    dv = mm(v, _broadened_inverse_gaps(w, eps) * dp)
+    dv = mm(v, broadened_inverse_gaps(w, eps) * dp)
     return dw, dv
 
 
@@ -64,7 +58,7 @@ def _eigh_vjp(params, cts, out, xs, active):
     core = None if gw is None else diag_embed(gw)
     if gv is not None:
         j = mm(adjoint(v), gv)
-        core = add_optional(core, _broadened_inverse_gaps(w, eps) * j)
+        core = add_optional(core, broadened_inverse_gaps(w, eps) * j)
     ct_a = mm(mm(v, core), adjoint(v))
     if gv is not None and is_complex_value(v):
         ct_a = gauge_checked(ct_a, ew.imag(diag(j)), largest_abs(j), "eigh")

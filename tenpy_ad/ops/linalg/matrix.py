@@ -188,3 +188,54 @@ def place_block(block, shape: tuple, offset: tuple):
     spec = tuple((0, d, 1) for d in full[:-2]) + (
         (offset[0], offset[0] + r, 1), (offset[1], offset[1] + c, 1))
     return bind(st.scatter_slice_p, (full[:-2] + tuple(shape), spec), block)
+
+
+# ---------------------------------------------------- spectral gaps (svd, eigh, partial)
+
+def gap_factors(s_rows, s_cols, eps, same_indices: bool):
+    """Broadened ``1/(2(s_j - s_i))`` and ``1/(2(s_j + s_i))`` for ``s_i`` in ``s_rows``,
+    ``s_j`` in ``s_cols``.
+
+    ``s_j / (s_j^2 - s_i^2)`` and ``s_i / (s_j^2 - s_i^2)`` are split into these partial
+    fractions before broadening: at a degenerate pair the difference term vanishes while
+    the sum term stays, which is the derivative of losses invariant under joint rotations
+    of the degenerate singular vectors (``u s vh``, ``u vh``, TRG's ``u sqrt(s)`` halves).
+    With ``same_indices`` (row i and column i are the same triplet) the entries i == j are
+    pinned to 0, also for eps = 0 (that diagonal belongs to the ``ds`` and phase terms).
+    """
+    rows, cols = col(s_rows), row(s_cols)
+    if not same_indices:
+        return lorentz(cols - rows, eps) * 0.5, lorentz(cols + rows, eps) * 0.5
+    pin, half_off = _leading_diagonal(shape_of(s_rows)[-1], shape_of(s_cols)[-1],
+                                      code_of_value(s_rows))
+    minus = lorentz(cols - rows, eps, pin) * 0.5
+    plus = lorentz(cols + rows, eps, pin) * half_off
+    return minus, plus
+
+
+@functools.lru_cache(maxsize=256)
+def _leading_diagonal(rows: int, cols: int, code: int) -> tuple:
+    """Read-only rows x cols arrays of dtype ``code``: ones at (i, i) (else 0), and 0.5
+    off that diagonal."""
+    pin = np.eye(rows, cols, dtype=dtypes.DTYPES[code])
+    half_off = (1 - pin) * 0.5
+    pin.flags.writeable = False
+    half_off.flags.writeable = False
+    return pin, half_off
+
+
+def combine_gaps(f_minus, f_plus, a, b):
+    """``Fm o (A + B) + Fp o (A - B)`` with None for zero blocks."""
+    if a is None and b is None:
+        return None
+    if b is None:
+        return (f_minus + f_plus) * a
+    if a is None:
+        return (f_minus - f_plus) * b
+    return f_minus * (a + b) + f_plus * (a - b)
+
+
+def broadened_inverse_gaps(w, eps):
+    """``1/(w_j - w_i)`` off the diagonal, broadened; 0 on it."""
+    return lorentz(row(w) - col(w), eps,
+                   frozen("eye", shape_of(w)[-1], code_of_value(w)))

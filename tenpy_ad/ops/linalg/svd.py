@@ -35,40 +35,8 @@ from .. import elementwise as ew
 from .. import structural as st
 from . import lapack
 from .gauge import gauge_checked
-from .matrix import (add_optional, adjoint, col, diag, diag_embed, largest_abs, lorentz, mm,
-                     place_block, row)
-
-
-def _gap_factors(s_rows, s_cols, eps, same_indices: bool):
-    """Broadened ``1/(2(s_j - s_i))`` and ``1/(2(s_j + s_i))`` for ``s_i`` in ``s_rows``,
-    ``s_j`` in ``s_cols``.
-
-    ``s_j / (s_j^2 - s_i^2)`` and ``s_i / (s_j^2 - s_i^2)`` are split into these partial
-    fractions before broadening: at a degenerate pair the difference term vanishes while
-    the sum term stays, which is the derivative of losses invariant under joint rotations
-    of the degenerate singular vectors (``u s vh``, ``u vh``, TRG's ``u sqrt(s)`` halves).
-    With ``same_indices`` (row i and column i are the same triplet) the entries i == j are
-    pinned to 0, also for eps = 0 (that diagonal belongs to the ``ds`` and phase terms).
-    """
-    rows, cols = col(s_rows), row(s_cols)
-    if not same_indices:
-        return lorentz(cols - rows, eps) * 0.5, lorentz(cols + rows, eps) * 0.5
-    pin, half_off = _leading_diagonal(shape_of(s_rows)[-1], shape_of(s_cols)[-1],
-                                      code_of_value(s_rows))
-    minus = lorentz(cols - rows, eps, pin) * 0.5
-    plus = lorentz(cols + rows, eps, pin) * half_off
-    return minus, plus
-
-
-@functools.lru_cache(maxsize=256)
-def _leading_diagonal(rows: int, cols: int, code: int) -> tuple:
-    """Read-only rows x cols arrays of dtype ``code``: ones at (i, i) (else 0), and 0.5
-    off that diagonal."""
-    pin = np.eye(rows, cols, dtype=dtypes.DTYPES[code])
-    half_off = (1 - pin) * 0.5
-    pin.flags.writeable = False
-    half_off.flags.writeable = False
-    return pin, half_off
+from .matrix import (add_optional, adjoint, combine_gaps, diag, diag_embed, gap_factors,
+                     largest_abs, lorentz, mm, place_block, row)
 
 
 @functools.lru_cache(maxsize=16)
@@ -151,7 +119,7 @@ def _svd_jvp(params, tangents, out, xs):
     dp = mm(mm(adjoint(u), da), v)                     # U^H dA V
     ds = ew.real(diag(dp))
     dph = adjoint(dp)
-    f_minus, f_plus = _gap_factors(s, s, eps, same_indices=True)
+    f_minus, f_plus = gap_factors(s, s, eps, same_indices=True)
     symmetric, skew = f_minus * (dp + dph), f_plus * (dp - dph)
     omega_u = symmetric + skew                      # U^H dU (off the diagonal)
     omega_v = symmetric - skew                      # V^H dV
@@ -253,8 +221,8 @@ def _svd_vjp(params, cts, out, xs, active):
 
     a_left = None if j is None else skew_left(j)
     b_left = None if kmat is None else skew_left(kmat)
-    f_minus, f_plus = _gap_factors(s, s1, eps, same_indices=True)
-    core = _combine(f_minus, f_plus, a_left, b_left)
+    f_minus, f_plus = gap_factors(s, s1, eps, same_indices=True)
+    core = combine_gaps(f_minus, f_plus, a_left, b_left)
     if gs is not None:
         core = add_optional(core, _pad_rows(diag_embed(gs), kk))
     inv_s1 = lorentz(s1, eps)
@@ -266,8 +234,8 @@ def _svd_vjp(params, cts, out, xs, active):
     if partial:
         a_top = None if j is None else -adjoint(j[..., k1:, :])   # (X - X^H)[:k1, k1:]
         b_top = None if kmat is None else -adjoint(kmat[..., k1:, :])
-        tm, tp_ = _gap_factors(s1, s[..., k1:], eps, same_indices=False)
-        top = _combine(tm, tp_, a_top, b_top)
+        tm, tp_ = gap_factors(s1, s[..., k1:], eps, same_indices=False)
+        top = combine_gaps(tm, tp_, a_top, b_top)
         if top is not None:
             ct_a = ct_a + mm(u1, mm(top, vh[..., k1:, :]))
     if gu is not None and m > kk:
@@ -281,17 +249,6 @@ def _svd_vjp(params, cts, out, xs, active):
                          None if kmat is None else largest_abs(kmat))
         ct_a = gauge_checked(ct_a, residual, reference, "svd")
     return (ct_a,)
-
-
-def _combine(f_minus, f_plus, a, b):
-    """``Fm o (A + B) + Fp o (A - B)`` with None for zero blocks."""
-    if a is None and b is None:
-        return None
-    if b is None:
-        return (f_minus + f_plus) * a
-    if a is None:
-        return (f_minus - f_plus) * b
-    return f_minus * (a + b) + f_plus * (a - b)
 
 
 svd_p = primitive("svd", _svd_impl, _svd_rule, n_outputs=3,

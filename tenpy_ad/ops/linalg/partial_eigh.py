@@ -1,0 +1,100 @@
+"""The partial Hermitian eigendecomposition primitive: the k leading eigenpairs ``w, v`` of
+``a`` by ``which`` ("LA" largest algebraic, "LM" largest magnitude), ``w`` ascending as
+NumPy's ``eigh``, and its rules.
+
+As for :mod:`.partial_svd`, the derivative is exact for the truncated function and uses
+products of ``a`` only: the part of ``dV`` orthogonal to the kept vectors is
+``X = M^-1 (Q dA V)`` with ``M = W - Q A Q`` on range(Q) (``complement_solve``, kind
+"hermitian"; definite because the kept eigenvalues lead); within the kept pairs the rules
+are ``eigh``'s, with the Lorentzian broadening ``eps`` and the complex gauge check.  A
+third output, ``hint`` (the next ``p`` eigenvectors by ``which``), only speeds up the solves
+and carries no derivative.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import dtypes
+from ...errors import ShapeError
+from ...primitive import bind, code_of_value, describe, is_complex_value, primitive
+from ...rules import defrules
+from .. import elementwise as ew
+from .. import structural as st
+from .complement_solve import complement_solve, solve_params
+from .gauge import gauge_checked
+from .leading import leading_eigenpairs
+from .matrix import add_optional, adjoint, broadened_inverse_gaps, diag, diag_embed, mm
+
+WHICH = ("LA", "LM")
+
+
+def _impl(params, a):
+    k, p, which, _, tol, maxiter, dense = params
+    w, v = leading_eigenpairs(a, k + p, k, which, tol, maxiter, dense)
+    order = np.argsort(w[:k], kind="stable")             # kept pairs ascending
+    return w[order], v[:, order], v[:, k:]
+
+
+def _shape_rule(params, a):
+    k, p = params[0], params[1]
+    if a.ndim != 2 or a.shape[0] != a.shape[1] or not 1 <= k <= a.shape[0] \
+            or k + p > a.shape[0]:
+        raise ShapeError(f"eigsh: expected a square matrix of size >= k + p = {k} + {p}, got "
+                         f"{describe(a)}")
+    n = a.shape[0]
+    code = code_of_value(a)
+    return [(dtypes.real_code(code), (k,)), (code, (n, k)), (code, (n, p))]
+
+
+def _solve(params, a, v, w, rhs, hint):
+    return complement_solve("hermitian", a, v, w, rhs, hint,
+                            solve_params("hermitian", params[3], params[4], params[5]))
+
+
+def _jvp(params, tangents, out, xs):
+    (da,) = tangents
+    a = xs[0]
+    w, v, hint = out
+    dav = mm(da, v)
+    dp = mm(adjoint(v), dav)
+    dw = ew.real(diag(dp))
+    x = _solve(params, a, v, w, dav - mm(v, dp), hint)
+    dv = mm(v, broadened_inverse_gaps(w, params[3]) * dp) + x
+    return dw, dv, None
+
+
+def _vjp(params, cts, out, xs, active):
+    """``gA = V (diag(gw) + G o V^H gV) V^H + P V^H`` with ``P = M^-1 (Q gV)``."""
+    gw, gv, g_hint = cts
+    if g_hint is not None:
+        raise NotImplementedError("eigsh: the deflation hint (3rd output of eigsh_p) is an "
+                                  "internal output and has no derivative")
+    a = xs[0]
+    w, v, hint = out
+    core = None if gw is None else diag_embed(gw)
+    if gv is not None:
+        j = mm(adjoint(v), gv)
+        core = add_optional(core, broadened_inverse_gaps(w, params[3]) * j)
+    ct_a = None if core is None else mm(mm(v, core), adjoint(v))
+    if gv is not None:
+        p = _solve(params, a, v, w, gv - mm(v, j), hint)
+        ct_a = add_optional(ct_a, mm(p, adjoint(v)))
+        if is_complex_value(v):
+            largest = st.reduce_max(ew.abs(j), (0, 1))
+            ct_a = gauge_checked(ct_a, ew.imag(diag(j)), largest, "eigh")
+    return (ct_a,)
+
+
+eigsh_p = primitive("eigsh", _impl, _shape_rule, n_outputs=3,
+                    format_params=lambda p: f"k={p[0]} hint={p[1]} which={p[2]} "
+                                            f"eps={p[3]:g} tol={p[4]:g}")
+defrules(eigsh_p, _jvp, _vjp)
+
+
+def eigsh(a, k: int, hint: int, which: str, eps: float, tol: float, maxiter,
+          dense: bool = False):
+    """The nodes ``w, v, hint`` of the partial eigendecomposition of a Hermitian float
+    matrix ``a`` (see :func:`tenpy_ad.linalg.eigsh`); ``dense`` computes the forward with
+    LAPACK."""
+    return bind(eigsh_p, (int(k), int(hint), which, float(eps), float(tol), maxiter,
+                          bool(dense)), a)

@@ -1,0 +1,133 @@
+"""The partial SVD primitive: the k leading singular triplets ``u, s, vh`` of ``a``
+(descending, NumPy's layout), and its rules.
+
+The derivative is that of the truncated function ``a -> (u, s, vh)`` itself, exact,
+including the coupling of the kept triplets to the discarded subspace, and it never needs
+the discarded singular vectors: with ``Q = I - U U^H``, ``Q_v = I - V V^H``, the parts of
+``dU``, ``dV`` orthogonal to the kept vectors are
+
+    X = M^-1 (R_u S + A R_v),   Y = (R_v + A^H X) S^-1,
+    R_u = Q dA V,   R_v = Q_v dA^H U,   M = S^2 - Q A A^H Q on range(Q)
+
+(``complement_solve``, conjugate gradients with products of ``a`` only); the VJP is the
+transpose.  Within the kept triplets the rules are ``svd``'s: Lorentzian broadening of the
+gaps (``eps``), the complex phase term and the gauge check.  So ``svds(a, k)`` has the
+gradients of ``svd(a)`` sliced to ``[:k]``.
+
+A fourth output, ``hint``, holds the next ``p`` left singular vectors; it only speeds up
+the solves (see :mod:`.complement_solve`) and carries no derivative.
+"""
+from __future__ import annotations
+
+from ... import dtypes
+from ...errors import ShapeError
+from ...primitive import bind, code_of_value, describe, is_complex_value, primitive
+from ...rules import defrules
+from .. import elementwise as ew
+from .complement_solve import complement_solve, solve_params
+from .gauge import gauge_checked
+from .leading import leading_triplets
+from .matrix import (add_optional, adjoint, combine_gaps, diag, diag_embed, gap_factors,
+                     largest_abs, lorentz, mm, row)
+
+
+def _impl(params, a):
+    k, p, _, tol, maxiter, dense = params
+    u, s, vh = leading_triplets(a, k + p, k, tol, maxiter, dense)
+    return u[:, :k], s[:k], vh[:k], u[:, k:]
+
+
+def _shape_rule(params, a):
+    k, p = params[0], params[1]
+    if a.ndim != 2 or not 1 <= k <= min(a.shape) or k + p > min(a.shape):
+        raise ShapeError(f"svds: expected a matrix with min(m, n) >= k + p = {k} + {p}, got "
+                         f"{describe(a)}")
+    m, n = a.shape
+    code = code_of_value(a)
+    return [(code, (m, k)), (dtypes.real_code(code), (k,)), (code, (k, n)), (code, (m, p))]
+
+
+def _solve(params, a, u, s, rhs, hint):
+    return complement_solve("gram", a, u, s * s, rhs, hint,
+                            solve_params("gram", params[2], params[3], params[4]))
+
+
+def _jvp(params, tangents, out, xs):
+    eps = params[2]
+    (da,) = tangents
+    a = xs[0]
+    u, s, vh, hint = out
+    v = adjoint(vh)
+    dp = mm(mm(adjoint(u), da), v)                     # U^H dA V
+    dph = adjoint(dp)
+    ds = ew.real(diag(dp))
+    f_minus, f_plus = gap_factors(s, s, eps, same_indices=True)
+    symmetric, skew = f_minus * (dp + dph), f_plus * (dp - dph)
+    omega_u, omega_v = symmetric + skew, symmetric - skew
+    inv_s = lorentz(s, eps)
+    if is_complex_value(a):
+        phase = diag_embed(1j * ew.imag(diag(dp)) * inv_s * 0.5)
+        omega_u, omega_v = omega_u + phase, omega_v - phase
+    r_u = mm(da, v) - mm(u, dp)                        # Q dA V
+    r_v = mm(adjoint(da), u) - mm(v, dph)              # Q_v dA^H U
+    x = _solve(params, a, u, s, r_u * row(s) + mm(a, r_v), hint)
+    y = (r_v + mm(adjoint(a), x)) * row(inv_s)
+    du = mm(u, omega_u) + x
+    dv = mm(v, omega_v) + y
+    return du, ds, adjoint(dv), None
+
+
+def _vjp(params, cts, out, xs, active):
+    """``gA = U core V^H + P V^H + U ((G_v + A^H P) S^-1)^H`` with ``core`` as in ``svd``,
+    ``G_u = Q gU``, ``G_v = Q_v gV`` and ``P = M^-1 (G_u S + A G_v)``."""
+    eps = params[2]
+    a = xs[0]
+    gu, gs, gvh, g_hint = cts
+    if g_hint is not None:
+        raise NotImplementedError("svds: the deflation hint (4th output of svds_p) is an "
+                                  "internal output and has no derivative")
+    u, s, vh, hint = out
+    v = adjoint(vh)
+    gv = None if gvh is None else adjoint(gvh)
+    j = None if gu is None else mm(adjoint(u), gu)               # U^H gU
+    kmat = None if gv is None else mm(vh, gv)                    # V^H gV
+    f_minus, f_plus = gap_factors(s, s, eps, same_indices=True)
+    core = combine_gaps(f_minus, f_plus, None if j is None else j - adjoint(j),
+                    None if kmat is None else kmat - adjoint(kmat))
+    if gs is not None:
+        core = add_optional(core, diag_embed(gs))
+    inv_s = lorentz(s, eps)
+    complex_input = is_complex_value(a)
+    if complex_input and (j is not None or kmat is not None):
+        im_j = 0.0 if j is None else ew.imag(diag(j))
+        im_k = 0.0 if kmat is None else ew.imag(diag(kmat))
+        core = add_optional(core, diag_embed(1j * (im_j - im_k) * inv_s * 0.5))
+    ct_a = None if core is None else mm(mm(u, core), vh)
+    g_left = None if gu is None else gu - mm(u, j)
+    g_right = None if gv is None else gv - mm(v, kmat)
+    if g_left is not None or g_right is not None:
+        rhs = add_optional(None if g_left is None else g_left * row(s),
+                           None if g_right is None else mm(a, g_right))
+        p = _solve(params, a, u, s, rhs, hint)
+        right = add_optional(mm(adjoint(a), p), g_right) * row(inv_s)
+        ct_a = add_optional(ct_a, mm(p, vh) + mm(u, adjoint(right)))
+    if ct_a is None:
+        return (None,)
+    if complex_input and (j is not None or kmat is not None):
+        residual = add_optional(None if j is None else ew.imag(diag(j)),
+                                None if kmat is None else ew.imag(diag(kmat)))
+        reference = add_optional(None if j is None else largest_abs(j),
+                                 None if kmat is None else largest_abs(kmat))
+        ct_a = gauge_checked(ct_a, residual, reference, "svd")
+    return (ct_a,)
+
+
+svds_p = primitive("svds", _impl, _shape_rule, n_outputs=4,
+                   format_params=lambda p: f"k={p[0]} hint={p[1]} eps={p[2]:g} tol={p[3]:g}")
+defrules(svds_p, _jvp, _vjp)
+
+
+def svds(a, k: int, hint: int, eps: float, tol: float, maxiter, dense: bool = False):
+    """The nodes ``u, s, vh, hint`` of the partial SVD of a float matrix ``a`` (see
+    :func:`tenpy_ad.linalg.svds`); ``dense`` computes the forward with LAPACK."""
+    return bind(svds_p, (int(k), int(hint), float(eps), float(tol), maxiter, bool(dense)), a)

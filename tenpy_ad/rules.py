@@ -29,7 +29,7 @@ from typing import Callable
 from ._compiled import _core
 from .primitive import Primitive, bind, bind1
 
-__all__ = ["defjvp", "defvjp", "deflinear", "defrules", "zero_rule"]
+__all__ = ["defjvp", "defvjp", "deflinear", "defrules", "linear_jvp", "zero_rule"]
 
 
 def defrules(prim: Primitive, jvp: Callable, vjp: Callable) -> Primitive:
@@ -61,18 +61,23 @@ def defvjp(prim: Primitive, *rules: Callable) -> Primitive:
 
 def deflinear(prim: Primitive, *transposes: Callable) -> Primitive:
     """A primitive linear in its operands (jointly): the JVP is the primitive applied to
-    the tangents (zeros filled in for symbolic zeros of other operands); the VJP is the
-    transpose, given per operand as for :func:`defvjp`: ``transposes[i](params, ct, out,
-    *xs)``."""
+    the tangents (:func:`linear_jvp`); the VJP is the transpose, given per operand as for
+    :func:`defvjp`: ``transposes[i](params, ct, out, *xs)``."""
+    prim.jvp = linear_jvp(prim)
+    prim.vjp = _core.PerInputVJP(transposes)
+    return prim
+
+
+def linear_jvp(prim: Primitive) -> Callable:
+    """The JVP of a primitive linear in its operands: the primitive applied to the
+    tangents, with zeros for the symbolic zeros of other operands (for primitives with a
+    variable number of operands, whose VJP is a whole rule: ``defrules``)."""
     def jvp(params, tangents, out, xs):
         if len(tangents) == 1:
             return bind1(prim, params, tangents[0])
         return bind(prim, params, *[_zeros_like(x) if t is None else t
                                     for t, x in zip(tangents, xs)])
-
-    prim.jvp = jvp
-    prim.vjp = _core.PerInputVJP(transposes)
-    return prim
+    return jvp
 
 
 def _zeros_like(x):

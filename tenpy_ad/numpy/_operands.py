@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 
 from .. import dtypes
-from ..errors import DTypeError, ShapeError
+from ..errors import DTypeError, NotDifferentiableError, ShapeError
 from ..ops import elementwise as ew
 from ..primitive import Tensor, TracedTensor, constant
 
@@ -39,6 +39,11 @@ def operand(x, code: int, traced: bool):
     """``x`` in dtype ``code``, as a node (traced mode) or a Tensor/ndarray (eager mode)."""
     if is_tensor(x):
         if type(x) is Tensor and traced:
+            if x.requires_grad:
+                raise NotDifferentiableError(
+                    "an eager tensor that requires grad cannot enter a traced computation "
+                    "(its gradient would be lost); pass it as an input of the trace, or "
+                    "x.detach() to use its value as a constant")
             return constant(x.data, code)
         return ew.convert(x, code)
     if traced:
@@ -101,3 +106,12 @@ def normalize_axes(name, axis, ndim) -> tuple:
     return tuple(sorted(normalized))
 
 
+
+
+def normalize_axis(name: str, axis, ndim: int) -> int:
+    """One axis in ``[0, ndim)`` (negative axes count from the end)."""
+    if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
+        raise TypeError(f"{name}: axis must be an integer, got {axis!r}")
+    if not -ndim <= axis < ndim:
+        raise ShapeError(f"{name}: axis {axis} is out of range for a {ndim}-d tensor")
+    return int(axis) % ndim

@@ -8,9 +8,9 @@ import numpy as np
 
 from .. import dtypes
 from ..errors import DTypeError, ShapeError
-from ..primitive import (Tensor, TracedTensor, bind1, code_of_value, constant, describe,
-                         primitive, shape_of)
-from ..rules import deflinear, defrules
+from ..primitive import (Tensor, TracedTensor, bind, bind1, code_of_value, constant,
+                         describe, primitive, shape_of)
+from ..rules import deflinear, defrules, linear_jvp
 from . import elementwise as ew
 
 
@@ -272,3 +272,49 @@ def slice_axes(x, spec: tuple):
     if all(s == (0, d, 1) for s, d in zip(spec, shape_of(x))):
         return x
     return bind1(slice_p, tuple(spec), x)
+
+
+# ------------------------------------------------------------------ concatenate
+
+def _concatenate_rule(axis, *xs):
+    first = xs[0]
+    code, shape = code_of_value(first), tuple(first.shape)
+    if not 0 <= axis < len(shape):
+        raise ShapeError(f"concatenate: axis {axis} is out of range for {describe(first)}")
+    total = 0
+    for x in xs:
+        other = tuple(x.shape)
+        if (code_of_value(x) != code or len(other) != len(shape)
+                or other[:axis] + other[axis + 1:] != shape[:axis] + shape[axis + 1:]):
+            raise ShapeError(f"concatenate: operands {', '.join(describe(y) for y in xs)} "
+                             f"do not match outside axis {axis}")
+        total += other[axis]
+    return code, shape[:axis] + (total,) + shape[axis + 1:]
+
+
+def _concatenate_vjp(axis, ct, out, xs, active):
+    """The cotangent of each operand is its slice of ``ct``."""
+    cts, start = [], 0
+    for x, needed in zip(xs, active):
+        shape = shape_of(x)
+        stop = start + shape[axis]
+        if needed:
+            spec = tuple((start, stop, 1) if i == axis else (0, d, 1)
+                         for i, d in enumerate(shape_of(ct)))
+            cts.append(slice_axes(ct, spec))
+        else:
+            cts.append(None)
+        start = stop
+    return tuple(cts)
+
+
+concatenate_p = primitive("concatenate", lambda axis, *xs: np.concatenate(xs, axis),
+                          _concatenate_rule, format_params=lambda axis: f"axis={axis}")
+defrules(concatenate_p, linear_jvp(concatenate_p), _concatenate_vjp)
+
+
+def concatenate(xs, axis: int):
+    """Join operands of one dtype along ``axis`` (non-negative)."""
+    if len(xs) == 1:
+        return xs[0]
+    return bind(concatenate_p, axis, *xs)

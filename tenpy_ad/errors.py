@@ -5,6 +5,8 @@ the built-in class a NumPy user would expect (``ValueError`` for shapes, ``TypeE
 dtypes), so ``except ValueError`` keeps working.
 
 * :class:`ShapeError`          an operation was built with incompatible shapes
+* :class:`IndexingError`       an index out of bounds (or too many indices) for the
+                               array it indexes; also an ``IndexError``, as NumPy raises
 * :class:`DTypeError`          an unsupported or incompatible dtype
 * :class:`ArgumentError`       an argument of the wrong kind (a tensor where a scalar is due)
 * :class:`ConcretizationError` a traced placeholder was asked for a value (``bool(x)``)
@@ -30,6 +32,11 @@ class TenpyAdError(Exception):
 
 class ShapeError(TenpyAdError, ValueError):
     """Incompatible shapes for an operation; the message names the op and the shapes."""
+
+
+class IndexingError(ShapeError, IndexError):
+    """An index that does not fit the array it indexes (out of bounds, too many indices, a
+    boolean mask of the wrong shape): an ``IndexError`` as in NumPy, and a ShapeError."""
 
 
 class DTypeError(TenpyAdError, TypeError):
@@ -92,7 +99,7 @@ class InternalError(TenpyAdError, RuntimeError):
 
 
 ALL = {cls.__name__: cls for cls in (
-    TenpyAdError, ShapeError, DTypeError, ArgumentError, ConcretizationError, ProgramInputError,
+    TenpyAdError, ShapeError, IndexingError, DTypeError, ArgumentError, ConcretizationError, ProgramInputError,
     NonFiniteError, NotDifferentiableError, GraphError, GaugeError, SaveFormatError,
     ConvergenceError,
     InternalError)}

@@ -438,10 +438,18 @@ def test_concretization_message_is_helpful():
     check_error(excinfo, ConcretizationError, "traced", "evaluate")
 
 
-def test_indexing_with_traced_tensor():
+def test_indexing_with_a_float_tensor():
     x, i = tp.input((3,)), tp.input(())
-    with pytest.raises(ConcretizationError):
+    with pytest.raises(TypeError) as excinfo:
         x[i]
+    check_error(excinfo, errors.ArgumentError, "integer")
+
+
+def test_indexing_with_a_traced_mask():
+    x = tp.input((3,))
+    with pytest.raises(ConcretizationError) as excinfo:
+        x[x > 0]
+    check_error(excinfo, ConcretizationError, "mask", "where")
 
 
 # ------------------------------------------------------------------ tp.input / dtypes
@@ -536,7 +544,7 @@ def test_compile_input_that_is_not_a_placeholder():
 def _misuse_cases():
     x = tp.input((3,), name="x")
     return {
-        "advanced indexing": lambda: x[[0, 1]],
+        "traced boolean mask": lambda: x[x > 0],
         "float index": lambda: x[1.5],
         "tensor exponent": lambda: x ** tp.input((3,)),
         "non-scalar scale factor": lambda: tp.scale(x, np.ones(3)),

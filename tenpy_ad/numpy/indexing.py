@@ -1,69 +1,431 @@
-"""Indexing of tensors: ``x[index]``."""
+"""Indexing: ``x[index]`` with NumPy's basic and advanced rules, ``take``,
+``take_along_axis``, the functional updates ``x.at[index].set(v)`` (JAX's spelling), and
+``nonzero`` / ``argwhere`` / ``flatnonzero``.
+
+Integer index arrays may be lists, ndarrays or int64 tensors, traced ones included (the
+gather then reads positions computed in the graph, e.g. by ``argsort``).  A boolean mask
+selects by value, so the result's shape depends on it: it must be concrete (an array, an
+eager tensor, a constant), never a traced value.  Out-of-bounds indices raise IndexError
+(:class:`~tenpy_ad.errors.IndexingError`) when the index is built if its values are known,
+else when the graph runs.
+"""
 from __future__ import annotations
 
-import builtins
 import numbers
 
 import numpy as np
 
-from ..errors import ArgumentError, ConcretizationError, ShapeError
+from .. import dtypes
+from ..errors import ArgumentError, ConcretizationError, IndexingError, ShapeError
+from ..ops import indexing as ix
 from ..ops import structural as st
-from ..primitive import describe, shape_of
-from ._operands import is_tensor
+from ..primitive import Tensor, constant, describe, shape_of
+from ._dispatch import implements
+from ._operands import is_tensor, is_traced, normalize_axis, operand
+from .joining import as_array
 
+
+# ------------------------------------------------------------------ parsing an index
+
+def _entry(item, operands: list):
+    """One item of an index as a template entry (masks as ("mask", array) for now)."""
+    if item is None:
+        return None
+    if item is Ellipsis:
+        return "..."
+    if isinstance(item, slice):
+        return item
+    if isinstance(item, (bool, np.bool_)):
+        return ("bool", bool(item))
+    if isinstance(item, numbers.Integral):
+        return int(item)
+    if isinstance(item, (list, tuple)):
+        item = as_array(item)
+        if not is_tensor(item):
+            item = np.asarray(item)
+            if item.size == 0:
+                item = item.astype(np.int64)          # NumPy reads [] as an integer index
+    if is_tensor(item) and item.dtype.kind in "iu":
+        operands.append(item)
+        return ("index", len(operands) - 1)
+    if is_tensor(item) and item.dtype.kind == "b":
+        item = _concrete_mask(item)
+    if isinstance(item, np.ndarray):
+        if item.dtype.kind == "b":
+            return ("bool", bool(item)) if item.ndim == 0 else ("mask", item)
+        if item.dtype.kind in "iu":
+            if item.ndim == 0:
+                return int(item)
+            operands.append(item.astype(np.int64, copy=False))
+            return ("index", len(operands) - 1)
+    raise ArgumentError(f"index {item!r}: only integers, slices (:), ellipsis (...), None "
+                        "and integer or boolean arrays are valid indices")
+
+
+def _concrete_mask(mask) -> np.ndarray:
+    value = ix.concrete_value(mask)
+    if value is None:
+        raise ConcretizationError(
+            f"indexing with the traced boolean mask {mask!r}: the result's shape depends on "
+            "the mask's values, which a traced placeholder does not have. Use "
+            "tnp.where(mask, x, 0), or a mask computed outside the trace.")
+    return value
+
+
+def parse_index(x, index) -> tuple:
+    """NumPy's ``index`` into ``x`` as ``(template, operands)`` (see ops/indexing.py):
+    slices normalised, integers checked and made non-negative, masks turned into the
+    integer arrays of their ``True`` positions."""
+    items = index if isinstance(index, tuple) else (index,)
+    operands: list = []
+    entries = [_entry(item, operands) for item in items]
+    if sum(1 for e in entries if e == "...") > 1:
+        raise IndexingError("an index can only have a single ellipsis ('...')")
+    shape = shape_of(x)
+    reads = [e[1].ndim if type(e) is tuple and e[0] == "mask" else ix.axes_read(e)
+             for e in entries]
+    fixed = sum(r for r in reads if r is not None)
+    if fixed > len(shape):
+        raise IndexingError(f"too many indices for array {describe(x)}: it is "
+                            f"{len(shape)}-dimensional, but {fixed} were indexed")
+    template, axis = [], 0
+    for entry, read in zip(entries, reads):
+        if read is None:
+            read = len(shape) - fixed
+        template.extend(_normalized(entry, shape, axis, operands))
+        axis += read
+    return tuple(template), operands
+
+
+def _normalized(entry, shape: tuple, axis: int, operands: list) -> list:
+    """The template entries of one parsed item, which reads axes from ``axis`` on."""
+    if isinstance(entry, slice):
+        if entry.step == 0:
+            raise ShapeError("slice step cannot be zero")
+        start, stop, step = entry.indices(shape[axis])
+        return [(start, stop, step) if len(range(start, stop, step)) else (0, 0, 1)]
+    if type(entry) is int:
+        n = shape[axis]
+        if not -n <= entry < n:
+            raise IndexingError(f"index {entry} is out of bounds for axis {axis} with size {n} "
+                                f"(array shape {list(shape)})")
+        return [entry % n]
+    if type(entry) is tuple and entry[0] == "mask":
+        return _mask_entries(entry[1], shape, axis, operands)
+    if type(entry) is tuple and entry[0] == "index":
+        check_bounds(operands[entry[1]], shape, axis)
+    return [entry]
+
+
+def _mask_entries(mask: np.ndarray, shape: tuple, axis: int, operands: list) -> list:
+    covered = shape[axis:axis + mask.ndim]
+    for k, (m, n) in enumerate(zip(mask.shape, covered)):
+        if m != n:
+            raise IndexingError(f"boolean index did not match indexed array along axis "
+                                f"{axis + k}; size of axis is {n} but size of corresponding "
+                                f"boolean axis is {m}")
+    entries = []
+    for positions in np.nonzero(mask):
+        operands.append(positions.astype(np.int64, copy=False))
+        entries.append(("index", len(operands) - 1))
+    return entries
+
+
+def check_bounds(index, shape: tuple, axis: int) -> None:
+    """An IndexingError now if the index's values along ``axis`` of an array of ``shape``
+    are known and out of bounds."""
+    size = shape[axis]
+    value = ix.concrete_value(index)
+    if value is None or not value.size:
+        return
+    low, high = int(value.min()), int(value.max())
+    if low < -size or high >= size:
+        bad = high if high >= size else low
+        raise IndexingError(f"index {bad} is out of bounds for axis {axis} with size {size} "
+                            f"(array shape {list(shape)})")
+
+
+# ------------------------------------------------------------------ x[index]
 
 def getitem(x, index):
-    """Basic indexing: integers, slices (any step), ``...`` and ``None``."""
+    """``x[index]`` with NumPy's rules: integers, slices (any step), ``...``, ``None``,
+    integer arrays (lists, ndarrays, int64 tensors) and boolean masks, mixed.
+
+    Basic items give slices (views, no copy in eager mode); integer arrays and masks give
+    a ``gather``, whose derivative scatters back (adding up at repeated indices)."""
     if not is_tensor(x):
-        return np.asarray(x)[index]
-    if not isinstance(index, tuple):
-        index = (index,)
+        if not _holds_tensor_index(index):
+            return np.asarray(x)[index]
+        x = np.asarray(as_array(x))
+    template, operands = parse_index(x, index)
+    if not any(ix.is_advanced(e) and type(e) is not int for e in template):
+        return _basic(x, template)
+    return gathered(x, (template, "raise"), operands)
+
+
+def _holds_tensor_index(index) -> bool:
+    items = index if isinstance(index, tuple) else (index,)
+    return any(is_tensor(i) or isinstance(i, list) and is_tensor(as_array(i)) for i in items)
+
+
+def _basic(x, template: tuple):
+    """Integers, slices, None and ``...``: a strided slice and a reshape."""
     shape = shape_of(x)
-    n_axes = 0
-    for item in index:
-        if item is None or item is Ellipsis:
-            continue
-        if isinstance(item, (slice, numbers.Integral)) and not isinstance(item, bool):
-            n_axes += 1
-        elif is_tensor(item):
-            raise ConcretizationError("indexing with a tensor is not supported; use "
-                                      "integers and slices")
-        else:
-            raise ArgumentError(f"index {item!r}: only integers, slices, ... and None are "
-                            "supported (no advanced indexing)")
-    if n_axes > len(shape):
-        raise ShapeError(f"index {index}: too many indices for {describe(x)}")
-    if builtins.sum(1 for item in index if item is Ellipsis) > 1:
-        raise ShapeError("an index can only have a single ellipsis")
-    spec, final_shape, axis = [], [], 0
-    for item in index:
-        if item is Ellipsis:
-            for _ in range(len(shape) - n_axes):
-                spec.append((0, shape[axis], 1))
-                final_shape.append(shape[axis])
-                axis += 1
-        elif item is None:
+    starts, read = ix.layout(template, len(shape))
+    spec, final_shape = [], []
+    for pos, (item, axis) in enumerate(zip(template, starts)):
+        if item is None:
             final_shape.append(1)
-        elif isinstance(item, slice):
-            if item.step == 0:
-                raise ShapeError(f"index {index}: slice step cannot be zero")
-            start, stop, step = item.indices(shape[axis])
-            length = len(range(start, stop, step))
-            spec.append((start, stop, step) if length else (0, 0, 1))   # empty: canonical
-            final_shape.append(length)
-            axis += 1
+        elif item == "...":
+            end = starts[pos + 1] if pos + 1 < len(template) else read
+            spec.extend((0, d, 1) for d in shape[axis:end])
+            final_shape.extend(shape[axis:end])
+        elif type(item) is int:
+            spec.append((item, item + 1, 1))
         else:
-            i = int(item)
-            if not -shape[axis] <= i < shape[axis]:
-                raise ShapeError(f"index {i} is out of bounds for axis {axis} of "
-                                 f"{describe(x)}")
-            i %= shape[axis]
-            spec.append((i, i + 1, 1))
-            axis += 1
-    for d in shape[axis:]:
-        spec.append((0, d, 1))
-        final_shape.append(d)
+            spec.append(item)
+            final_shape.append(len(range(*item)))
+    spec.extend((0, d, 1) for d in shape[read:])
+    final_shape.extend(shape[read:])
     return st.reshape(st.slice_axes(x, tuple(spec)), tuple(final_shape))
 
 
-__all__ = ['getitem']
+def gathered(x, params, operands: list):
+    """Bind the gather of ``x`` in the mode its operands call for (an eager tensor that
+    requires grad is refused in a trace instead of becoming a constant)."""
+    if is_traced(x) or not any(is_traced(i) for i in operands):
+        return ix.gather(params, x, *operands)
+    return ix.gather(params, _traced_operand(x), *operands)
+
+
+def _traced_operand(x):
+    code = x.dtype_code if is_traced(x) else dtypes.value_code(np.asarray(
+        x.data if type(x) is Tensor else x).dtype)
+    return operand(x, code, True)
+
+
+# ------------------------------------------------------------------ take, take_along_axis
+
+def _index_array(name: str, indices):
+    """An integer index operand: an int64 tensor, or an int64 ndarray."""
+    indices = as_array(indices)
+    if is_tensor(indices):
+        if indices.dtype.kind not in "iu":
+            raise ArgumentError(f"{name}: indices must be integers, got {describe(indices)}")
+        return indices
+    indices = np.asarray(indices)
+    if indices.dtype.kind not in "iu" and indices.size:
+        raise ArgumentError(f"{name}: indices must be integers, got {indices.dtype.name}")
+    return indices.astype(np.int64, copy=False)
+
+
+def _ravel(x):
+    return st.reshape(x, (int(np.prod(shape_of(x))),))
+
+
+@implements(np.take)
+def take(a, indices, axis=None, out=None, mode="raise"):
+    """``np.take``: entries of ``a`` at ``indices`` along ``axis`` (of the flattened array
+    by default); ``mode`` ``"raise"`` (negative indices count from the end), ``"wrap"`` or
+    ``"clip"``.  Differentiable in ``a``: the derivative adds up at repeated indices."""
+    if out is not None:
+        raise ArgumentError("take: out= is not supported (tensors are immutable)")
+    a, indices = as_array(a), as_array(indices)
+    if not (is_tensor(a) or is_tensor(indices)):
+        return np.take(a, indices, axis=axis, mode=mode)
+    if mode not in ix.MODES:
+        raise ValueError(f"take: mode must be one of {ix.MODES}, got {mode!r}")
+    if not is_tensor(a):
+        a = np.asarray(a)
+    if axis is None:
+        a, axis = _ravel(a), 0
+    shape = shape_of(a)
+    axis = normalize_axis("take", axis, len(shape))
+    indices = _index_array("take", indices)
+    if type(indices) is np.ndarray and mode != "raise":
+        indices, mode = ix.bounded(indices, mode, shape[axis]), "raise"
+    if mode == "raise":
+        check_bounds(indices, shape, axis)
+    template = tuple((0, d, 1) for d in shape[:axis]) + (("index", 0),)
+    return gathered(a, (template, mode), [indices])
+
+
+@implements(np.take_along_axis)
+def take_along_axis(arr, indices, axis=-1):
+    """``np.take_along_axis``: ``arr`` gathered along ``axis`` at ``indices`` (which has
+    ``arr``'s number of dimensions and broadcasts against it elsewhere)."""
+    arr, indices = as_array(arr), as_array(indices)
+    if not (is_tensor(arr) or is_tensor(indices)):
+        return np.take_along_axis(arr, indices, axis=axis)
+    if not is_tensor(arr):
+        arr = np.asarray(arr)
+    indices = _index_array("take_along_axis", indices)
+    if axis is None:
+        if len(shape_of(indices)) != 1:
+            raise ShapeError("take_along_axis: with axis=None the indices must be 1-d, got "
+                             f"{describe(indices)}")
+        arr, axis = _ravel(arr), 0
+    shape = shape_of(arr)
+    if len(shape_of(indices)) != len(shape):
+        raise ShapeError(f"take_along_axis: indices {describe(indices)} and array "
+                         f"{describe(arr)} must have the same number of dimensions")
+    axis = normalize_axis("take_along_axis", axis, len(shape))
+    check_bounds(indices, shape, axis)
+    operands = [indices if k == axis else _arange_along(k, shape) for k in range(len(shape))]
+    template = tuple(("index", k) for k in range(len(shape)))
+    return gathered(arr, (template, "raise"), operands)
+
+
+def _arange_along(axis: int, shape: tuple) -> np.ndarray:
+    """``0 .. shape[axis]-1`` laid along ``axis`` of a ``len(shape)``-d array."""
+    view = [1] * len(shape)
+    view[axis] = shape[axis]
+    return np.arange(shape[axis], dtype=np.int64).reshape(view)
+
+
+# ------------------------------------------------------------------ x.at[index]
+
+class _IndexUpdateHelper:
+    """``x.at``: ``x.at[index]`` names the entries a functional update changes."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __getitem__(self, index):
+        return _IndexUpdateRef(self.array, index)
+
+    def __repr__(self):
+        return f"_IndexUpdateHelper({self.array!r})"
+
+
+class _IndexUpdateRef:
+    """``x.at[index]``: each method returns a new array, ``x`` with the entries at
+    ``index`` updated (tensors are immutable), as JAX's ``.at`` does.
+
+    Values are converted to ``x``'s dtype and broadcast to the indexed shape.  Repeated
+    indices: ``add`` and ``multiply`` accumulate every value, ``min``/``max`` take the
+    extremum of all, and ``set`` keeps the last value written (NumPy's assignment order);
+    derivatives follow the same choices (for ``multiply``'s values they need indices that
+    reach each element once).  Out-of-bounds indices raise IndexError, as in NumPy (JAX
+    clamps or drops them instead)."""
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array, index):
+        self.array, self.index = array, index
+
+    def get(self):
+        """``x[index]``."""
+        return getitem(self.array, self.index)
+
+    def set(self, values):
+        """``x`` with ``values`` written at ``index``."""
+        return _update(ix.scatter_set_p, self.array, self.index, values)
+
+    def add(self, values):
+        """``x`` with ``values`` added at ``index`` (accumulating at repeated indices)."""
+        return _update(ix.scatter_add_p, self.array, self.index, values)
+
+    def multiply(self, values):
+        """``x`` with the entries at ``index`` multiplied by ``values``."""
+        return _update(ix.scatter_mul_p, self.array, self.index, values)
+
+    mul = multiply
+
+    def min(self, values):  # noqa: A003 - JAX's name
+        """``x`` with the entries at ``index`` replaced by their minimum with ``values``
+        (the derivative is split evenly among tied candidates)."""
+        return _update(ix.scatter_min_p, self.array, self.index, values)
+
+    def max(self, values):  # noqa: A003 - JAX's name
+        """``x`` with the entries at ``index`` replaced by their maximum with ``values``
+        (the derivative is split evenly among tied candidates)."""
+        return _update(ix.scatter_max_p, self.array, self.index, values)
+
+
+def index_update(x) -> _IndexUpdateHelper:
+    """``x.at``: ``index_update(x)[index].set(v)`` is ``x.at[index].set(v)``."""
+    return _IndexUpdateHelper(x)
+
+
+def _update(prim, x, index, values):
+    x, values = as_array(x), as_array(values)
+    if not is_tensor(x):
+        x = np.asarray(x)
+    template, operands = parse_index(x, index)
+    traced = any(is_traced(v) for v in [x, values, *operands])
+    code = x.dtype_code if is_traced(x) else dtypes.value_code(
+        (x.data if type(x) is Tensor else x).dtype)
+    x, values = operand(x, code, traced), operand(values, code, traced)
+    target = ix.indexed_shape(template, shape_of(x),
+                              tuple(tuple(shape_of(i)) for i in operands))
+    values = _fit(values, target)
+    return ix.scatter(prim, (template, "raise"), x, values, *operands)
+
+
+def _fit(values, target: tuple):
+    """``values`` broadcast to the indexed shape (leading axes of length 1 may go)."""
+    shape = shape_of(values)
+    while len(shape) > len(target) and shape[0] == 1:
+        shape = shape[1:]
+        values = st.reshape(values, shape)
+    try:
+        ok = np.broadcast_shapes(shape, target) == target
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ShapeError(f"x.at[...]: values {describe(values)} cannot be broadcast to the "
+                         f"indexed shape {list(target)}")
+    return st.broadcast_to(values, target)
+
+
+# ------------------------------------------------------------------ nonzero & co
+
+def _concrete(name: str, a):
+    value = ix.concrete_value(a)
+    if value is None:
+        raise ConcretizationError(
+            f"{name}: the result's shape depends on the values of {a!r}, which a traced "
+            "placeholder does not have; compute it outside the trace (eager mode or "
+            "tp.evaluate), or use tnp.where")
+    return value
+
+
+def _like(a, result: np.ndarray):
+    """An integer result in the kind of ``a``: an eager tensor or a constant node."""
+    return constant(result) if is_traced(a) else Tensor(result)
+
+
+@implements(np.nonzero)
+def nonzero(a):
+    """``np.nonzero``: the indices of the non-zero entries, one int64 array per axis
+    (needs concrete values: not available for traced placeholders)."""
+    a = as_array(a)
+    if not is_tensor(a):
+        return np.nonzero(a)
+    return tuple(_like(a, i) for i in np.nonzero(_concrete("nonzero", a)))
+
+
+@implements(np.argwhere)
+def argwhere(a):
+    """``np.argwhere``: the indices of the non-zero entries as rows (concrete values)."""
+    a = as_array(a)
+    if not is_tensor(a):
+        return np.argwhere(a)
+    return _like(a, np.argwhere(_concrete("argwhere", a)))
+
+
+@implements(np.flatnonzero)
+def flatnonzero(a):
+    """``np.flatnonzero``: the indices of the non-zero entries of the flattened array
+    (concrete values)."""
+    a = as_array(a)
+    if not is_tensor(a):
+        return np.flatnonzero(a)
+    return _like(a, np.flatnonzero(_concrete("flatnonzero", a)))
+
+
+__all__ = ["getitem", "take", "take_along_axis", "index_update", "nonzero", "argwhere",
+           "flatnonzero"]

@@ -1,4 +1,9 @@
-"""Products and contractions: ``matmul`` (``@``), ``tensordot``, ``einsum``."""
+"""Products and contractions: ``matmul`` (``@``), ``dot``, ``vdot``, ``inner``, ``outer``,
+``kron``, ``cross``, ``tensordot``, ``einsum`` (subscripts or sublists), ``multi_dot``.
+
+Everything but ``cross`` lowers onto the ``einsum`` primitive (one batched BLAS matmul per
+pair of operands), so each has the einsum derivative; NumPy's shape rules and promotion
+are applied first."""
 from __future__ import annotations
 
 import builtins
@@ -8,20 +13,27 @@ from functools import lru_cache
 import numpy as np
 
 from .. import dtypes
-from ..errors import ShapeError
+from .. import linalg as _linalg
+from ..errors import ArgumentError, ShapeError
 from ..ops import contraction as ct_ops
+from ..ops import elementwise as ew
 from ..ops import structural as st
 from ..primitive import TracedTensor, describe, shape_of
 from ._dispatch import implements
-from ._operands import broadcast_shapes, is_tensor, operand, result_code
-from .shaping import broadcast_to
+from ._operands import broadcast_shapes, is_tensor, normalize_axis, operand, result_code
+from .arithmetic import multiply, subtract
+from .indexing import getitem
+from .joining import as_array, stack
+from .shaping import broadcast_to, transpose
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_SUMMED = _LETTERS[-1]          # the summed letter of dot/inner (operands have < 51 axes)
 
 
 def matmul(a, b):
     """Matrix product with NumPy's ``@`` rules (1-d operands, broadcast batch axes)."""
+    a, b = as_array(a), as_array(b)
     if not (is_tensor(a) or is_tensor(b)):
         return np.matmul(a, b)
     sa, sb = shape_of(a), shape_of(b)
@@ -54,6 +66,7 @@ def matmul(a, b):
 
 def tensordot(a, b, axes=2):
     """``np.tensordot``: contract ``axes`` of ``a`` with ``axes`` of ``b``."""
+    a, b = as_array(a), as_array(b)
     if not (is_tensor(a) or is_tensor(b)):
         return np.tensordot(a, b, axes)
     na, nb = len(shape_of(a)), len(shape_of(b))
@@ -74,6 +87,157 @@ def tensordot(a, b, axes=2):
     out = [c for i, c in enumerate(letters_a) if i not in axes_a]
     out += [c for j, c in enumerate(letters_b) if j not in axes_b]
     return einsum(f"{''.join(letters_a)},{''.join(letters_b)}->{''.join(out)}", a, b)
+
+
+def _pair(name: str, a, b):
+    """Both operands of a product as arrays (lists of tensors stacked), and whether either
+    is a tensor."""
+    a, b = as_array(a), as_array(b)
+    return a, b, is_tensor(a) or is_tensor(b)
+
+
+def _no_out(name: str, out) -> None:
+    if out is not None:
+        raise ArgumentError(f"{name}: out= is not supported (tensors are immutable)")
+
+
+def dot(a, b, out=None):
+    """``np.dot``: a product for every ndim, by NumPy's rules — scalars multiply, 1-d
+    with 1-d is the inner product, 2-d with 2-d the matrix product, N-d with 1-d sums over
+    the last axes, N-d with M-d sums the last axis of ``a`` with the second-to-last of
+    ``b`` (no broadcasting: the result has ``a``'s other axes, then ``b``'s)."""
+    _no_out("dot", out)
+    a, b, tensors = _pair("dot", a, b)
+    if not tensors:
+        return np.dot(a, b)
+    sa, sb = shape_of(a), shape_of(b)
+    if not sa or not sb:
+        return multiply(a, b)
+    k_b = len(sb) - 1 if len(sb) == 1 else len(sb) - 2
+    if sa[-1] != sb[k_b]:
+        raise ShapeError(f"dot: shapes {list(sa)} and {list(sb)} not aligned: {sa[-1]} (dim "
+                         f"{len(sa) - 1}) != {sb[k_b]} (dim {k_b})")
+    term_a = _LETTERS[:len(sa) - 1] + _SUMMED
+    term_b = _LETTERS[len(sa) - 1:len(sa) + len(sb) - 2]
+    out_term = term_a[:-1] + term_b
+    term_b = term_b[:k_b] + _SUMMED + term_b[k_b:]
+    return einsum(f"{term_a},{term_b}->{out_term}", a, b)
+
+
+def vdot(a, b):
+    """``np.vdot``: the dot product of the flattened arrays, conjugating the first."""
+    a, b, tensors = _pair("vdot", a, b)
+    if not tensors:
+        return np.vdot(a, b)
+    size_a, size_b = _size(a), _size(b)
+    if size_a != size_b:
+        raise ShapeError(f"vdot: operands {describe(a)} and {describe(b)} differ in size")
+    return einsum("i,i->", _flat(ew.conj(a)), _flat(b))
+
+
+def _size(x) -> int:
+    return int(np.prod(shape_of(x), dtype=np.int64))
+
+
+def _flat(x):
+    return st.reshape(x, (_size(x),)) if is_tensor(x) else np.reshape(x, -1)
+
+
+def inner(a, b):
+    """``np.inner``: sums over the last axes (no conjugation); scalars multiply.  The
+    result has ``a``'s other axes, then ``b``'s."""
+    a, b, tensors = _pair("inner", a, b)
+    if not tensors:
+        return np.inner(a, b)
+    sa, sb = shape_of(a), shape_of(b)
+    if not sa or not sb:
+        return multiply(a, b)
+    if sa[-1] != sb[-1]:
+        raise ShapeError(f"inner: the last axes of {describe(a)} and {describe(b)} differ")
+    term_a = _LETTERS[:len(sa) - 1]
+    term_b = _LETTERS[len(sa) - 1:len(sa) + len(sb) - 2]
+    return einsum(f"{term_a}{_SUMMED},{term_b}{_SUMMED}->{term_a}{term_b}", a, b)
+
+
+def outer(a, b, out=None):
+    """``np.outer``: ``a.ravel()[:, None] * b.ravel()[None, :]``."""
+    _no_out("outer", out)
+    a, b, tensors = _pair("outer", a, b)
+    if not tensors:
+        return np.outer(a, b)
+    return einsum("i,j->ij", _flat(a), _flat(b))
+
+
+def kron(a, b):
+    """``np.kron``: the Kronecker product; the operand with fewer axes gets leading axes
+    of length 1 first."""
+    a, b, tensors = _pair("kron", a, b)
+    if not tensors:
+        return np.kron(a, b)
+    a, b = (x if is_tensor(x) else np.asarray(x) for x in (a, b))
+    ndim = max(len(shape_of(a)), len(shape_of(b)))
+    if ndim == 0:
+        return multiply(a, b)
+    sa = (1,) * (ndim - len(shape_of(a))) + shape_of(a)
+    sb = (1,) * (ndim - len(shape_of(b))) + shape_of(b)
+    a, b = st.reshape(a, sa), st.reshape(b, sb)
+    term_a, term_b = _LETTERS[:ndim], _LETTERS[ndim:2 * ndim]
+    interleaved = "".join(i + j for i, j in zip(term_a, term_b))
+    product = einsum(f"{term_a},{term_b}->{interleaved}", a, b)
+    return st.reshape(product, tuple(i * j for i, j in zip(sa, sb)))
+
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """``np.cross`` of 2- or 3-vectors along ``axisa``/``axisb`` (``axis`` sets all three);
+    the other axes broadcast.  Two 2-vectors give the scalar z component."""
+    a, b, tensors = _pair("cross", a, b)
+    if not tensors:
+        return np.cross(a, b, axisa, axisb, axisc, axis)
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = _vectors_last(a, axisa), _vectors_last(b, axisb)
+    da, db = shape_of(a)[-1], shape_of(b)[-1]
+    if da not in (2, 3) or db not in (2, 3):
+        raise ValueError("cross: incompatible dimensions for cross product (dimension must "
+                         f"be 2 or 3), got {describe(a)} and {describe(b)} along the axis")
+    u = [getitem(a, (Ellipsis, i)) for i in range(da)]
+    v = [getitem(b, (Ellipsis, i)) for i in range(db)]
+    z = subtract(multiply(u[0], v[1]), multiply(u[1], v[0]))
+    if da == 2 and db == 2:
+        return z
+    x = _minor(u, v, 1, 2)
+    y = _minor(u, v, 2, 0)
+    result = stack([x, y, z], axis=-1)
+    ndim = len(shape_of(result))
+    return transpose(result, _moved(ndim - 1, normalize_axis("cross", axisc, ndim), ndim))
+
+
+def _vectors_last(x, axis: int):
+    x = x if is_tensor(x) else np.asarray(x)
+    ndim = len(shape_of(x))
+    return transpose(x, _moved(normalize_axis("cross", axis, ndim), ndim - 1, ndim))
+
+
+def _moved(source: int, destination: int, ndim: int) -> tuple:
+    """The permutation that moves axis ``source`` to ``destination``."""
+    order = [k for k in range(ndim) if k != source]
+    order.insert(destination, source)
+    return tuple(order)
+
+
+def _minor(u, v, i: int, j: int):
+    """``u_i v_j - u_j v_i``, where a missing third component is 0."""
+    first = multiply(u[i], v[j]) if i < len(u) and j < len(v) else None
+    second = multiply(u[j], v[i]) if j < len(u) and i < len(v) else None
+    if second is None:
+        return first
+    return ew.neg(second) if first is None else subtract(first, second)
+
+
+def multi_dot(arrays, *, out=None):
+    """``np.linalg.multi_dot``: the product of several matrices in the cheapest order
+    (``tp.linalg.multi_dot``)."""
+    return _linalg.multi_dot(arrays, out=out)
 
 
 def _expand_ellipsis(name, subscripts, shapes):
@@ -132,12 +296,57 @@ def _take_diagonal(x, term: str):
     return st.slice_axes(x, spec), "".join(term[a] for a in rest) + letter
 
 
-def einsum(subscripts: str, *operands):
+def einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting="safe"):
     """``np.einsum`` over tensors, lowered onto binary contractions.
 
-    Supports implicit output, ``...``, repeated letters inside an operand (traces and
-    diagonals) and any number of operands (contracted pairwise along ``np.einsum_path``).
+    ``einsum("ij,jk->ik", a, b)`` or the sublist form ``einsum(a, [0, 1], b, [1, 2],
+    [0, 2])``.  Supports implicit output, ``...``, repeated letters inside an operand
+    (traces and diagonals) and any number of operands, contracted pairwise along the
+    greedy ``np.einsum_path`` (``optimize`` is accepted; the path is always optimised).
+    ``dtype`` converts the operands first; ``order`` and ``casting`` are accepted.
     """
+    if out is not None:
+        raise ArgumentError("einsum: out= is not supported (tensors are immutable)")
+    if not operands:
+        raise ValueError("einsum: no subscripts given")
+    if isinstance(operands[0], str):
+        subscripts, operands = operands[0], [as_array(x) for x in operands[1:]]
+    else:
+        subscripts, operands = _from_sublists(operands)
+    if dtype is not None:
+        operands = [x.astype(dtype) if is_tensor(x) else np.asarray(x, dtype=dtype)
+                    for x in operands]
+    return _einsum(subscripts, operands)
+
+
+def _sublist_letters(sublist) -> str:
+    letters = []
+    for label in sublist:
+        if label is Ellipsis:
+            letters.append("...")
+        elif isinstance(label, numbers.Integral) and 0 <= label < 52:
+            # NumPy's order: 0-25 are 'A'-'Z', 26-51 'a'-'z' (implicit outputs sort so)
+            letters.append(chr(ord("A") + label) if label < 26 else chr(ord("a") + label - 26))
+        else:
+            raise ValueError(f"einsum: sublist labels must be integers in [0, 52) or "
+                             f"Ellipsis, got {label!r}")
+    return "".join(letters)
+
+
+def _from_sublists(args) -> tuple:
+    """``(a, [0, 1], b, [1, 2], [0, 2])`` as subscripts and operands."""
+    args = list(args)
+    operands, terms = [], []
+    while len(args) >= 2:
+        operands.append(as_array(args.pop(0)))
+        terms.append(_sublist_letters(args.pop(0)))
+    subscripts = ",".join(terms)
+    if args:
+        subscripts += "->" + _sublist_letters(args[0])
+    return subscripts, operands
+
+
+def _einsum(subscripts: str, operands: list):
     if not any(is_tensor(x) for x in operands):
         if len(operands) == 1:
             return np.einsum(subscripts, operands[0])
@@ -184,8 +393,11 @@ def einsum(subscripts: str, *operands):
     return ct_ops.einsum_strict(f"{terms[0]}->{out}", operands[0])
 
 
-implements(np.matmul)(matmul)
-implements(np.tensordot)(tensordot)
-implements(np.einsum)(einsum)
+for _numpy_fn, _ours in [(np.matmul, matmul), (np.tensordot, tensordot), (np.einsum, einsum),
+                         (np.dot, dot), (np.vdot, vdot), (np.inner, inner), (np.outer, outer),
+                         (np.kron, kron), (np.cross, cross),
+                         (np.linalg.multi_dot, multi_dot)]:
+    implements(_numpy_fn)(_ours)
 
-__all__ = ['matmul', 'tensordot', 'einsum']
+__all__ = ["matmul", "tensordot", "einsum", "dot", "vdot", "inner", "outer", "kron", "cross",
+           "multi_dot"]

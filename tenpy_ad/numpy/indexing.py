@@ -16,7 +16,8 @@ import numbers
 import numpy as np
 
 from .. import dtypes
-from ..errors import ArgumentError, ConcretizationError, IndexingError, ShapeError
+from ..errors import (ArgumentError, ConcretizationError, DTypeError, IndexingError,
+                      ShapeError)
 from ..ops import indexing as ix
 from ..ops import structural as st
 from ..primitive import Tensor, constant, describe, shape_of
@@ -358,6 +359,10 @@ def _update(prim, x, index, values):
     traced = any(is_traced(v) for v in [x, values, *operands])
     code = x.dtype_code if is_traced(x) else dtypes.value_code(
         (x.data if type(x) is Tensor else x).dtype)
+    complex_values = values.dtype.kind == "c" if is_tensor(values) else np.iscomplexobj(values)
+    if complex_values and not dtypes.is_complex(code):
+        raise DTypeError(f"x.at[...]: complex values into the real array {describe(x)} would "
+                         "drop the imaginary part; write their .real explicitly")
     x, values = operand(x, code, traced), operand(values, code, traced)
     target = ix.indexed_shape(template, shape_of(x),
                               tuple(tuple(shape_of(i)) for i in operands))

@@ -13,7 +13,7 @@ import tenpy_ad.numpy as tnp
 from tenpy_ad.errors import (ArgumentError, ConcretizationError, DTypeError, IndexingError,
                              NotDifferentiableError, ShapeError)
 
-from modes import ALL_MODES, assert_matches, check_modes, grad_in
+from modes import assert_matches, check_modes, grad_in
 from surface_cases import rand
 
 A = rand((4, 5, 6), "float64", 71)

@@ -59,8 +59,11 @@ def _entry(item, operands: list):
                 return int(item)
             operands.append(item.astype(np.int64, copy=False))
             return ("index", len(operands) - 1)
-    raise ArgumentError(f"index {item!r}: only integers, slices (:), ellipsis (...), None "
-                        "and integer or boolean arrays are valid indices")
+    text, hint = repr(item), ""
+    if is_tensor(item) or isinstance(item, np.ndarray):
+        text, hint = describe(item), ' (an integer tensor: tp.tensor(values, dtype="int64"))'
+    raise ArgumentError(f"index {text}: only integers, slices (:), ellipsis (...), None and "
+                        f"integer or boolean arrays are valid indices{hint}")
 
 
 def _concrete_mask(mask) -> np.ndarray:
@@ -152,16 +155,22 @@ def getitem(x, index):
     """``x[index]`` with NumPy's rules: integers, slices (any step), ``...``, ``None``,
     integer arrays (lists, ndarrays, int64 tensors) and boolean masks, mixed.
 
-    Basic items give slices (views, no copy in eager mode); integer arrays and masks give
-    a ``gather``, whose derivative scatters back (adding up at repeated indices)."""
+    Basic items give a strided slice; integer arrays and masks give a ``gather``, whose
+    derivative scatters back (adding up at repeated indices)."""
     if not is_tensor(x):
         if not _holds_tensor_index(index):
             return np.asarray(x)[index]
         x = np.asarray(as_array(x))
-    template, operands = parse_index(x, index)
+    items = index if type(index) is tuple else (index,)
+    if all(type(item) in _BASIC for item in items):      # the common case, kept short
+        return _basic(x, items)
+    template, operands = parse_index(x, items)
     if not any(ix.is_advanced(e) and type(e) is not int for e in template):
-        return _basic(x, template)
+        return _basic(x, ix.numpy_index((template, "raise"), shape_of(x), ()))
     return gathered(x, (template, "raise"), operands)
+
+
+_BASIC = frozenset([slice, int, type(None), type(Ellipsis)])
 
 
 def _holds_tensor_index(index) -> bool:
@@ -169,25 +178,39 @@ def _holds_tensor_index(index) -> bool:
     return any(is_tensor(i) or isinstance(i, list) and is_tensor(as_array(i)) for i in items)
 
 
-def _basic(x, template: tuple):
+def _basic(x, items: tuple):
     """Integers, slices, None and ``...``: a strided slice and a reshape."""
     shape = shape_of(x)
-    starts, read = ix.layout(template, len(shape))
-    spec, final_shape = [], []
-    for pos, (item, axis) in enumerate(zip(template, starts)):
-        if item is None:
+    n_axes = sum(1 for item in items if item is not None and item is not Ellipsis)
+    if n_axes > len(shape):
+        raise IndexingError(f"too many indices for array {describe(x)}: it is "
+                            f"{len(shape)}-dimensional, but {n_axes} were indexed")
+    if sum(1 for item in items if item is Ellipsis) > 1:
+        raise IndexingError("an index can only have a single ellipsis ('...')")
+    spec, final_shape, axis = [], [], 0
+    for item in items:
+        if item is Ellipsis:
+            for _ in range(len(shape) - n_axes):
+                spec.append((0, shape[axis], 1))
+                final_shape.append(shape[axis])
+                axis += 1
+        elif item is None:
             final_shape.append(1)
-        elif item == "...":
-            end = starts[pos + 1] if pos + 1 < len(template) else read
-            spec.extend((0, d, 1) for d in shape[axis:end])
-            final_shape.extend(shape[axis:end])
-        elif type(item) is int:
-            spec.append((item, item + 1, 1))
+        elif type(item) is slice:
+            if item.step == 0:
+                raise ShapeError("slice step cannot be zero")
+            start, stop, step = item.indices(shape[axis])
+            length = len(range(start, stop, step))
+            spec.append((start, stop, step) if length else (0, 0, 1))   # empty: canonical
+            final_shape.append(length)
+            axis += 1
         else:
-            spec.append(item)
-            final_shape.append(len(range(*item)))
-    spec.extend((0, d, 1) for d in shape[read:])
-    final_shape.extend(shape[read:])
+            i = _normalized(item, shape, axis, [])[0]
+            spec.append((i, i + 1, 1))
+            axis += 1
+    for d in shape[axis:]:
+        spec.append((0, d, 1))
+        final_shape.append(d)
     return st.reshape(st.slice_axes(x, tuple(spec)), tuple(final_shape))
 
 

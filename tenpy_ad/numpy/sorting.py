@@ -9,15 +9,12 @@ differentiated.
 """
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from ..errors import ArgumentError
-from ..ops import indexing as ix
 from ..ops import sorting as so
 from ..ops import structural as st
-from ..primitive import Tensor, bind1, bind2, constant, describe, shape_of
+from ..primitive import Tensor, bind1, bind2, constant, shape_of
 from ._dispatch import implements
 from ._operands import is_tensor, is_traced, normalize_axis, operand, result_code
 from .indexing import _concrete, take, take_along_axis

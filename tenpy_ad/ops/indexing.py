@@ -217,28 +217,44 @@ def _gather_impl(params, x, *arrays):
     return np.asarray(x[numpy_index(params, x.shape, arrays)])
 
 
-def _scatter_impl(apply):
+def _scatter_impl(ufunc):
+    """``x`` updated at the index by ``ufunc`` (None: assignment).
+
+    A basic index (slices, integers) reaches each element once: the update runs in place on
+    the view.  An advanced one may repeat elements: the update goes through the flat
+    positions it reaches, where NumPy's ``ufunc.at`` has a fast path (and assignment keeps
+    the last write), instead of ``ufunc.at`` with a multi-axis index (many times slower)."""
     def impl(params, x, v, *arrays):
         out = np.array(x, copy=True)
-        apply(out, numpy_index(params, x.shape, arrays), v)
+        index = numpy_index(params, x.shape, arrays)
+        if not any(is_advanced(item) and type(item) is not int for item in params[0]):
+            out[index] = v if ufunc is None else ufunc(out[index], v)
+            return out
+        positions = _flat_positions(out.shape, index)
+        v = np.reshape(v, -1)
+        if ufunc is None:
+            out.reshape(-1)[positions] = v
+        else:
+            ufunc.at(out.reshape(-1), positions, v)
         return out
     return impl
 
 
-def _assign(out, index, v):
-    out[index] = v
+def _flat_positions(shape: tuple, index) -> np.ndarray:
+    """The flat positions in an array of ``shape`` that ``index`` reaches, in order."""
+    return np.arange(math.prod(shape), dtype=np.intp).reshape(shape)[index].reshape(-1)
 
 
 gather_p = primitive("gather", _gather_impl, _gather_rule, format_params=format_template)
-scatter_add_p = primitive("scatter_add", _scatter_impl(np.add.at),
+scatter_add_p = primitive("scatter_add", _scatter_impl(np.add),
                           _scatter_rule("scatter_add", False), format_params=format_template)
-scatter_set_p = primitive("scatter_set", _scatter_impl(_assign),
+scatter_set_p = primitive("scatter_set", _scatter_impl(None),
                           _scatter_rule("scatter_set", False), format_params=format_template)
-scatter_mul_p = primitive("scatter_mul", _scatter_impl(np.multiply.at),
+scatter_mul_p = primitive("scatter_mul", _scatter_impl(np.multiply),
                           _scatter_rule("scatter_mul", False), format_params=format_template)
-scatter_min_p = primitive("scatter_min", _scatter_impl(np.minimum.at),
+scatter_min_p = primitive("scatter_min", _scatter_impl(np.minimum),
                           _scatter_rule("scatter_min", True), format_params=format_template)
-scatter_max_p = primitive("scatter_max", _scatter_impl(np.maximum.at),
+scatter_max_p = primitive("scatter_max", _scatter_impl(np.maximum),
                           _scatter_rule("scatter_max", True), format_params=format_template)
 
 
@@ -318,7 +334,7 @@ def _kept_writes(params, x_shape: tuple, v_shape: tuple, arrays):
     concrete = [concrete_value(a) for a in arrays]
     if all(c is not None for c in concrete):
         board = np.full(x_shape, -1, dtype=np.int64)
-        written = _scatter_impl(_assign)(params, board, numbers, *concrete)
+        written = scatter_set_p.impl(params, board, numbers, *concrete)
         kept = _gather_impl(params, written, *concrete) == numbers
         return None if kept.all() else kept
     board = st.broadcast_in_dim(constant(-1, dtypes.INT64), x_shape, ())
@@ -338,8 +354,8 @@ def _unique_rule(params, y, *arrays):
 
 def _check_unique(params, arrays) -> None:
     gather_params, x_shape = params
-    counts = np.zeros(x_shape, dtype=np.int64)
-    np.add.at(counts, numpy_index(gather_params, x_shape, arrays), 1)
+    positions = _flat_positions(x_shape, numpy_index(gather_params, x_shape, arrays))
+    counts = np.bincount(positions, minlength=math.prod(x_shape))
     if counts.size and counts.max() > 1:
         where = tuple(int(i) for i in np.unravel_index(int(np.argmax(counts)), x_shape))
         raise NotDifferentiableError(

@@ -392,3 +392,46 @@ def test_nonzero_family(name):
                    np.asarray(expected[0]), "dispatch")
     with pytest.raises(ConcretizationError, match=name):
         getattr(tnp, name)(tp.input((3,)))
+
+
+# ------------------------------------------------------------------ compress, extract, ...
+
+@pytest.mark.parametrize("condition,axis", [([True, False, True, True], 0),
+                                            ([False, True], 1), ([1, 0, 0, 1, 1], None),
+                                            (np.array([True, False, True]), -1)])
+def test_compress(condition, axis):
+    check_modes(lambda x: tnp.compress(condition, x, axis=axis), A,
+                ref=lambda x: np.compress(condition, x, axis=axis))
+    assert_matches(np.compress(tp.tensor(condition, dtype="bool"), tp.tensor(A), axis=axis),
+                   np.compress(condition, A, axis=axis), "dispatch, eager condition")
+
+
+def test_extract_and_errors():
+    condition = A[:, :, 0] > 0
+    check_modes(lambda x: tnp.extract(condition, x), A[:, :, 0],
+                ref=lambda x: np.extract(condition, x))
+    assert_matches(tnp.extract(tp.tensor(A) > 0, A), np.extract(A > 0, A), "eager condition")
+    with pytest.raises(ConcretizationError, match="compress"):
+        tnp.compress(tp.input((4,), "bool"), tp.tensor(A), axis=0)
+    with pytest.raises(ShapeError, match="1-d"):
+        tnp.compress(np.ones((2, 2), bool), tp.tensor(A))
+    with pytest.raises(IndexError):
+        tnp.compress([True] * 5, tp.tensor(A), axis=0)
+
+
+def test_indices_from_shapes():
+    square, wide = tp.tensor(A[:, :4, 0]), tp.input((3, 5))
+    for name, arr, kwargs in [("diag_indices_from", A[:3, :3, :3], {}),
+                              ("tril_indices_from", np.ones((3, 5)), dict(k=1)),
+                              ("triu_indices_from", np.ones((4, 4)), dict(k=-1))]:
+        for tensor in (tp.tensor(arr), tp.input(arr.shape)):
+            got, expected = getattr(np, name)(tensor, **kwargs), getattr(np, name)(arr, **kwargs)
+            assert len(got) == len(expected)
+            for g, e in zip(got, expected):
+                np.testing.assert_array_equal(g, e)
+    np.testing.assert_array_equal(np.asarray(square[np.triu_indices_from(square)]),
+                                  A[:, :4, 0][np.triu_indices(4)])
+    with pytest.raises(ValueError):
+        np.diag_indices_from(wide)
+    with pytest.raises(ValueError):
+        np.tril_indices_from(tp.tensor(A))

@@ -142,3 +142,44 @@ def test_multi_dot_and_lists():
     rows = [tp.tensor(r) for r in mats[0]]
     assert_matches(tnp.matmul(rows, mats[1]), mats[0] @ mats[1], "matmul of a list")
     assert_matches(tnp.tensordot(rows, mats[1], 1), mats[0] @ mats[1], "tensordot of a list")
+
+
+NEWER = [("vecdot", (2, 3), (3,)), ("vecdot", (1, 4), (3, 4)), ("matvec", (2, 3, 4), (4,)),
+         ("vecmat", (3,), (2, 3, 4))]
+
+
+@pytest.mark.parametrize("name,sa,sb", NEWER, ids=[f"{n}-{a}-{b}" for n, a, b in NEWER])
+def test_vecdot_matvec_vecmat(name, sa, sb):
+    if not hasattr(np, name):
+        pytest.skip(f"np.{name} needs a newer NumPy")
+    a, b = rand(sa, "complex128", 108), rand(sb, "float64", 109)
+    check_modes(getattr(tnp, name), a, b, ref=getattr(np, name))
+    assert_matches(getattr(np, name)(tp.tensor(a), b), getattr(np, name)(a, b), "dispatch")
+
+
+def test_vecdot_axis():
+    if not hasattr(np, "vecdot"):
+        pytest.skip("np.vecdot needs NumPy 2")
+    a, b = rand((3, 2), seed=110), rand((3, 1), seed=111)
+    check_modes(lambda x, y: tnp.vecdot(x, y, axis=0), a, b,
+                ref=lambda x, y: np.vecdot(x, y, axis=0))
+
+
+def test_numpy_linalg_aliases():
+    if not hasattr(np.linalg, "vecdot"):
+        pytest.skip("the array-API names of np.linalg need NumPy 2")
+    a, b = rand((4, 3), seed=112), rand((4, 3), seed=113)
+    for name, args in [("matmul", (a, b.T)), ("tensordot", (a, b)), ("vecdot", (a, b)),
+                       ("outer", (a[0], b[1])), ("cross", (a, b))]:
+        fn = getattr(np.linalg, name)
+        assert_matches(fn(tp.tensor(args[0]), args[1]), fn(*args), f"np.linalg.{name}")
+    with pytest.raises(ShapeError, match="1-d"):
+        np.linalg.outer(tp.tensor(a), b)
+    with pytest.raises(ValueError, match="3 components"):
+        np.linalg.cross(tp.tensor(a[:, :2]), b[:, :2])
+
+
+def test_einsum_path_of_tensors():
+    a, b, c = rand((2, 3), seed=114), rand((3, 4), seed=115), rand((4, 5), seed=116)
+    got = np.einsum_path("ij,jk,kl->il", tp.tensor(a), tp.input((3, 4)), c)
+    assert got[0] == np.einsum_path("ij,jk,kl->il", a, b, c)[0]

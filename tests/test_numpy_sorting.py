@@ -139,3 +139,36 @@ def test_unique_gradient_goes_to_the_first_occurrence():
     np.testing.assert_array_equal(g, expected)
     with pytest.raises(ConcretizationError, match="unique"):
         tnp.unique(tp.input((3,)))
+
+
+def test_lexsort():
+    keys = np.array([[1.0, 0.0, 1.0, 0.0, 2.0], TIES[0]])
+    check_modes(lambda k: tnp.lexsort(k), keys, ref=np.lexsort)
+    check_modes(lambda x, y: tnp.lexsort([x, y]), keys[0], keys[1],
+                ref=lambda x, y: np.lexsort([x, y]))
+    check_modes(lambda x: tnp.lexsort((x, x[::-1]), axis=0), A[:, 0],
+                ref=lambda x: np.lexsort((x, x[::-1]), axis=0))
+    with pytest.raises(ShapeError):
+        tnp.lexsort(tp.tensor(np.ones(3)))
+
+
+def test_sort_complex():
+    for a in (TIES, rand((3, 4), "complex64", 84)):
+        check_modes(tnp.sort_complex, a, ref=np.sort_complex)
+    g = tp.grad(lambda x: (tnp.sort_complex(x) * np.arange(3.0)).real.sum())(
+        np.array([2.0, 0.5, 1.0]))
+    np.testing.assert_array_equal(g, [2.0, 0.0, 1.0])
+
+
+@pytest.mark.parametrize("bins", [np.array([-1.0, 0.0, 0.5, 2.0]), np.array([2.0, 0.5, 0.0])])
+@pytest.mark.parametrize("right", [False, True])
+def test_digitize(bins, right):
+    values = np.concatenate([rand((6,), seed=85), bins])
+    check_modes(lambda x: tnp.digitize(x, bins, right=right), values,
+                ref=lambda x: np.digitize(x, bins, right=right))
+    assert_matches(tnp.digitize(values, tp.tensor(bins), right), np.digitize(values, bins,
+                                                                              right), "bins")
+    with pytest.raises(ValueError, match="monotonic"):
+        tnp.digitize(tp.tensor(values), [0.0, 2.0, 1.0])
+    with pytest.raises(ConcretizationError):
+        tnp.digitize(values, tp.input((3,)))

@@ -455,5 +455,70 @@ def flatnonzero(a):
     return _like(a, np.flatnonzero(_concrete("flatnonzero", a)))
 
 
+def _condition(name: str, condition) -> np.ndarray:
+    """A condition's concrete values as booleans (it selects by value)."""
+    condition = as_array(condition)
+    value = _concrete(name, condition) if is_tensor(condition) else np.asarray(condition)
+    return value.astype(bool)
+
+
+@implements(np.compress)
+def compress(condition, a, axis=None, out=None):
+    """``np.compress``: the slices of ``a`` along ``axis`` (of the flattened array by
+    default) where the 1-d ``condition`` is true; differentiable in ``a``, while
+    ``condition`` must be concrete."""
+    if out is not None:
+        raise ArgumentError("compress: out= is not supported (tensors are immutable)")
+    a = as_array(a)
+    if not (is_tensor(a) or is_tensor(as_array(condition))):
+        return np.compress(condition, a, axis=axis)
+    condition = _condition("compress", condition)
+    if condition.ndim != 1:
+        raise ShapeError("compress: condition must be a 1-d array")
+    return take(a, np.flatnonzero(condition), axis=axis)
+
+
+@implements(np.extract)
+def extract(condition, arr):
+    """``np.extract``: the entries of ``arr.ravel()`` where ``condition.ravel()`` is
+    non-zero (``condition`` concrete)."""
+    arr = as_array(arr)
+    if not (is_tensor(arr) or is_tensor(as_array(condition))):
+        return np.extract(condition, arr)
+    return take(arr, np.flatnonzero(_condition("extract", condition)))
+
+
+@implements(np.diag_indices_from)
+def diag_indices_from(arr):
+    """``np.diag_indices_from``: index arrays of the main diagonal (from the shape)."""
+    shape = shape_of(as_array(arr))
+    if len(shape) < 2 or len(set(shape)) != 1:
+        raise ValueError(f"diag_indices_from: all dimensions of {describe(arr)} must be "
+                         "equal, and at least 2")
+    return np.diag_indices(shape[0], len(shape))
+
+
+@implements(np.tril_indices_from)
+def tril_indices_from(arr, k=0):
+    """``np.tril_indices_from``: index arrays of the lower triangle (from the shape)."""
+    shape = _matrix_shape("tril_indices_from", arr)
+    return np.tril_indices(shape[0], k=k, m=shape[1])
+
+
+@implements(np.triu_indices_from)
+def triu_indices_from(arr, k=0):
+    """``np.triu_indices_from``: index arrays of the upper triangle (from the shape)."""
+    shape = _matrix_shape("triu_indices_from", arr)
+    return np.triu_indices(shape[0], k=k, m=shape[1])
+
+
+def _matrix_shape(name: str, arr) -> tuple:
+    shape = shape_of(as_array(arr))
+    if len(shape) != 2:
+        raise ValueError(f"{name}: input array must be 2-d, got {describe(arr)}")
+    return shape
+
+
 __all__ = ["getitem", "take", "take_along_axis", "index_update", "nonzero", "argwhere",
-           "flatnonzero"]
+           "flatnonzero", "compress", "extract", "diag_indices_from", "tril_indices_from",
+           "triu_indices_from"]

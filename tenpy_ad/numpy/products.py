@@ -234,6 +234,63 @@ def _minor(u, v, i: int, j: int):
     return ew.neg(second) if first is None else subtract(first, second)
 
 
+def _moved_to_end(x, axis: int):
+    x = x if is_tensor(x) else np.asarray(x)
+    ndim = len(shape_of(x))
+    return transpose(x, _moved(normalize_axis("vecdot", axis, ndim), ndim - 1, ndim))
+
+
+def vecdot(x1, x2, /, *, axis=-1):
+    """``np.vecdot``: the dot product along ``axis`` conjugating ``x1``, the other axes
+    broadcast."""
+    a, b, tensors = _pair("vecdot", x1, x2)
+    if not tensors and hasattr(np, "vecdot"):
+        return np.vecdot(a, b, axis=axis)
+    a, b = _moved_to_end(a, axis), _moved_to_end(b, axis)
+    return einsum("...i,...i->...", ew.conj(a), b)
+
+
+def matvec(x1, x2, /):
+    """``np.matvec``: matrices ``(..., m, n)`` times vectors ``(..., n)``, broadcast."""
+    a, b, tensors = _pair("matvec", x1, x2)
+    if not tensors and hasattr(np, "matvec"):
+        return np.matvec(a, b)
+    return einsum("...ij,...j->...i", a, b)
+
+
+def vecmat(x1, x2, /):
+    """``np.vecmat``: conjugated vectors ``(..., n)`` times matrices ``(..., n, m)``."""
+    a, b, tensors = _pair("vecmat", x1, x2)
+    if not tensors and hasattr(np, "vecmat"):
+        return np.vecmat(a, b)
+    return einsum("...j,...jk->...k", ew.conj(a), b)
+
+
+def _linalg_outer(x1, x2, /):
+    """``np.linalg.outer``: the outer product of two vectors (1-d only)."""
+    for x in (x1, x2):
+        if len(shape_of(as_array(x))) != 1:
+            raise ShapeError(f"np.linalg.outer: operands must be 1-d, got {describe(x)}")
+    return outer(x1, x2)
+
+
+def _linalg_cross(x1, x2, /, *, axis=-1):
+    """``np.linalg.cross``: the cross product of 3-vectors along ``axis``."""
+    for x in (x1, x2):
+        shape = shape_of(as_array(x))
+        if not shape or shape[normalize_axis("cross", axis, len(shape))] != 3:
+            raise ValueError(f"np.linalg.cross: vectors must have 3 components along axis "
+                             f"{axis}, got {describe(x)}")
+    return cross(x1, x2, axis=axis)
+
+
+def einsum_path(subscripts, *operands, optimize="greedy", einsum_call=False):
+    """``np.einsum_path`` of tensors: the contraction order depends on shapes only."""
+    stand_ins = [np.broadcast_to(np.zeros((), dtype=x.dtype), shape_of(x)) if is_tensor(x)
+                 else x for x in operands]
+    return np.einsum_path(subscripts, *stand_ins, optimize=optimize, einsum_call=einsum_call)
+
+
 def multi_dot(arrays, *, out=None):
     """``np.linalg.multi_dot``: the product of several matrices in the cheapest order
     (``tp.linalg.multi_dot``)."""
@@ -393,11 +450,17 @@ def _einsum(subscripts: str, operands: list):
     return ct_ops.einsum_strict(f"{terms[0]}->{out}", operands[0])
 
 
-for _numpy_fn, _ours in [(np.matmul, matmul), (np.tensordot, tensordot), (np.einsum, einsum),
-                         (np.dot, dot), (np.vdot, vdot), (np.inner, inner), (np.outer, outer),
-                         (np.kron, kron), (np.cross, cross),
-                         (np.linalg.multi_dot, multi_dot)]:
-    implements(_numpy_fn)(_ours)
+_NUMPY_NAMES = {
+    np: {"matmul": matmul, "tensordot": tensordot, "einsum": einsum, "dot": dot, "vdot": vdot,
+         "inner": inner, "outer": outer, "kron": kron, "cross": cross, "vecdot": vecdot,
+         "matvec": matvec, "vecmat": vecmat, "einsum_path": einsum_path},
+    np.linalg: {"multi_dot": multi_dot, "matmul": matmul, "tensordot": tensordot,
+                "vecdot": vecdot, "outer": _linalg_outer, "cross": _linalg_cross},
+}
+for _module, _names in _NUMPY_NAMES.items():
+    for _name, _ours in _names.items():
+        if hasattr(_module, _name):             # vecdot, matvec, ...: newer NumPy only
+            implements(getattr(_module, _name))(_ours)
 
-__all__ = ["matmul", "tensordot", "einsum", "dot", "vdot", "inner", "outer", "kron", "cross",
-           "multi_dot"]
+__all__ = ["matmul", "tensordot", "einsum", "einsum_path", "dot", "vdot", "inner", "outer",
+           "kron", "cross", "vecdot", "matvec", "vecmat", "multi_dot"]

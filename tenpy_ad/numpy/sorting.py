@@ -1,5 +1,5 @@
-"""Sorting and searching: ``sort``, ``argsort``, ``partition``, ``argpartition``,
-``searchsorted``, ``unique``.
+"""Sorting and searching: ``sort``, ``argsort``, ``lexsort``, ``sort_complex``,
+``partition``, ``argpartition``, ``searchsorted``, ``digitize``, ``unique``.
 
 Sorted values are differentiable: ``sort(a)`` is ``a`` gathered at a stable ``argsort``,
 so the derivative follows the permutation.  At ties (where sorting is not differentiable)
@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ArgumentError
+from .. import dtypes
+from ..errors import ArgumentError, ShapeError
+from ..ops import elementwise as ew
 from ..ops import sorting as so
 from ..ops import structural as st
-from ..primitive import Tensor, bind1, bind2, constant, shape_of
+from ..primitive import Tensor, bind1, bind2, constant, describe, shape_of
 from ._dispatch import implements
 from ._operands import is_tensor, is_traced, normalize_axis, operand, result_code
-from .indexing import _concrete, take, take_along_axis
+from .indexing import _concrete, getitem, take, take_along_axis
 from .joining import as_array
 
 
@@ -38,7 +40,7 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     """``np.argsort``: the int64 positions that sort ``a`` along ``axis``."""
     a = as_array(a)
     if not is_tensor(a):
-        return np.argsort(a, axis=axis, kind=kind, order=order, stable=stable)
+        return np.argsort(a, axis=axis, kind=kind, order=order, **_stable(stable))
     _no_order("argsort", order)
     a, axis = _along("argsort", a, axis)
     return bind1(so.argsort_p, ("stable" if stable else kind, axis), a)
@@ -50,10 +52,35 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     entries keep their order, a stable sort)."""
     a = as_array(a)
     if not is_tensor(a):
-        return np.sort(a, axis=axis, kind=kind, order=order, stable=stable)
+        return np.sort(a, axis=axis, kind=kind, order=order, **_stable(stable))
     _no_order("sort", order)
     a, axis = _along("sort", a, axis)
     return take_along_axis(a, bind1(so.argsort_p, ("stable", axis), a), axis)
+
+
+@implements(np.lexsort)
+def lexsort(keys, axis=-1):
+    """``np.lexsort``: the int64 positions that sort by the last key, then the one before,
+    ... (``keys``: a sequence of arrays of one shape, or a 2-d array of rows)."""
+    keys = as_array(keys)
+    if not is_tensor(keys):
+        return np.lexsort(keys, axis=axis)
+    ndim = len(shape_of(keys))
+    if ndim < 2:
+        raise ShapeError(f"lexsort: keys {describe(keys)} must hold at least one key of "
+                         "at least one axis")
+    return bind1(so.lexsort_p, normalize_axis("lexsort", axis, ndim - 1), keys)
+
+
+@implements(np.sort_complex)
+def sort_complex(a):
+    """``np.sort_complex``: ``a`` as complex values, sorted by real then imaginary part
+    along the last axis (differentiable as :func:`sort`)."""
+    a = as_array(a)
+    if not is_tensor(a):
+        return np.sort_complex(a)
+    code = a.dtype_code if is_traced(a) else dtypes.value_code(a.dtype)
+    return sort(ew.convert(a, dtypes.complex_code(code)))
 
 
 def _kth(name: str, kth) -> tuple:
@@ -102,6 +129,25 @@ def searchsorted(a, v, side="left", sorter=None):
     return bind2(so.searchsorted_p, side, operand(a, code, traced), operand(v, code, traced))
 
 
+@implements(np.digitize)
+def digitize(x, bins, right=False):
+    """``np.digitize``: the int64 index of the bin of each entry of ``x``; ``bins`` is
+    monotonic, and concrete (its direction decides the search)."""
+    x, bins = as_array(x), as_array(bins)
+    if not (is_tensor(x) or is_tensor(bins)):
+        return np.digitize(x, bins, right=right)
+    edges = _concrete("digitize", bins) if is_tensor(bins) else np.asarray(bins)
+    if edges.ndim != 1:
+        raise ShapeError(f"digitize: bins must be 1-d, got {describe(bins)}")
+    differences = np.diff(edges)
+    side = "left" if right else "right"
+    if np.all(differences >= 0):
+        return searchsorted(bins, x, side=side)
+    if np.all(differences <= 0):
+        return len(edges) - searchsorted(getitem(bins, slice(None, None, -1)), x, side=side)
+    raise ValueError("digitize: bins must be monotonically increasing or decreasing")
+
+
 @implements(np.unique)
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None,
            *, equal_nan=True, sorted=True):  # noqa: A002 - NumPy's names
@@ -112,10 +158,10 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     ar = as_array(ar)
     if not is_tensor(ar):
         return np.unique(ar, return_index, return_inverse, return_counts, axis,
-                         equal_nan=equal_nan, sorted=sorted)
+                         equal_nan=equal_nan, **_unsorted(sorted))
     value = _concrete("unique", ar)
     found = np.unique(value, True, return_inverse, return_counts, axis, equal_nan=equal_nan,
-                      sorted=sorted)
+                      **_unsorted(sorted))
     first = found[1]
     values = take(ar, first, axis=axis)
     extras = [first] if return_index else []
@@ -126,4 +172,15 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     return (values, *[wrap(e) for e in extras])
 
 
-__all__ = ["sort", "argsort", "partition", "argpartition", "searchsorted", "unique"]
+def _unsorted(sorted_: bool) -> dict:
+    """``sorted=False`` for the NumPy versions that have it (2.3+); the default otherwise."""
+    return {} if sorted_ else {"sorted": False}
+
+
+def _stable(stable) -> dict:
+    """``stable=`` for the NumPy versions that have it (2.0+) when it is given."""
+    return {} if stable is None else {"stable": stable}
+
+
+__all__ = ["sort", "argsort", "lexsort", "sort_complex", "partition", "argpartition",
+           "searchsorted", "digitize", "unique"]

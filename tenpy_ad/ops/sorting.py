@@ -1,4 +1,4 @@
-"""Orderings: ``argsort``, ``argpartition`` and ``searchsorted``.
+"""Orderings: ``argsort``, ``lexsort``, ``argpartition`` and ``searchsorted``.
 
 Their results are integer positions, never differentiated (zero rules): sorted *values*
 are gathered with these positions (``tenpy_ad.numpy.sort``), so their derivative follows
@@ -27,6 +27,20 @@ argsort_p = primitive("argsort", lambda p, x: np.argsort(x, axis=p[1], kind=p[0]
                       _axis_rule("argsort"), format_params=lambda p: f"kind={p[0]} axis={p[1]}")
 defjvp(argsort_p, zero_rule)
 defvjp(argsort_p, zero_rule)
+
+
+def _lexsort_rule(axis, keys):
+    if keys.ndim < 2 or not 0 <= axis < keys.ndim - 1:
+        raise ShapeError(f"lexsort: keys {describe(keys)} need a leading axis of keys and "
+                         f"axis {axis} among the others")
+    return dtypes.INT64, tuple(keys.shape)[1:]
+
+
+#: ``keys`` stacked on a leading axis, the last key the primary one (NumPy's order)
+lexsort_p = primitive("lexsort", lambda axis, keys: np.lexsort(keys, axis=axis),
+                      _lexsort_rule, format_params=lambda axis: f"axis={axis}")
+defjvp(lexsort_p, zero_rule)
+defvjp(lexsort_p, zero_rule)
 
 
 def _argpartition_rule(params, x):

@@ -1,5 +1,5 @@
 """Gather and scatter (advanced indexing, take, take_along_axis, x.at[...]) and the
-orderings (sort, partition, searchsorted), whose values are gathers.  Index arrays are
+orderings (sort, lexsort, partition, searchsorted), whose values are gathers.  Index arrays are
 constants, or positions computed in the graph (argsort) so the traced-index paths of the
 rules run too."""
 import numpy as np
@@ -48,6 +48,8 @@ SPECS = [
     Spec("sort_axis0", lambda x: tnp.sort(x, axis=0) * np.arange(20.0).reshape(4, 5), ((4, 5),),
          domain="distinct", dtypes=REAL),
     Spec("sort_flat_complex", lambda x: tnp.sort(x, axis=None) * np.arange(6.0), ((2, 3),)),
+    Spec("lexsort_rows", lambda x: x[tnp.lexsort((x[:, 1], x[:, 0] * 0.0))] * x, ((4, 3),),
+         domain="distinct", dtypes=REAL),
     Spec("partition", lambda x: tnp.partition(x, 2, axis=1)[:, 2], ((4, 5),),
          domain="distinct", dtypes=REAL),
     Spec("searchsorted_take", lambda x: tnp.take(x, tnp.searchsorted(

@@ -99,7 +99,7 @@ class InternalError(TenpyAdError, RuntimeError):
 
 
 ALL = {cls.__name__: cls for cls in (
-    TenpyAdError, ShapeError, IndexingError, DTypeError, ArgumentError, ConcretizationError, ProgramInputError,
-    NonFiniteError, NotDifferentiableError, GraphError, GaugeError, SaveFormatError,
-    ConvergenceError,
+    TenpyAdError, ShapeError, IndexingError, DTypeError, ArgumentError, ConcretizationError,
+    ProgramInputError, NonFiniteError, NotDifferentiableError, GraphError, GaugeError,
+    SaveFormatError, ConvergenceError,
     InternalError)}

@@ -425,7 +425,8 @@ def test_indices_from_shapes():
                               ("tril_indices_from", np.ones((3, 5)), dict(k=1)),
                               ("triu_indices_from", np.ones((4, 4)), dict(k=-1))]:
         for tensor in (tp.tensor(arr), tp.input(arr.shape)):
-            got, expected = getattr(np, name)(tensor, **kwargs), getattr(np, name)(arr, **kwargs)
+            got = getattr(np, name)(tensor, **kwargs)
+            expected = getattr(np, name)(arr, **kwargs)
             assert len(got) == len(expected)
             for g, e in zip(got, expected):
                 np.testing.assert_array_equal(g, e)

@@ -27,8 +27,8 @@ def test_sort_and_argsort(axis, dtype):
                 ref=lambda x: np.argsort(x, axis=axis))
 
 
-@pytest.mark.parametrize("kwargs", [dict(kind="stable"), dict(stable=True), dict(kind="heapsort"),
-                                    dict(axis=0, kind="mergesort")])
+@pytest.mark.parametrize("kwargs", [dict(kind="stable"), dict(stable=True),
+                                    dict(kind="heapsort"), dict(axis=0, kind="mergesort")])
 def test_sort_kinds_with_ties(kwargs):
     check_modes(lambda x: tnp.sort(x, **kwargs), TIES, ref=lambda x: np.sort(x, **kwargs))
     if kwargs.get("kind") != "heapsort":          # positions of ties: stable kinds only

@@ -111,8 +111,8 @@ def _normalized(entry, shape: tuple, axis: int, operands: list) -> list:
     if type(entry) is int:
         n = shape[axis]
         if not -n <= entry < n:
-            raise IndexingError(f"index {entry} is out of bounds for axis {axis} with size {n} "
-                                f"(array shape {list(shape)})")
+            raise IndexingError(f"index {entry} is out of bounds for axis {axis} with size "
+                                f"{n} (array shape {list(shape)})")
         return [entry % n]
     if type(entry) is tuple and entry[0] == "mask":
         return _mask_entries(entry[1], shape, axis, operands)
@@ -411,7 +411,9 @@ def _fit(values, target: tuple):
 
 # ------------------------------------------------------------------ nonzero & co
 
-def _concrete(name: str, a):
+def concrete_values(name: str, a) -> np.ndarray:
+    """The values of ``a`` (an eager tensor, a constant), or a ConcretizationError naming
+    ``name`` for a traced placeholder, which has none yet."""
     value = ix.concrete_value(a)
     if value is None:
         raise ConcretizationError(
@@ -433,7 +435,7 @@ def nonzero(a):
     a = as_array(a)
     if not is_tensor(a):
         return np.nonzero(a)
-    return tuple(_like(a, i) for i in np.nonzero(_concrete("nonzero", a)))
+    return tuple(_like(a, i) for i in np.nonzero(concrete_values("nonzero", a)))
 
 
 @implements(np.argwhere)
@@ -442,7 +444,7 @@ def argwhere(a):
     a = as_array(a)
     if not is_tensor(a):
         return np.argwhere(a)
-    return _like(a, np.argwhere(_concrete("argwhere", a)))
+    return _like(a, np.argwhere(concrete_values("argwhere", a)))
 
 
 @implements(np.flatnonzero)
@@ -452,13 +454,13 @@ def flatnonzero(a):
     a = as_array(a)
     if not is_tensor(a):
         return np.flatnonzero(a)
-    return _like(a, np.flatnonzero(_concrete("flatnonzero", a)))
+    return _like(a, np.flatnonzero(concrete_values("flatnonzero", a)))
 
 
 def _condition(name: str, condition) -> np.ndarray:
     """A condition's concrete values as booleans (it selects by value)."""
     condition = as_array(condition)
-    value = _concrete(name, condition) if is_tensor(condition) else np.asarray(condition)
+    value = concrete_values(name, condition) if is_tensor(condition) else np.asarray(condition)
     return value.astype(bool)
 
 

@@ -1,9 +1,10 @@
 """Products and contractions: ``matmul`` (``@``), ``dot``, ``vdot``, ``inner``, ``outer``,
-``kron``, ``cross``, ``tensordot``, ``einsum`` (subscripts or sublists), ``multi_dot``.
+``kron``, ``cross``, ``tensordot``, ``einsum`` (subscripts or sublists), ``einsum_path``,
+``vecdot``, ``matvec``, ``vecmat``, ``multi_dot``.
 
-Everything but ``cross`` lowers onto the ``einsum`` primitive (one batched BLAS matmul per
-pair of operands), so each has the einsum derivative; NumPy's shape rules and promotion
-are applied first."""
+They apply NumPy's shape rules and promotion, then lower onto the ``einsum`` primitive (one
+batched BLAS matmul per pair of operands) and so share its derivative; products with a
+scalar multiply, ``cross`` combines products of components."""
 from __future__ import annotations
 
 import builtins
@@ -89,7 +90,7 @@ def tensordot(a, b, axes=2):
     return einsum(f"{''.join(letters_a)},{''.join(letters_b)}->{''.join(out)}", a, b)
 
 
-def _pair(name: str, a, b):
+def _pair(a, b):
     """Both operands of a product as arrays (lists of tensors stacked), and whether either
     is a tensor."""
     a, b = as_array(a), as_array(b)
@@ -107,13 +108,13 @@ def dot(a, b, out=None):
     the last axes, N-d with M-d sums the last axis of ``a`` with the second-to-last of
     ``b`` (no broadcasting: the result has ``a``'s other axes, then ``b``'s)."""
     _no_out("dot", out)
-    a, b, tensors = _pair("dot", a, b)
+    a, b, tensors = _pair(a, b)
     if not tensors:
         return np.dot(a, b)
     sa, sb = shape_of(a), shape_of(b)
     if not sa or not sb:
         return multiply(a, b)
-    k_b = len(sb) - 1 if len(sb) == 1 else len(sb) - 2
+    k_b = 0 if len(sb) == 1 else len(sb) - 2
     if sa[-1] != sb[k_b]:
         raise ShapeError(f"dot: shapes {list(sa)} and {list(sb)} not aligned: {sa[-1]} (dim "
                          f"{len(sa) - 1}) != {sb[k_b]} (dim {k_b})")
@@ -126,7 +127,7 @@ def dot(a, b, out=None):
 
 def vdot(a, b):
     """``np.vdot``: the dot product of the flattened arrays, conjugating the first."""
-    a, b, tensors = _pair("vdot", a, b)
+    a, b, tensors = _pair(a, b)
     if not tensors:
         return np.vdot(a, b)
     size_a, size_b = _size(a), _size(b)
@@ -146,7 +147,7 @@ def _flat(x):
 def inner(a, b):
     """``np.inner``: sums over the last axes (no conjugation); scalars multiply.  The
     result has ``a``'s other axes, then ``b``'s."""
-    a, b, tensors = _pair("inner", a, b)
+    a, b, tensors = _pair(a, b)
     if not tensors:
         return np.inner(a, b)
     sa, sb = shape_of(a), shape_of(b)
@@ -162,7 +163,7 @@ def inner(a, b):
 def outer(a, b, out=None):
     """``np.outer``: ``a.ravel()[:, None] * b.ravel()[None, :]``."""
     _no_out("outer", out)
-    a, b, tensors = _pair("outer", a, b)
+    a, b, tensors = _pair(a, b)
     if not tensors:
         return np.outer(a, b)
     return einsum("i,j->ij", _flat(a), _flat(b))
@@ -171,7 +172,7 @@ def outer(a, b, out=None):
 def kron(a, b):
     """``np.kron``: the Kronecker product; the operand with fewer axes gets leading axes
     of length 1 first."""
-    a, b, tensors = _pair("kron", a, b)
+    a, b, tensors = _pair(a, b)
     if not tensors:
         return np.kron(a, b)
     a, b = (x if is_tensor(x) else np.asarray(x) for x in (a, b))
@@ -190,7 +191,7 @@ def kron(a, b):
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     """``np.cross`` of 2- or 3-vectors along ``axisa``/``axisb`` (``axis`` sets all three);
     the other axes broadcast.  Two 2-vectors give the scalar z component."""
-    a, b, tensors = _pair("cross", a, b)
+    a, b, tensors = _pair(a, b)
     if not tensors:
         return np.cross(a, b, axisa, axisb, axisc, axis)
     if axis is not None:
@@ -243,7 +244,7 @@ def _moved_to_end(x, axis: int):
 def vecdot(x1, x2, /, *, axis=-1):
     """``np.vecdot``: the dot product along ``axis`` conjugating ``x1``, the other axes
     broadcast."""
-    a, b, tensors = _pair("vecdot", x1, x2)
+    a, b, tensors = _pair(x1, x2)
     if not tensors and hasattr(np, "vecdot"):
         return np.vecdot(a, b, axis=axis)
     a, b = _moved_to_end(a, axis), _moved_to_end(b, axis)
@@ -252,7 +253,7 @@ def vecdot(x1, x2, /, *, axis=-1):
 
 def matvec(x1, x2, /):
     """``np.matvec``: matrices ``(..., m, n)`` times vectors ``(..., n)``, broadcast."""
-    a, b, tensors = _pair("matvec", x1, x2)
+    a, b, tensors = _pair(x1, x2)
     if not tensors and hasattr(np, "matvec"):
         return np.matvec(a, b)
     return einsum("...ij,...j->...i", a, b)
@@ -260,7 +261,7 @@ def matvec(x1, x2, /):
 
 def vecmat(x1, x2, /):
     """``np.vecmat``: conjugated vectors ``(..., n)`` times matrices ``(..., n, m)``."""
-    a, b, tensors = _pair("vecmat", x1, x2)
+    a, b, tensors = _pair(x1, x2)
     if not tensors and hasattr(np, "vecmat"):
         return np.vecmat(a, b)
     return einsum("...j,...jk->...k", ew.conj(a), b)

@@ -4,8 +4,8 @@
 Sorted values are differentiable: ``sort(a)`` is ``a`` gathered at a stable ``argsort``,
 so the derivative follows the permutation.  At ties (where sorting is not differentiable)
 tied entries keep their order, and each receives the derivative of the output position it
-lands in.  Positions (``argsort``, ``argpartition``, ``searchsorted``) are int64 and not
-differentiated.
+lands in.  Positions (``argsort``, ``lexsort``, ``argpartition``, ``searchsorted``,
+``digitize``) are int64 and not differentiated.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from ..ops import structural as st
 from ..primitive import Tensor, bind1, bind2, constant, describe, shape_of
 from ._dispatch import implements
 from ._operands import is_tensor, is_traced, normalize_axis, operand, result_code
-from .indexing import _concrete, getitem, take, take_along_axis
+from .indexing import concrete_values, getitem, take, take_along_axis
 from .joining import as_array
 
 
@@ -136,7 +136,7 @@ def digitize(x, bins, right=False):
     x, bins = as_array(x), as_array(bins)
     if not (is_tensor(x) or is_tensor(bins)):
         return np.digitize(x, bins, right=right)
-    edges = _concrete("digitize", bins) if is_tensor(bins) else np.asarray(bins)
+    edges = concrete_values("digitize", bins) if is_tensor(bins) else np.asarray(bins)
     if edges.ndim != 1:
         raise ShapeError(f"digitize: bins must be 1-d, got {describe(bins)}")
     differences = np.diff(edges)
@@ -159,7 +159,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     if not is_tensor(ar):
         return np.unique(ar, return_index, return_inverse, return_counts, axis,
                          equal_nan=equal_nan, **_unsorted(sorted))
-    value = _concrete("unique", ar)
+    value = concrete_values("unique", ar)
     found = np.unique(value, True, return_inverse, return_counts, axis, equal_nan=equal_nan,
                       **_unsorted(sorted))
     first = found[1]

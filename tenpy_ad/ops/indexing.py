@@ -98,8 +98,9 @@ def indexed_shape(template: tuple, shape: tuple, index_shapes: tuple) -> tuple:
     try:
         broadcast = np.broadcast_shapes(*advanced)
     except ValueError:
+        shapes = " ".join(str(list(s)) for s in advanced)
         raise IndexingError("shape mismatch: indexing arrays could not be broadcast together "
-                            f"with shapes {' '.join(str(list(s)) for s in advanced)}") from None
+                            f"with shapes {shapes}") from None
     first = positions[0]
     if positions == list(range(first, first + len(positions))):
         parts[first] = broadcast
@@ -220,10 +221,10 @@ def _gather_impl(params, x, *arrays):
 def _scatter_impl(ufunc):
     """``x`` updated at the index by ``ufunc`` (None: assignment).
 
-    A basic index (slices, integers) reaches each element once: the update runs in place on
-    the view.  An advanced one may repeat elements: the update goes through the flat
-    positions it reaches, where NumPy's ``ufunc.at`` has a fast path (and assignment keeps
-    the last write), instead of ``ufunc.at`` with a multi-axis index (many times slower)."""
+    A basic index (slices, integers) reaches each element once, so an ordinary update is
+    exact.  An advanced one may repeat elements: the update goes through the flat positions
+    it reaches, where NumPy's ``ufunc.at`` has a fast path (and assignment keeps the last
+    write), instead of ``ufunc.at`` with a multi-axis index (many times slower)."""
     def impl(params, x, v, *arrays):
         out = np.array(x, copy=True)
         index = numpy_index(params, x.shape, arrays)

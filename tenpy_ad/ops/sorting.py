@@ -24,7 +24,8 @@ def _axis_rule(name):
 
 
 argsort_p = primitive("argsort", lambda p, x: np.argsort(x, axis=p[1], kind=p[0]),
-                      _axis_rule("argsort"), format_params=lambda p: f"kind={p[0]} axis={p[1]}")
+                      _axis_rule("argsort"),
+                      format_params=lambda p: f"kind={p[0]} axis={p[1]}")
 defjvp(argsort_p, zero_rule)
 defvjp(argsort_p, zero_rule)
 

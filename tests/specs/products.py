@@ -13,6 +13,7 @@ SPECS = [
     Spec("kron", tnp.kron, ((2, 3), (2, 1, 2))),
     Spec("cross3", lambda a, b: tnp.cross(a, b, axisa=0, axisc=0), ((3, 2), (2, 3))),
     Spec("cross2_3", tnp.cross, ((4, 2), (4, 3))),
-    Spec("einsum_sublists", lambda a, b: tnp.einsum(a, [0, 1], b, [1, Ellipsis], [Ellipsis, 0]),
+    Spec("einsum_sublists",
+         lambda a, b: tnp.einsum(a, [0, 1], b, [1, Ellipsis], [Ellipsis, 0]),
          ((2, 3), (3, 4))),
 ]

@@ -15,6 +15,8 @@ dtypes), so ``except ValueError`` keeps working.
                                vectors/eigenvectors, so its derivative is ill-defined
   (:class:`GaugeWarning` instead when ``tp.linalg.config.gauge_check = "warn"``)
 * :class:`SaveFormatError`     a saved program is corrupt, truncated or of another version
+* :class:`ConvergenceError`    an iterative solve (``tp.fixed_point``, its derivative) did not
+                               converge; the message gives the residual and iteration count
 * :class:`InternalError`       a rule broke an engine invariant (a bug: please report it)
 """
 
@@ -63,10 +65,15 @@ class SaveFormatError(TenpyAdError, ValueError):
     """A saved program could not be read."""
 
 
+class ConvergenceError(TenpyAdError, RuntimeError):
+    """An iterative solve did not converge within its iteration budget."""
+
+
 class InternalError(TenpyAdError, RuntimeError):
     """An engine invariant was broken; this is a bug in tenpy_ad."""
 
 
 ALL = {cls.__name__: cls for cls in (
     TenpyAdError, ShapeError, DTypeError, ArgumentError, ConcretizationError, ProgramInputError,
-    NonFiniteError, GraphError, GaugeError, SaveFormatError, InternalError)}
+    NonFiniteError, GraphError, GaugeError, SaveFormatError, ConvergenceError,
+    InternalError)}

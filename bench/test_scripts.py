@@ -5,6 +5,7 @@ import pytest
 from tenpy_ad import blowup
 
 import ad_blowup
+import ctmrg
 import eager_chains
 import memory_per_node
 import trg_accuracy
@@ -39,7 +40,8 @@ def test_ad_blowup_prints_the_same_columns(capsys):
                     "--no-jax"]),
     (trg_accuracy, ["--chis", "4", "--betas", "0.3", "--steps", "3"]),
     (memory_per_node, ["--depths", "100,200"]),
-], ids=["eager_chains", "trg_ad_steps", "trg_accuracy", "memory_per_node"])
+    (ctmrg, ["--betas", "0.6", "--chis", "4"]),
+], ids=["eager_chains", "trg_ad_steps", "trg_accuracy", "memory_per_node", "ctmrg"])
 def test_script_runs(script, argv, capsys):
     assert script.main(argv) == 0
     out = capsys.readouterr().out

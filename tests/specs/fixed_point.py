@@ -1,6 +1,8 @@
 """Spec entries of ``tp.fixed_point``: a linear map (its derivative solves are exact
-linear systems, real and complex), a nonlinear scalar map, and a two-leaf state.  The
-maps contract for the inputs ``make_args`` draws (standard normal, fixed seed)."""
+linear systems, real and complex), a map that is only real-linear in complex x (the
+solvers treat complex leaves as pairs of reals), a nonlinear scalar map, and a two-leaf
+state.  The maps contract for the inputs ``make_args`` draws (standard normal, fixed
+seed)."""
 import tenpy_ad as tp
 
 from .table import REAL, Spec
@@ -9,6 +11,11 @@ from .table import REAL, Spec
 def _linear(a, b):
     """x = 0.2 a x + b, started from b."""
     return tp.fixed_point(lambda x, a, b: (a @ x) * 0.2 + b, b, a, b)
+
+
+def _conjugating(a, b):
+    """x = 0.2 conj(a x) + b."""
+    return tp.fixed_point(lambda x, a, b: tp.conj(a @ x) * 0.2 + b, b, a, b)
 
 
 def _tanh(a):
@@ -27,6 +34,7 @@ def _pair(a, b):
 
 SPECS = [
     Spec("fixed_point_linear", _linear, ((3, 3), (3,))),
+    Spec("fixed_point_conjugating", _conjugating, ((3, 3), (3,)), dtypes=("complex128",)),
     Spec("fixed_point_tanh", _tanh, ((4,),), dtypes=REAL),
     Spec("fixed_point_two_leaves", _pair, ((2, 2), (2,)), dtypes=REAL),
 ]

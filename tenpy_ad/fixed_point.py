@@ -15,14 +15,14 @@ more implicit, to any order.  The reverse solve carries ``t = B^T lam`` along in
 so a rule emits exactly one node (traced) or one tape entry (eager) and never sweeps the
 caller's tape.  The linear solves use GMRES (SciPy) or plain iteration (``solver=``).
 
+The solvers themselves work on arrays (:mod:`tenpy_ad.solvers`).
+
 * Traced: the call is one node whose implementation is ``f`` compiled as a sub-program.
 * Eager and on arrays: ``f`` runs on ndarrays, so it must not use tensors that need a
   gradient other than through ``args`` (that raises an error rather than losing them).
 """
 from __future__ import annotations
 
-import inspect
-import math
 from typing import Callable
 
 import numpy as np
@@ -31,10 +31,11 @@ from . import dtypes
 from .errors import ArgumentError, ConvergenceError, DTypeError, GraphError, ShapeError
 from .functional import jvp as function_jvp, vjp as function_vjp
 from .ops import structural as st
-from .primitive import (Tensor, TracedTensor, bind, code_of_value, constant, describe,
-                        primitive, shape_of)
+from .primitive import (Tensor, TracedTensor, bind, code_of_value, constant, primitive,
+                        shape_of)
 from .program import compile as compile_program
 from .rules import defrules
+from .solvers import solve_affine, solve_by_iteration
 from .traced import input as placeholder
 from .tree import tree_flatten, tree_unflatten
 
@@ -42,8 +43,6 @@ __all__ = ["fixed_point", "SOLVERS"]
 
 #: linear solvers for the derivative (adjoint and tangent) systems
 SOLVERS = ("gmres", "iterate")
-#: GMRES restart length (Krylov vectors kept)
-GMRES_RESTART = 60
 
 
 # ------------------------------------------------------------------ the problem
@@ -103,8 +102,8 @@ class Problem:
 
     def solve(self, x0: list, args: list) -> list:
         if self.method == "gmres":
-            return _solve_affine(self, x0, args)
-        return _iterate(self, x0, args)
+            return solve_affine(self, x0, args)
+        return solve_by_iteration(self, x0, args)
 
     def record(self, iterations: int, residual: float) -> None:
         if self.stats is not None:
@@ -138,127 +137,6 @@ def _as_array(value, label: str) -> np.ndarray:
     return np.asarray(value)
 
 
-# ------------------------------------------------------------------ solvers (arrays)
-
-def _residual(new: list, old: list) -> float:
-    """The largest change of any leaf, relative to that leaf's largest entry (NaN once a
-    value is not finite)."""
-    worst = 0.0
-    for y, x in zip(new, old):
-        if not y.size:
-            continue
-        change, scale = float(np.max(np.abs(y - x))), float(np.max(np.abs(y)))
-        if not (math.isfinite(change) and math.isfinite(scale)):
-            return math.nan
-        if change > 0.0:
-            worst = max(worst, change / scale if scale > 0.0 else math.inf)
-    return worst
-
-
-def _iterate(problem: Problem, x: list, args: list) -> list:
-    """``x <- f(x)`` (with Anderson mixing if asked) until the relative change <= tol."""
-    mixer = _Anderson(problem.anderson, x) if problem.anderson else None
-    residual = math.inf
-    for n in range(1, problem.max_iter + 1):
-        y = problem.apply(x, args)
-        residual = _residual(y, x)
-        if residual <= problem.tol:
-            problem.record(n, residual)
-            return y
-        if math.isnan(residual):
-            raise problem.fail(n, residual, "the iteration diverged")
-        x = mixer.mix(x, y) if mixer is not None else y
-    raise problem.fail(problem.max_iter, residual, "no convergence")
-
-
-class _Anderson:
-    """Anderson mixing (type II) over the last ``depth`` steps, on real vectors."""
-
-    def __init__(self, depth: int, like: list):
-        self.depth, self.packer = depth, _Packer(like)
-        self.history: list = []
-        self.previous = None
-
-    def mix(self, x: list, y: list) -> list:
-        g = self.packer.pack(y)
-        f = g - self.packer.pack(x)
-        if self.previous is not None:
-            self.history.append((f - self.previous[0], g - self.previous[1]))
-            del self.history[:-self.depth]
-        self.previous = (f, g)
-        if not self.history:
-            return y
-        df = np.stack([h[0] for h in self.history], axis=1)
-        dg = np.stack([h[1] for h in self.history], axis=1)
-        gamma = np.linalg.lstsq(df, f, rcond=1e-12)[0]
-        return self.packer.unpack(g - dg @ gamma)
-
-
-class _Packer:
-    """Leaves <-> one real vector (complex leaves as real and imaginary parts)."""
-
-    def __init__(self, like: list):
-        self.shapes = [x.shape for x in like]
-        self.dtypes = [x.dtype for x in like]
-        self.size = sum(x.size * (2 if x.dtype.kind == "c" else 1) for x in like)
-
-    def pack(self, leaves: list) -> np.ndarray:
-        parts = []
-        for x in leaves:
-            x = np.asarray(x).ravel()
-            parts += [x.real, x.imag] if x.dtype.kind == "c" else [x]
-        return np.concatenate(parts).astype(np.float64, copy=False) if parts else np.zeros(0)
-
-    def unpack(self, vector: np.ndarray) -> list:
-        leaves, start = [], 0
-        for shape, dtype in zip(self.shapes, self.dtypes):
-            n = math.prod(shape)
-            if dtype.kind == "c":
-                part = vector[start:start + n] + 1j * vector[start + n:start + 2 * n]
-                start += 2 * n
-            else:
-                part = vector[start:start + n]
-                start += n
-            leaves.append(part.reshape(shape).astype(dtype))
-        return leaves
-
-
-def _solve_affine(problem: Problem, x0: list, args: list) -> list:
-    """GMRES on ``(I - M) x = b`` for an affine step ``x -> M x + b`` (real-linear M)."""
-    from scipy.sparse.linalg import LinearOperator, gmres
-    packer = _Packer(x0)
-    b = packer.pack(problem.apply([np.zeros(x.shape, x.dtype) for x in x0], args))
-
-    def matvec(v):
-        return v - (packer.pack(problem.apply(packer.unpack(v), args)) - b)
-
-    iterations = 0
-
-    def count(_):
-        nonlocal iterations
-        iterations += 1
-
-    size = packer.size
-    restart = max(1, min(size, GMRES_RESTART, problem.max_iter))
-    operator = LinearOperator((size, size), matvec=matvec, dtype=np.float64)
-    solution, info = gmres(operator, b, x0=packer.pack(x0), restart=restart,
-                           maxiter=-(-problem.max_iter // restart), callback=count,
-                           callback_type="pr_norm", **_gmres_tol(problem.tol))
-    norm_b = float(np.linalg.norm(b))
-    residual = float(np.linalg.norm(matvec(solution) - b)) / norm_b if norm_b else 0.0
-    if info != 0:
-        why = "GMRES did not converge" if info > 0 else "GMRES broke down"
-        raise problem.fail(iterations, residual, why)
-    problem.record(iterations, residual)
-    return packer.unpack(solution)
-
-
-def _gmres_tol(tol: float) -> dict:
-    from scipy.sparse.linalg import gmres
-    name = "rtol" if "rtol" in inspect.signature(gmres).parameters else "tol"
-    return {name: tol, "atol": 0.0}
-
-
 # ------------------------------------------------------------------ the primitive
 
 def _impl(problem, *arrays):
@@ -290,7 +168,7 @@ def _solve(step, x0: list, args: list, label: str, tol: float, max_iter: int, me
     operands = [_as_operand(a) for a in x0 + args]
     avals = None
     if any(type(a) is TracedTensor for a in operands):
-        avals = [(tuple(shape_of(a)), _dtype_of(a)) for a in operands]
+        avals = [(tuple(shape_of(a)), dtypes.DTYPES[code_of_value(a)]) for a in operands]
     problem = Problem(step, len(x0), label, tol, max_iter, method, solver, anderson, stats,
                       avals)
     out = bind(_primitive(len(x0)), problem, *operands)
@@ -303,12 +181,8 @@ def _as_operand(value):
     array = np.asarray(value)
     if array.dtype.kind not in "biufc":
         raise ArgumentError(f"fixed_point: x0 and args must hold numbers and tensors, got "
-                            f"{describe(value) if array.dtype.kind else type(value).__name__}")
+                            f"{type(value).__name__}")
     return array.astype(dtypes.DTYPES[dtypes.value_code(array.dtype)], copy=False)
-
-
-def _dtype_of(x):
-    return x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype
 
 
 def _zeros_like(x):

@@ -23,6 +23,7 @@ The solvers themselves work on arrays (:mod:`tenpy_ad.solvers`).
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Callable
 
 import numpy as np
@@ -53,12 +54,16 @@ class Problem:
 
     ``method`` solves the forward problem ("iterate", or "gmres" for maps affine in x);
     ``solver`` is the method of the derivative problems derived from this one.
+    ``linearize(args)``, if given, returns ``xs -> step(xs, args)`` for arrays, prepared
+    once per solve (the adjoint problem records one application of f on a tape and runs
+    only its backward sweep per iteration; traced, the compiled step is faster).
     """
 
     def __init__(self, step: Callable, n_x: int, label: str, tol: float, max_iter: int,
                  method: str, solver: str, anderson: int, stats: dict | None,
-                 avals: list | None):
+                 avals: list | None, linearize: Callable | None = None):
         self.step, self.n_x, self.label = step, n_x, label
+        self.linearize = linearize
         self.tol, self.max_iter = tol, max_iter
         self.method, self.solver, self.anderson = method, solver, anderson
         self.stats = stats
@@ -89,11 +94,17 @@ class Problem:
                                  f"{k} of x, which is {np.dtype(x_dtype).name}; give x0 "
                                  "the dtype of f's result")
 
-    def apply(self, xs: list, args: list) -> list:
-        """One step on arrays."""
+    def bound(self, args: list) -> Callable:
+        """One step on arrays, as a function of x alone: the compiled sub-program
+        (traced), else the prepared linearization, else ``step`` itself on arrays."""
         if self._program is not None:
-            return list(self._program(*xs, *args))
-        outs = [_as_array(o, self.label) for o in self.step(xs, args)]
+            return lambda xs: list(self._program(*xs, *args))
+        step = (self.linearize(args) if self.linearize is not None
+                else partial(self.step, params=args))
+        return lambda xs: self._arrays(step(xs), xs)
+
+    def _arrays(self, outs, xs) -> list:
+        outs = [_as_array(o, self.label) for o in outs]
         if not self._checked:
             self._check_outputs([(o.shape, o.dtype) for o in outs],
                                 [(x.shape, x.dtype) for x in xs])
@@ -101,9 +112,8 @@ class Problem:
         return outs
 
     def solve(self, x0: list, args: list) -> list:
-        if self.method == "gmres":
-            return solve_affine(self, x0, args)
-        return solve_by_iteration(self, x0, args)
+        solver = solve_affine if self.method == "gmres" else solve_by_iteration
+        return solver(self, self.bound(args), x0)
 
     def record(self, iterations: int, residual: float) -> None:
         if self.stats is not None:
@@ -163,14 +173,15 @@ def _primitive(n_x: int):
 
 
 def _solve(step, x0: list, args: list, label: str, tol: float, max_iter: int, method: str,
-           solver: str, anderson: int = 0, stats: dict | None = None) -> list:
+           solver: str, anderson: int = 0, stats: dict | None = None,
+           linearize: Callable | None = None) -> list:
     """Bind one fixed_point node (traced), tape entry (eager) or solve (arrays)."""
     operands = [_as_operand(a) for a in x0 + args]
     avals = None
     if any(type(a) is TracedTensor for a in operands):
         avals = [(tuple(shape_of(a)), dtypes.DTYPES[code_of_value(a)]) for a in operands]
     problem = Problem(step, len(x0), label, tol, max_iter, method, solver, anderson, stats,
-                      avals)
+                      avals, linearize)
     out = bind(_primitive(len(x0)), problem, *operands)
     return [out] if len(x0) == 1 else list(out)
 
@@ -212,16 +223,22 @@ def _vjp(problem, cts, out, xs, active):
     x_bar = [_zeros_like(o) if c is None else c for c, o in zip(cts, x_star)]
     step = problem.step
 
+    def linearize(params):
+        x, th, xb = _split(params, n, len(theta))
+        _, pullback = function_vjp(step, x, th)          # f's tape at (x*, args), kept
+
+        def apply(state):
+            ct_x, ct_theta = pullback(list(state[:n]))
+            return [g + b for g, b in zip(ct_x, xb)] + [ct_theta[k] for k in wanted]
+        return apply
+
     def adjoint_step(state, params):
-        lam, (x, th, xb) = state[:n], _split(params, n, len(theta))
-        _, pullback = function_vjp(step, x, th)
-        ct_x, ct_theta = pullback(list(lam))
-        return [g + b for g, b in zip(ct_x, xb)] + [ct_theta[k] for k in wanted]
+        return linearize(params)(state)
 
     adjoint_step.__name__ = f"adjoint({getattr(step, '__name__', 'f')})"
     init = x_bar + [_zeros_like(theta[k]) for k in wanted]
     solution = _solve(adjoint_step, init, x_star + theta + x_bar,
-                      **_derived(problem, "adjoint"))
+                      **_derived(problem, "adjoint"), linearize=linearize)
     for k, ct in zip(wanted, solution[n:]):
         result[n + k] = ct
     return tuple(result)

@@ -1,8 +1,9 @@
 """The numerical solvers of ``tp.fixed_point``, on lists of arrays (the leaves of x).
 
-``problem`` is a :class:`tenpy_ad.fixed_point.Problem`: the solvers use its
-``apply(xs, args)`` (one step), ``tol``, ``max_iter`` and ``anderson``, report with
-``record(iterations, residual)`` and raise ``fail(iterations, residual, why)``.
+``step(xs)`` applies the map once; ``problem`` (a :class:`tenpy_ad.fixed_point.Problem`)
+gives ``tol``, ``max_iter`` and ``anderson``, and the solvers report with
+``problem.record(iterations, residual)`` and raise ``problem.fail(iterations, residual,
+why)``.
 
 * :func:`solve_by_iteration` -- ``x <- f(x)``, optionally with Anderson mixing;
 * :func:`solve_affine` -- GMRES (SciPy) for a step affine in x, on the real vector of the
@@ -36,12 +37,12 @@ def _residual(new: list, old: list) -> float:
     return worst
 
 
-def solve_by_iteration(problem, x: list, args: list) -> list:
+def solve_by_iteration(problem, step, x: list) -> list:
     """``x <- f(x)`` (with Anderson mixing if asked) until the relative change <= tol."""
     mixer = _Anderson(problem.anderson, x) if problem.anderson else None
     residual = math.inf
     for n in range(1, problem.max_iter + 1):
-        y = problem.apply(x, args)
+        y = step(x)
         residual = _residual(y, x)
         if residual <= problem.tol:
             problem.record(n, residual)
@@ -104,14 +105,14 @@ class _Packer:
         return leaves
 
 
-def solve_affine(problem, x0: list, args: list) -> list:
+def solve_affine(problem, step, x0: list) -> list:
     """GMRES on ``(I - M) x = b`` for an affine step ``x -> M x + b`` (real-linear M)."""
     from scipy.sparse.linalg import LinearOperator, gmres
     packer = _Packer(x0)
-    b = packer.pack(problem.apply([np.zeros(x.shape, x.dtype) for x in x0], args))
+    b = packer.pack(step([np.zeros(x.shape, x.dtype) for x in x0]))
 
     def matvec(v):
-        return v - (packer.pack(problem.apply(packer.unpack(v), args)) - b)
+        return v - (packer.pack(step(packer.unpack(v))) - b)
 
     iterations = 0
 

@@ -5,9 +5,9 @@ One line per (beta, chi):
 
 * forward: moves of the NumPy pass to the fixed point (``ctmrg.converge``), its time and
   peak traced memory; the states kept;
-* implicit: eager ``backward()`` of lnZ/N through ``tp.fixed_point`` started at the
-  converged environment (one move, then the GMRES adjoint solve): time, peak memory, and
-  GMRES iterations;
+* implicit: lnZ/N and its derivative through ``tp.fixed_point`` started at the converged
+  environment (one move, then the GMRES adjoint solve), eagerly (``backward()``; median
+  time, peak memory) and as one compiled program (median run time); GMRES iterations;
 * unrolled: the same number of moves from the initial boundary on an eager tape, then
   ``backward()`` through all of them: forward and backward time, peak memory;
 * errors of lnZ/N, u = -d(lnZ/N)/d beta (implicit) and |m| against Onsager and Yang, and
@@ -30,7 +30,7 @@ import tenpy_ad as tp
 from tenpy_ad.models import ctmrg, onsager
 from tenpy_ad.runtime import limit_blas_threads, tune_allocator
 
-from timing import Laps
+from timing import Laps, median_laps
 
 
 def peak_mb(run) -> float:
@@ -70,17 +70,32 @@ def unrolled(beta: float, boundary, laps: Laps | None = None) -> float:
     return -float(b.grad)
 
 
-def row(beta: float, chi: int, unroll: bool) -> dict:
+def compiled(beta: float, boundary):
+    """The compiled program of lnZ/N and its derivative (implicit), and its GMRES stats."""
+    stats: dict = {}
+    b = tp.input((), name="beta")
+    lnz = ctmrg.ctmrg_lnz(b, boundary.chi, boundary=boundary, stats=stats)
+    program = tp.compile([lnz, tp.ad.grad(lnz, b)], inputs=[b])
+    program(beta)
+    return program, stats
+
+
+def row(beta: float, chi: int, unroll: bool, repeats: int) -> dict:
     boundary = ctmrg.converge(beta, chi)
     forward_mb = peak_mb(lambda: ctmrg.converge(beta, chi))
-    stats: dict = {}
-    b = tp.tensor(beta, requires_grad=True)
-    ctmrg.ctmrg_lnz(b, chi, boundary=boundary, stats=stats).backward()
-    laps = Laps()
-    u = implicit(beta, boundary, laps)
+    program, stats = compiled(beta, boundary)
+    u = implicit(beta, boundary)
+
+    def both(laps, i):
+        implicit(beta, boundary, laps)
+        program(beta)
+        laps.lap("compiled")
+
+    times = median_laps(both, repeats)
     result = {"beta": beta, "chi": chi, "kept": boundary.kept, "moves": boundary.iterations,
               "forward_s": boundary.seconds, "forward_MB": forward_mb,
-              "implicit_ms": laps.ms["implicit"], "gmres": stats["adjoint_iterations"],
+              "implicit_ms": times["implicit"], "compiled_ms": times["compiled"],
+              "gmres": stats["adjoint_iterations"],
               "implicit_MB": peak_mb(lambda: implicit(beta, boundary))}
     env = boundary.env
     result["lnz_error"] = abs(float(ctmrg.lnz_per_site(env, ctmrg.ising_tensor(beta)))
@@ -98,8 +113,9 @@ def row(beta: float, chi: int, unroll: bool) -> dict:
 
 
 HEADER = (f"{'beta':>5} {'chi':>4} {'kept':>4} {'moves':>5} {'fwd s':>7} {'fwd MB':>7} "
-          f"{'impl ms':>8} {'gmres':>5} {'impl MB':>7} {'unr fwd s':>9} {'unr bwd s':>9} "
-          f"{'unr MB':>8} {'err lnZ':>8} {'err u':>8} {'err |m|':>8} {'u unr-impl':>10}")
+          f"{'impl ms':>8} {'comp ms':>8} {'gmres':>5} {'impl MB':>7} {'unr fwd s':>9} "
+          f"{'unr bwd s':>9} {'unr MB':>8} {'err lnZ':>8} {'err u':>8} {'err |m|':>8} "
+          f"{'u unr-impl':>10}")
 
 
 def line(r: dict) -> str:
@@ -111,7 +127,8 @@ def line(r: dict) -> str:
         unrolled_part, difference = f"{'-':>9} {'-':>9} {'-':>8}", f"{'-':>10}"
     return (f"{r['beta']:>5.2f} {r['chi']:>4} {r['kept']:>4} {r['moves']:>5} "
             f"{r['forward_s']:>7.2f} {r['forward_MB']:>7.2f} {r['implicit_ms']:>8.0f} "
-            f"{r['gmres']:>5} {r['implicit_MB']:>7.2f} {unrolled_part} {r['lnz_error']:>8.1e} "
+            f"{r['compiled_ms']:>8.0f} {r['gmres']:>5} {r['implicit_MB']:>7.2f} {unrolled_part} "
+            f"{r['lnz_error']:>8.1e} "
             f"{r['u_error']:>8.1e} {r['m_error']:>8.1e} {difference}")
 
 
@@ -122,6 +139,8 @@ def main(argv=None) -> int:
     parser.add_argument("--chis", default="16,32,64")
     parser.add_argument("--unrolled-max-chi", type=int, default=64,
                         help="skip the unrolled derivative above this chi (it is slow)")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="median over this many runs of the implicit derivative")
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads (default 1)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -133,7 +152,7 @@ def main(argv=None) -> int:
         print(HEADER)
     for chi in [int(c) for c in args.chis.split(",")]:
         for beta in [float(b) for b in args.betas.split(",")]:
-            r = row(beta, chi, chi <= args.unrolled_max_chi)
+            r = row(beta, chi, chi <= args.unrolled_max_chi, args.repeats)
             print(json.dumps(r) if args.json else line(r), flush=True)
     return 0
 

@@ -127,9 +127,9 @@ def line(r: dict) -> str:
         unrolled_part, difference = f"{'-':>9} {'-':>9} {'-':>8}", f"{'-':>10}"
     return (f"{r['beta']:>5.2f} {r['chi']:>4} {r['kept']:>4} {r['moves']:>5} "
             f"{r['forward_s']:>7.2f} {r['forward_MB']:>7.2f} {r['implicit_ms']:>8.0f} "
-            f"{r['compiled_ms']:>8.0f} {r['gmres']:>5} {r['implicit_MB']:>7.2f} {unrolled_part} "
-            f"{r['lnz_error']:>8.1e} "
-            f"{r['u_error']:>8.1e} {r['m_error']:>8.1e} {difference}")
+            f"{r['compiled_ms']:>8.0f} {r['gmres']:>5} {r['implicit_MB']:>7.2f} "
+            f"{unrolled_part} {r['lnz_error']:>8.1e} {r['u_error']:>8.1e} "
+            f"{r['m_error']:>8.1e} {difference}")
 
 
 def main(argv=None) -> int:

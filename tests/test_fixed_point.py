@@ -319,6 +319,7 @@ def backward_peak(rate: float, n: int = 500) -> tuple:
     return peak, stats["iterations"]
 
 
+@pytest.mark.slow
 def test_memory_does_not_grow_with_the_iteration_count():
     few_peak, few = backward_peak(0.5)
     many_peak, many = backward_peak(0.9944)

@@ -255,11 +255,11 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     if n == 0:
         warnings.warn("median: mean of empty slice", RuntimeWarning, stacklevel=2)
         return keep_dims(_mean(x, axes), shape, axes, keepdims)
-    kept = tuple(i for i in range(len(shape)) if i not in axes)
-    rows = st.reshape(st.transpose(x, kept + axes), tuple(shape[i] for i in kept) + (n,))
-    lower = red.order_statistic(rows, len(kept), (n - 1) // 2)
+    rows = red.merge_axes_last(x, axes)[0]
+    last = len(shape) - len(axes)
+    lower = red.order_statistic(rows, last, (n - 1) // 2)
     if n % 2 == 0:
-        lower = ew.scale(ew.add(lower, red.order_statistic(rows, len(kept), n // 2)), 0.5)
+        lower = ew.scale(ew.add(lower, red.order_statistic(rows, last, n // 2)), 0.5)
     return keep_dims(lower, shape, axes, keepdims)
 
 

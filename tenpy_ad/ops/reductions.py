@@ -54,15 +54,21 @@ def _format_axes(axes) -> str:
 
 # ------------------------------------------------------------------ product
 
-def _others(axes, x):
-    """For each entry of ``x``, the product of the other entries of its reduced slice."""
+def merge_axes_last(x, axes: tuple):
+    """``x`` with ``axes`` moved to the end and merged into one axis; also the
+    permutation and the permuted shape, to undo it."""
     shape = shape_of(x)
     kept = _kept_dims(axes, len(shape))
-    perm = kept + tuple(axes)                   # the reduced axes last, as one axis
+    perm = kept + tuple(axes)
     moved_shape = tuple(shape[i] for i in perm)
-    last = len(kept)
     n = math.prod(shape[a] for a in axes)
-    rows = st.reshape(st.transpose(x, perm), moved_shape[:last] + (n,))
+    return st.reshape(st.transpose(x, perm), moved_shape[:len(kept)] + (n,)), perm, moved_shape
+
+
+def _others(axes, x):
+    """For each entry of ``x``, the product of the other entries of its reduced slice."""
+    rows, perm, moved_shape = merge_axes_last(x, axes)
+    last = len(perm) - len(axes)
     before = scans.shift(scans.cumprod(rows, last), last, False, 1)
     after = scans.shift(scans.cumprod(rows, last, reverse=True), last, True, 1)
     others = st.reshape(ew.mul(before, after), moved_shape)
@@ -320,6 +326,6 @@ def logsumexp(x, axes: tuple, b=None):
     return bind(logsumexp_p, tuple(sorted(axes)), *operands)
 
 
-__all__ = ["reduce_prod", "reduce_min", "reduce_nanmax", "reduce_nanmin", "order_statistic",
-           "selection", "zero_nans", "zero_where_nan", "reduce_all", "reduce_any", "argmax",
-           "argmin", "logsumexp"]
+__all__ = ["merge_axes_last", "reduce_prod", "reduce_min", "reduce_nanmax", "reduce_nanmin",
+           "order_statistic", "selection", "zero_nans", "zero_where_nan", "reduce_all",
+           "reduce_any", "argmax", "argmin", "logsumexp"]

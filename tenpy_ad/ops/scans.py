@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ShapeError
-from ..primitive import bind1, bind2, code_of_value, describe, primitive, same_meta, shape_of
+from ..primitive import bind1, bind2, describe, primitive, same_meta, shape_of
 from ..rules import defjvp, deflinear, defrules, defvjp
 from . import elementwise as ew
 from . import structural as st

@@ -114,7 +114,8 @@ defrules(linear_recurrence_p, _recurrence_jvp, _recurrence_vjp)
 
 def linear_recurrence(a, b, axis: int, reverse: bool = False):
     """``h_i = a_i h_{i-1} + b_i`` along ``axis`` from ``h_{-1} = 0`` (``a``, ``b`` of one
-    shape and dtype); with ``reverse``, ``h_i = a_i h_{i+1} + b_i`` from the end."""
+    shape and dtype); with ``reverse``, ``h_i = a_i h_{i+1} + b_i`` from the end.  It runs
+    as a loop over the axis, vectorised over the other axes (NumPy has no such scan)."""
     return bind2(linear_recurrence_p, (axis, bool(reverse)), a, b)
 
 

@@ -39,14 +39,15 @@ cdef dict _sweep_tape(Tensor root, object seed, bint retain_graph, bint create_g
     """The reverse sweep over the tape of ``root`` with cotangent ``seed``.
 
     Returns the cotangents that reach grad-requiring leaves, ``{id(leaf): [leaf, ct]}``.
-    If ``wanted`` maps keys of intermediate tensors to positions in ``captured``, their
-    cotangents are stored there as the sweep passes.  Cotangents are ndarrays, or Tensors
-    when ``create_graph``.  Saved values are released as the sweep passes each entry
-    unless ``retain_graph``.
+    If ``wanted`` maps keys of tensors to positions in ``captured``, their cotangents are
+    stored there as the sweep passes, and only the entries that depend on a wanted tensor
+    run their rule.  Cotangents are ndarrays, or Tensors when ``create_graph``.  Saved
+    values are released as the sweep passes each entry unless ``retain_graph``.
     """
     cdef dict leaves = {}
     cdef dict index = {}
     cdef list order, cts
+    cdef bytearray relevant = None
     cdef TapeNode node
     cdef Py_ssize_t i
     if root._node is None:
@@ -55,6 +56,8 @@ cdef dict _sweep_tape(Tensor root, object seed, bint retain_graph, bint create_g
         return leaves
     order = _eager_toposort([root._node], index)
     cts = _seed_tape(order, root, seed)
+    if wanted is not None:
+        relevant = _depends_on_wanted(order, index, wanted)
     for i in range(len(order) - 1, -1, -1):
         node = <TapeNode>order[i]
         ct = cts[i]
@@ -63,6 +66,8 @@ cdef dict _sweep_tape(Tensor root, object seed, bint retain_graph, bint create_g
             continue
         if wanted is not None:
             _capture(node, ct, wanted, captured)
+            if not relevant[i]:
+                continue               # no wanted tensor lies behind this entry
         if node.prim.n_outputs > 1:
             ct = _nonzero_tuple(<list>ct)
             if ct is None:
@@ -74,6 +79,29 @@ cdef dict _sweep_tape(Tensor root, object seed, bint retain_graph, bint create_g
             node.saved_outputs = None
             node.released = True
     return leaves
+
+
+cdef bytearray _depends_on_wanted(list order, dict index, dict wanted):
+    """Per tape position, whether the entry has a wanted tensor among its inputs or their
+    producers: only those entries' rules carry cotangents towards a wanted tensor."""
+    cdef bytearray relevant = bytearray(len(order))
+    cdef TapeNode node
+    cdef Py_ssize_t i, j
+    for i in range(len(order)):
+        node = <TapeNode>order[i]
+        for j in range(len(node.parents)):
+            parent = node.parents[j]
+            if parent is None:
+                continue
+            if type(parent) is Tensor:
+                found = _address(parent) in wanted
+            else:
+                found = (relevant[<Py_ssize_t>index[_address(parent)]]
+                         or (_address(parent), node.parent_slots[j]) in wanted)
+            if found:
+                relevant[i] = 1
+                break
+    return relevant
 
 
 cdef list _seed_tape(list order, Tensor root, object seed):

@@ -5,6 +5,7 @@ import pytest
 from tenpy_ad import blowup
 
 import ad_blowup
+import ctmrg
 import eager_chains
 import memory_per_node
 import trg_accuracy
@@ -41,7 +42,9 @@ def test_ad_blowup_prints_the_same_columns(capsys):
     (trg_accuracy, ["--chis", "4", "--betas", "0.3", "--steps", "3"]),
     (memory_per_node, ["--depths", "100,200"]),
     (trg_partial, ["--chis", "4,16", "--steps", "5", "--full-max-chi", "16"]),
-], ids=["eager_chains", "trg_ad_steps", "trg_accuracy", "memory_per_node", "trg_partial"])
+    (ctmrg, ["--betas", "0.6", "--chis", "4"]),
+], ids=["eager_chains", "trg_ad_steps", "trg_accuracy", "memory_per_node", "trg_partial",
+        "ctmrg"])
 def test_script_runs(script, argv, capsys):
     assert script.main(argv) == 0
     out = capsys.readouterr().out

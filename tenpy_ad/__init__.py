@@ -29,6 +29,7 @@ from .program import Program, compile, evaluate
 from .functional import grad, value_and_grad, vjp, jvp, jit
 from .tree import tree_flatten, tree_unflatten, tree_map
 from .checkpoint import checkpoint
+from .fixed_point import fixed_point
 from .debug import debug_nans
 from .serialize import load_graph, load_program
 from . import introspection
@@ -42,7 +43,7 @@ __version__ = "0.1.0"
 __all__ = [
     "errors", "ad", "linalg", "Tensor", "TracedTensor", "PRIMITIVES", "constant", "input",
     "tensor", "no_grad", "is_grad_enabled", "grad_of", "Program", "compile", "evaluate",
-    "grad", "value_and_grad", "vjp", "jvp", "jit", "checkpoint", "debug_nans",
+    "grad", "value_and_grad", "vjp", "jvp", "jit", "checkpoint", "fixed_point", "debug_nans",
     "load_graph", "load_program", "tree_flatten", "tree_unflatten", "tree_map",
     "abs", "add", "amax", "astype", "broadcast_in_dim", "broadcast_to", "conj", "cos",
     "divide", "einsum", "exp", "imag", "log", "matmul", "max", "multiply", "negative",

@@ -20,8 +20,9 @@ dtypes), so ``except ValueError`` keeps working.
                                vectors/eigenvectors, so its derivative is ill-defined
   (:class:`GaugeWarning` instead when ``tp.linalg.config.gauge_check = "warn"``)
 * :class:`SaveFormatError`     a saved program is corrupt, truncated or of another version
-* :class:`ConvergenceError`    an iterative solver (partial SVD/eigh, the solves of their
-                               derivatives) did not reach its tolerance; carries the residual
+* :class:`ConvergenceError`    an iterative solve (partial SVD/eigh and their derivatives,
+                               ``tp.fixed_point`` and its derivative) did not reach its
+                               tolerance; carries the residual and the iteration count
 * :class:`InternalError`       a rule broke an engine invariant (a bug: please report it)
 """
 
@@ -83,15 +84,18 @@ class SaveFormatError(TenpyAdError, ValueError):
 
 
 class ConvergenceError(TenpyAdError, RuntimeError):
-    """An iterative method stopped before reaching its tolerance; ``residual`` is the
-    relative residual it reached (``None`` when the method gave none)."""
+    """An iterative method stopped before reaching its tolerance.  ``residual`` is the
+    relative residual it reached and ``iterations`` how many it made (``None`` when the
+    method gave none)."""
 
-    def __init__(self, message: str, residual: float | None = None):
+    def __init__(self, message: str, residual: float | None = None,
+                 iterations: int | None = None):
         super().__init__(message)
         self.residual = residual
+        self.iterations = iterations
 
-    def __reduce__(self):              # keep the residual across processes (sweeps)
-        return type(self), (str(self), self.residual)
+    def __reduce__(self):              # keep the attributes across processes (sweeps)
+        return type(self), (str(self), self.residual, self.iterations)
 
 
 class InternalError(TenpyAdError, RuntimeError):

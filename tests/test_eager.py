@@ -208,3 +208,21 @@ def test_multi_output_cotangent_slots_and_shared_leaf():
     y = (a * 3.0) * (a + 1.0)          # a reaches the loss by two paths
     y.sum().backward()
     np.testing.assert_allclose(a.grad.numpy(), 6 * np.array([1.0, 2.0]) + 3.0)
+
+
+def test_grad_of_runs_only_the_rules_between_output_and_wanted_tensors():
+    """Asking for the cotangent of a tensor used late must not sweep the long chain that
+    produced the other operand (counted by the engine, exactly)."""
+    x = tp.tensor(np.ones(3), requires_grad=True)
+    y = x
+    for _ in range(1000):
+        y = tp.sin(y)
+    z = tp.tensor(np.full(3, 2.0), requires_grad=True)
+    loss = (y * z).sum()
+    tp.reset_counters()
+    (gz,) = tp.grad_of([loss], [z], retain_graph=True)
+    assert tp.counters()["eager_swept"] == 2            # the sum and the product
+    np.testing.assert_allclose(gz.numpy(), y.detach().numpy())
+    tp.reset_counters()
+    (gx,) = tp.grad_of([loss], [x])
+    assert tp.counters()["eager_swept"] == 1002

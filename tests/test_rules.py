@@ -36,8 +36,15 @@ def test_every_primitive_is_covered():
         reached |= {node.prim.name for node in tp.introspection.graph_nodes([out])}
         g = tp.ad.vjp([out], xs, [np.ones(out.shape, out.dtype)])
         reached |= {node.prim.name for node in tp.introspection.graph_nodes(g)}
-    missing = set(tp.PRIMITIVES) - reached - {"input", "constant"} - LATER
+    missing = {_family(name) for name in tp.PRIMITIVES} - {_family(name) for name in reached}
+    missing -= {"input", "constant"} | LATER
     assert not missing, f"primitives without a spec entry: {sorted(missing)}"
+
+
+def _family(name: str) -> str:
+    """Primitives made per output count (``checkpoint/2``, ``fixed_point/5``: derivative
+    solves add outputs) share their rules: reaching one member covers the family."""
+    return name.split("/")[0]
 
 
 LATER: set = set()

@@ -7,7 +7,8 @@
 
 with ``k = 2 sinh 2b / cosh^2 2b`` and the complete elliptic integrals ``K``, ``E`` (SciPy's
 ``ellipk``/``ellipe`` take ``m = k^2``).  The specific heat diverges at the critical point
-``b_c = ln(1 + sqrt 2) / 2``.
+``b_c = ln(1 + sqrt 2) / 2``.  Yang's spontaneous magnetization is
+``|m| = (1 - sinh(2b)^-4)^(1/8)`` below T_c (b > b_c), 0 above.
 """
 from __future__ import annotations
 
@@ -56,4 +57,11 @@ def specific_heat(beta: float) -> float:
         kk - ee - (1.0 - t2) * (math.pi / 2.0 + (2.0 * t2 - 1.0) * kk))
 
 
-__all__ = ["BETA_C", "lnz", "energy", "specific_heat"]
+def magnetization(beta: float) -> float:
+    """Yang's spontaneous magnetization per site, ``|m|`` (0 for beta <= b_c)."""
+    if beta <= BETA_C:
+        return 0.0
+    return (1.0 - math.sinh(2.0 * beta) ** -4) ** 0.125
+
+
+__all__ = ["BETA_C", "lnz", "energy", "specific_heat", "magnetization"]

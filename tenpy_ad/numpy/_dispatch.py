@@ -73,8 +73,8 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     if name is None:
         _refuse(f"np.{ufunc.__name__}.{method}")
     from .. import numpy as tnp
-    if method == "reduce" and "axis" not in kwargs:
-        kwargs["axis"] = 0                      # ufunc.reduce's default, unlike np.sum's
+    if "axis" not in kwargs:
+        kwargs["axis"] = 0          # the default of ufunc.reduce/.accumulate, unlike np.sum's
     return getattr(tnp, name)(*inputs, **kwargs)
 
 

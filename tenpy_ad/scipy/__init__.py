@@ -1,4 +1,5 @@
 """``tp.scipy``: SciPy's names for the functions SciPy has and NumPy has not."""
 from . import linalg
+from . import special
 
-__all__ = ["linalg"]
+__all__ = ["linalg", "special"]

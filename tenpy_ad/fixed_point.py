@@ -1,0 +1,337 @@
+"""``tp.fixed_point(f, x0, *args)``: the solution of ``x = f(x, *args)`` and its implicit
+derivative.
+
+The forward pass iterates ``f`` on arrays (optionally with Anderson acceleration) and
+records nothing, so memory does not grow with the number of iterations.  The derivative
+with respect to ``args`` follows from the implicit function theorem at the solution
+``x*``: with ``A = df/dx`` and ``B = df/dargs`` there,
+
+* reverse mode solves ``lam = A^T lam + xbar`` and returns ``B^T lam``;
+* forward mode solves ``dx = A dx + B dargs``.
+
+Both are fixed points again, of maps built from one VJP (JVP) of ``f``, so they are
+solved, and differentiated, by the same primitive: the derivative of a derivative is once
+more implicit, to any order.  The reverse solve carries ``t = B^T lam`` along in its state,
+so a rule emits exactly one node (traced) or one tape entry (eager) and never sweeps the
+caller's tape.  The linear solves use GMRES (SciPy) or plain iteration (``solver=``).
+
+The solvers themselves work on arrays (:mod:`tenpy_ad.solvers`).
+
+* Traced: the call is one node whose implementation is ``f`` compiled as a sub-program.
+* Eager and on arrays: ``f`` runs on ndarrays, so it must not use tensors that need a
+  gradient other than through ``args`` (that raises an error rather than losing them).
+"""
+from __future__ import annotations
+
+from functools import partial
+from typing import Callable
+
+import numpy as np
+
+from . import dtypes
+from .errors import ArgumentError, ConvergenceError, DTypeError, GraphError, ShapeError
+from .functional import jvp as function_jvp, vjp as function_vjp
+from .ops import structural as st
+from .primitive import (Tensor, TracedTensor, bind, code_of_value, constant, primitive,
+                        shape_of)
+from .program import compile as compile_program
+from .rules import defrules
+from .solvers import solve_affine, solve_by_iteration
+from .traced import input as placeholder
+from .tree import tree_flatten, tree_unflatten
+
+__all__ = ["fixed_point", "SOLVERS"]
+
+#: linear solvers for the derivative (adjoint and tangent) systems
+SOLVERS = ("gmres", "iterate")
+
+
+# ------------------------------------------------------------------ the problem
+
+class Problem:
+    """``x = step(x, args)`` on lists of leaves, with how to solve it: the static
+    parameter of a fixed_point node.
+
+    ``method`` solves the forward problem ("iterate", or "gmres" for maps affine in x);
+    ``solver`` is the method of the derivative problems derived from this one.
+    ``linearize(args)``, if given, returns ``xs -> step(xs, args)`` for arrays, prepared
+    once per solve (the adjoint problem records one application of f on a tape and runs
+    only its backward sweep per iteration; traced, the compiled step is faster).
+    """
+
+    def __init__(self, step: Callable, n_x: int, label: str, tol: float, max_iter: int,
+                 method: str, solver: str, anderson: int, stats: dict | None,
+                 avals: list | None, linearize: Callable | None = None):
+        self.step, self.n_x, self.label = step, n_x, label
+        self.linearize = linearize
+        self.tol, self.max_iter = tol, max_iter
+        self.method, self.solver, self.anderson = method, solver, anderson
+        self.stats = stats
+        self._checked = False
+        self._program = None
+        if avals is not None:
+            self._compile(avals)
+
+    def _compile(self, avals):
+        """Trace ``step`` on placeholders: checks it early and gives a fast sub-program."""
+        xs = [placeholder(shape, dtype) for shape, dtype in avals]
+        outs = self.step(xs[:self.n_x], xs[self.n_x:])
+        outs = [o if type(o) is TracedTensor else constant(o) for o in outs]
+        self._check_outputs([(o.shape, o.dtype) for o in outs], avals[:self.n_x])
+        try:
+            self._program = compile_program(outs, xs)
+        except GraphError as error:                     # an input f was not given
+            raise ArgumentError(f"{self.label}: f uses a traced tensor it was not given; "
+                                f"pass every tensor f depends on in args ({error})") from None
+
+    def _check_outputs(self, got, expected):
+        for k, ((shape, dtype), (x_shape, x_dtype)) in enumerate(zip(got, expected)):
+            if tuple(shape) != tuple(x_shape):
+                raise ShapeError(f"{self.label}: f returned shape {list(shape)} for leaf {k} "
+                                 f"of x, whose shape is {list(x_shape)}")
+            if np.dtype(dtype) != np.dtype(x_dtype):
+                raise DTypeError(f"{self.label}: f returned {np.dtype(dtype).name} for leaf "
+                                 f"{k} of x, which is {np.dtype(x_dtype).name}; give x0 "
+                                 "the dtype of f's result")
+
+    def bound(self, args: list) -> Callable:
+        """One step on arrays, as a function of x alone: the compiled sub-program
+        (traced), else the prepared linearization, else ``step`` itself on arrays."""
+        if self._program is not None:
+            return lambda xs: list(self._program(*xs, *args))
+        step = (self.linearize(args) if self.linearize is not None
+                else partial(self.step, params=args))
+        return lambda xs: self._arrays(step(xs), xs)
+
+    def _arrays(self, outs, xs) -> list:
+        outs = [_as_array(o, self.label) for o in outs]
+        if not self._checked:
+            self._check_outputs([(o.shape, o.dtype) for o in outs],
+                                [(x.shape, x.dtype) for x in xs])
+            self._checked = True
+        return outs
+
+    def solve(self, x0: list, args: list) -> list:
+        solver = solve_affine if self.method == "gmres" else solve_by_iteration
+        return solver(self, self.bound(args), x0)
+
+    def record(self, iterations: int, residual: float) -> None:
+        if self.stats is not None:
+            prefix = self.label.partition(" ")[2].replace(" ", "_")
+            prefix = prefix + "_" if prefix else ""
+            self.stats[prefix + "iterations"] = iterations
+            self.stats[prefix + "residual"] = residual
+
+    def fail(self, iterations: int, residual: float, why: str):
+        error = ConvergenceError(
+            f"{self.label}: {why} after {iterations} iterations (residual {residual:.3g}, "
+            f"tol {self.tol:g}); raise max_iter, loosen tol, or check that the map "
+            "contracts (and, if its fixed point has a gauge freedom, fix it: gauge_fix=)",
+            residual, iterations)
+        return error
+
+    def __repr__(self):
+        name = getattr(self.step, "__name__", "f")
+        return f"<{self.label} {name} tol={self.tol:g} method={self.method}>"
+
+
+def _as_array(value, label: str) -> np.ndarray:
+    if type(value) is TracedTensor:
+        raise ArgumentError(f"{label}: f uses a traced tensor it was not given; pass every "
+                            "tensor f depends on in args")
+    if type(value) is Tensor:
+        if value.requires_grad:
+            raise ArgumentError(f"{label}: f uses a tensor that requires grad but is not "
+                                "in args; pass it in args so that its gradient is computed")
+        value = value.data
+    return np.asarray(value)
+
+
+# ------------------------------------------------------------------ the primitive
+
+def _impl(problem, *arrays):
+    solution = problem.solve(list(arrays[:problem.n_x]), list(arrays[problem.n_x:]))
+    return solution[0] if problem.n_x == 1 else tuple(solution)
+
+
+def _shape_rule(problem, *operands):
+    avals = [(code_of_value(x), tuple(shape_of(x))) for x in operands[:problem.n_x]]
+    return avals[0] if problem.n_x == 1 else avals
+
+
+_primitives: dict = {}
+
+
+def _primitive(n_x: int):
+    prim = _primitives.get(n_x)
+    if prim is None:
+        prim = primitive(f"fixed_point/{n_x}", _impl, _shape_rule, n_outputs=n_x,
+                         format_params=repr)
+        defrules(prim, _jvp, _vjp)
+        _primitives[n_x] = prim
+    return prim
+
+
+def _solve(step, x0: list, args: list, label: str, tol: float, max_iter: int, method: str,
+           solver: str, anderson: int = 0, stats: dict | None = None,
+           linearize: Callable | None = None) -> list:
+    """Bind one fixed_point node (traced), tape entry (eager) or solve (arrays)."""
+    operands = [_as_operand(a) for a in x0 + args]
+    avals = None
+    if any(type(a) is TracedTensor for a in operands):
+        avals = [(tuple(shape_of(a)), dtypes.DTYPES[code_of_value(a)]) for a in operands]
+    problem = Problem(step, len(x0), label, tol, max_iter, method, solver, anderson, stats,
+                      avals, linearize)
+    out = bind(_primitive(len(x0)), problem, *operands)
+    return [out] if len(x0) == 1 else list(out)
+
+
+def _as_operand(value):
+    if type(value) in (TracedTensor, Tensor):
+        return value
+    array = np.asarray(value)
+    if array.dtype.kind not in "biufc":
+        raise ArgumentError(f"fixed_point: x0 and args must hold numbers and tensors, got "
+                            f"{type(value).__name__}")
+    return array.astype(dtypes.DTYPES[dtypes.value_code(array.dtype)], copy=False)
+
+
+def _zeros_like(x):
+    return st.full_like(x, 0)
+
+
+# ------------------------------------------------------------------ derivative rules
+
+def _derived(problem: Problem, kind: str) -> dict:
+    """Options of the adjoint/tangent problem of ``problem``: affine, so solved by the
+    derivative solver, with the same tolerances."""
+    return dict(label=f"{problem.label} {kind}", tol=problem.tol, max_iter=problem.max_iter,
+                method=problem.solver, solver=problem.solver, stats=problem.stats)
+
+
+def _vjp(problem, cts, out, xs, active):
+    """``B^T lam`` with ``lam = A^T lam + xbar``, solved as one fixed point whose state
+    also carries ``t = B^T lam`` (for the args that need a cotangent)."""
+    n = problem.n_x
+    cts = cts if type(cts) is tuple else (cts,)
+    x_star = list(out) if type(out) is tuple else [out]
+    theta = list(xs[n:])
+    wanted = [k for k in range(len(theta)) if active[n + k]]
+    result = [None] * len(xs)
+    if not wanted or all(c is None for c in cts):
+        return tuple(result)
+    x_bar = [_zeros_like(o) if c is None else c for c, o in zip(cts, x_star)]
+    step = problem.step
+
+    def linearize(params):
+        x, th, xb = _split(params, n, len(theta))
+        _, pullback = function_vjp(step, x, th)          # f's tape at (x*, args), kept
+
+        def apply(state):
+            ct_x, ct_theta = pullback(list(state[:n]))
+            return [g + b for g, b in zip(ct_x, xb)] + [ct_theta[k] for k in wanted]
+        return apply
+
+    def adjoint_step(state, params):
+        return linearize(params)(state)
+
+    adjoint_step.__name__ = f"adjoint({getattr(step, '__name__', 'f')})"
+    init = x_bar + [_zeros_like(theta[k]) for k in wanted]
+    solution = _solve(adjoint_step, init, x_star + theta + x_bar,
+                      **_derived(problem, "adjoint"), linearize=linearize)
+    for k, ct in zip(wanted, solution[n:]):
+        result[n + k] = ct
+    return tuple(result)
+
+
+def _jvp(problem, tangents, out, xs):
+    """``dx = A dx + B dargs``, solved as one fixed point."""
+    n = problem.n_x
+    x_star = list(out) if type(out) is tuple else [out]
+    theta = list(xs[n:])
+    moving = [k for k, t in enumerate(tangents[n:]) if t is not None]
+    if not moving:
+        return None if n == 1 else (None,) * n
+    step = problem.step
+
+    def tangent_step(state, params):
+        x, th, dth = _split(params, n, len(theta))
+
+        def along_moving(x_, th_moving):
+            full = list(th)
+            for k, value in zip(moving, th_moving):
+                full[k] = value
+            return step(x_, full)
+
+        _, dx = function_jvp(along_moving, (x, [th[k] for k in moving]), (list(state), dth))
+        return list(dx)
+
+    tangent_step.__name__ = f"tangent({getattr(step, '__name__', 'f')})"
+    d_theta = [tangents[n + k] for k in moving]
+    solution = _solve(tangent_step, [_zeros_like(o) for o in x_star], x_star + theta + d_theta,
+                      **_derived(problem, "tangent"))
+    return solution[0] if n == 1 else tuple(solution)
+
+
+def _split(params: list, n: int, n_theta: int):
+    return params[:n], params[n:n + n_theta], params[n + n_theta:]
+
+
+# ------------------------------------------------------------------ public API
+
+def fixed_point(f: Callable, x0, *args, tol: float = 1e-12, max_iter: int = 10_000,
+                solver: str = "gmres", gauge_fix: Callable | None = None, anderson: int = 0,
+                stats: dict | None = None):
+    """``x*`` with ``x* = f(x*, *args)``, differentiable in ``args`` by the implicit
+    function theorem (not through the iterations).
+
+    ``x0`` and each of ``args`` are pytrees (tuples, lists, dicts) of tensors or arrays;
+    ``f(x, *args)`` returns a pytree of ``x0``'s structure, shapes and dtypes.  The
+    iteration stops when no leaf changes by more than ``tol`` relative to its largest
+    entry; after ``max_iter`` steps it raises :class:`~tenpy_ad.errors.ConvergenceError`
+    (so does a derivative solve that does not converge).
+
+    ``gauge_fix(x)``, applied after every step, makes a fixed point that is only defined
+    up to a gauge (signs or phases of eigenvectors) unique; it is part of the map that is
+    differentiated.  ``anderson=m`` mixes the last ``m`` steps (Anderson acceleration).
+    ``solver`` ("gmres" or "iterate") solves the linear systems of the derivative.
+    ``stats``, a dict, receives ``iterations`` and ``residual`` of each solve (the
+    derivative solves under ``adjoint_``/``tangent_`` prefixes).
+
+    The derivative with respect to ``x0`` is zero: the solution does not depend on it.
+    """
+    _check_options(f, tol, max_iter, solver, gauge_fix, anderson)
+    x_leaves, x_def = tree_flatten(x0)
+    arg_leaves, arg_def = tree_flatten(args)
+    if not x_leaves:
+        raise ArgumentError("fixed_point: x0 has no leaves (tensors)")
+
+    def step(xs, params):
+        x = f(tree_unflatten(x_def, xs), *tree_unflatten(arg_def, params))
+        if gauge_fix is not None:
+            x = gauge_fix(x)
+        leaves, out_def = tree_flatten(x)
+        if out_def != x_def:
+            raise ArgumentError(f"fixed_point: f returned the structure {out_def}, x0 has "
+                                f"{x_def}")
+        return leaves
+
+    step.__name__ = getattr(f, "__name__", "f")
+    solution = _solve(step, x_leaves, arg_leaves, "fixed_point", tol, max_iter, "iterate",
+                      solver, anderson, stats)
+    return tree_unflatten(x_def, solution)
+
+
+def _check_options(f, tol, max_iter, solver, gauge_fix, anderson) -> None:
+    if not callable(f):
+        raise ArgumentError(f"fixed_point: f must be callable, got {type(f).__name__}")
+    if gauge_fix is not None and not callable(gauge_fix):
+        raise ArgumentError("fixed_point: gauge_fix must be callable or None")
+    if not (isinstance(tol, (int, float)) and 0 < tol < 1):
+        raise ArgumentError(f"fixed_point: tol must be a number in (0, 1), got {tol!r}")
+    if not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+        raise ArgumentError(f"fixed_point: max_iter must be an integer >= 1, got {max_iter!r}")
+    if solver not in SOLVERS:
+        raise ArgumentError(f"fixed_point: solver must be one of {SOLVERS}, got {solver!r}")
+    if not isinstance(anderson, (int, np.integer)) or anderson < 0:
+        raise ArgumentError(f"fixed_point: anderson must be an integer >= 0, got {anderson!r}")

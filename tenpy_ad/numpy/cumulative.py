@@ -1,0 +1,99 @@
+"""Running sums and products and finite differences: ``cumsum``, ``cumprod``, ``diff``.
+
+As NumPy: ``axis=None`` scans the flattened array; booleans accumulate in int64; ``diff``
+of booleans is ``!=`` of neighbours.  ``cumprod``'s derivative is exact with zeros in the
+input (no division).
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from .. import dtypes
+from ..ops import scans
+from ..ops import structural as st
+from ..primitive import code_of_value, shape_of
+from ._dispatch import implements
+from ._operands import is_tensor, normalize_axis
+from .arithmetic import subtract
+from .comparison import not_equal
+from .joining import as_array, concatenate
+from .reductions import NO_VALUE, accumulating, numpy_result, refuse_out_where
+
+
+def _scan(name, scan, numpy_fn, a, axis, dtype, out):
+    a = as_array(a)
+    if not is_tensor(a):
+        return numpy_fn(a, axis=axis, dtype=dtype, out=out)
+    refuse_out_where(name, out)
+    x = accumulating(a, dtype)
+    shape = shape_of(x)
+    if axis is None or not shape:       # NumPy scans a 0-d array as a 1-d one
+        if axis is not None:
+            normalize_axis(name, axis, 1)
+        return scan(st.reshape(x, (math.prod(shape),)), 0)
+    return scan(x, normalize_axis(name, axis, len(shape)))
+
+
+@implements(np.cumsum)
+def cumsum(a, axis=None, dtype=None, out=None):
+    """Running sum along ``axis`` (of the flattened array when ``axis`` is None)."""
+    return _scan("cumsum", scans.cumsum, np.cumsum, a, axis, dtype, out)
+
+
+@implements(np.cumprod)
+def cumprod(a, axis=None, dtype=None, out=None):
+    """Running product along ``axis`` (flattened when None); the derivative is exact with
+    zeros in ``a``."""
+    return _scan("cumprod", scans.cumprod, np.cumprod, a, axis, dtype, out)
+
+
+def _edge(value, shape: tuple, axis: int):
+    """A ``prepend``/``append`` value; a scalar becomes one slab along ``axis``."""
+    value = as_array(value)
+    value = value if is_tensor(value) else np.asarray(value)
+    if shape_of(value):
+        return value
+    return st.broadcast_to(value, tuple(1 if i == axis else d for i, d in enumerate(shape)))
+
+
+def _neighbours(x, axis: int):
+    """``(x[1:], x[:-1])`` along ``axis``."""
+    shape = shape_of(x)
+    n = shape[axis]
+
+    def part(start, stop):
+        return st.slice_axes(x, tuple((start, stop, 1) if i == axis else (0, d, 1)
+                                      for i, d in enumerate(shape)))
+    return part(min(1, n), n), part(0, max(n - 1, 0))
+
+
+@implements(np.diff)
+def diff(a, n=1, axis=-1, prepend=NO_VALUE, append=NO_VALUE):
+    """The ``n``-th difference along ``axis``, after joining ``prepend``/``append``."""
+    a = as_array(a)
+    edges = [as_array(v) for v in (prepend, append)]
+    if not (is_tensor(a) or any(is_tensor(v) for v in edges)):
+        return numpy_result(np.diff, a, n=n, axis=axis, prepend=prepend, append=append)
+    if not isinstance(n, numbers.Integral) or n < 0:
+        raise ValueError(f"diff: order must be a non-negative integer but got {n!r}")
+    a = a if is_tensor(a) else np.asarray(a)
+    shape = shape_of(a)
+    if not shape:
+        raise ValueError("diff: requires input that is at least one dimensional")
+    axis = normalize_axis("diff", axis, len(shape))
+    parts = [_edge(edges[0], shape, axis)] if prepend is not NO_VALUE else []
+    parts.append(a)
+    if append is not NO_VALUE:
+        parts.append(_edge(edges[1], shape, axis))
+    x = concatenate(parts, axis) if len(parts) > 1 else a
+    difference = not_equal if code_of_value(x) == dtypes.BOOL else subtract
+    for _ in range(n):
+        later, earlier = _neighbours(x, axis)
+        x = difference(later, earlier)
+    return x
+
+
+__all__ = ["cumsum", "cumprod", "diff"]

@@ -1,0 +1,141 @@
+"""The numerical solvers of ``tp.fixed_point``, on lists of arrays (the leaves of x).
+
+``step(xs)`` applies the map once; ``problem`` (a :class:`tenpy_ad.fixed_point.Problem`)
+gives ``tol``, ``max_iter`` and ``anderson``, and the solvers report with
+``problem.record(iterations, residual)`` and raise ``problem.fail(iterations, residual,
+why)``.
+
+* :func:`solve_by_iteration` -- ``x <- f(x)``, optionally with Anderson mixing;
+* :func:`solve_affine` -- GMRES (SciPy) for a step affine in x, on the real vector of the
+  leaves (complex leaves as real and imaginary parts, so real-linear maps are solved too).
+"""
+from __future__ import annotations
+
+import inspect
+import math
+
+import numpy as np
+
+__all__ = ["solve_by_iteration", "solve_affine", "GMRES_RESTART"]
+
+#: GMRES restart length (Krylov vectors kept)
+GMRES_RESTART = 60
+
+
+def _residual(new: list, old: list) -> float:
+    """The largest change of any leaf, relative to that leaf's largest entry (NaN once a
+    value is not finite)."""
+    worst = 0.0
+    for y, x in zip(new, old):
+        if not y.size:
+            continue
+        change, scale = float(np.max(np.abs(y - x))), float(np.max(np.abs(y)))
+        if not (math.isfinite(change) and math.isfinite(scale)):
+            return math.nan
+        if change > 0.0:
+            worst = max(worst, change / scale if scale > 0.0 else math.inf)
+    return worst
+
+
+def solve_by_iteration(problem, step, x: list) -> list:
+    """``x <- f(x)`` (with Anderson mixing if asked) until the relative change <= tol."""
+    mixer = _Anderson(problem.anderson, x) if problem.anderson else None
+    residual = math.inf
+    for n in range(1, problem.max_iter + 1):
+        y = step(x)
+        residual = _residual(y, x)
+        if residual <= problem.tol:
+            problem.record(n, residual)
+            return y
+        if math.isnan(residual):
+            raise problem.fail(n, residual, "the iteration diverged")
+        x = mixer.mix(x, y) if mixer is not None else y
+    raise problem.fail(problem.max_iter, residual, "no convergence")
+
+
+class _Anderson:
+    """Anderson mixing (type II) over the last ``depth`` steps, on real vectors."""
+
+    def __init__(self, depth: int, like: list):
+        self.depth, self.packer = depth, _Packer(like)
+        self.history: list = []
+        self.previous = None
+
+    def mix(self, x: list, y: list) -> list:
+        g = self.packer.pack(y)
+        f = g - self.packer.pack(x)
+        if self.previous is not None:
+            self.history.append((f - self.previous[0], g - self.previous[1]))
+            del self.history[:-self.depth]
+        self.previous = (f, g)
+        if not self.history:
+            return y
+        df = np.stack([h[0] for h in self.history], axis=1)
+        dg = np.stack([h[1] for h in self.history], axis=1)
+        gamma = np.linalg.lstsq(df, f, rcond=1e-12)[0]
+        return self.packer.unpack(g - dg @ gamma)
+
+
+class _Packer:
+    """Leaves <-> one real vector (complex leaves as real and imaginary parts)."""
+
+    def __init__(self, like: list):
+        self.shapes = [x.shape for x in like]
+        self.dtypes = [x.dtype for x in like]
+        self.size = sum(x.size * (2 if x.dtype.kind == "c" else 1) for x in like)
+
+    def pack(self, leaves: list) -> np.ndarray:
+        parts = []
+        for x in leaves:
+            x = np.asarray(x).ravel()
+            parts += [x.real, x.imag] if x.dtype.kind == "c" else [x]
+        return np.concatenate(parts).astype(np.float64, copy=False) if parts else np.zeros(0)
+
+    def unpack(self, vector: np.ndarray) -> list:
+        leaves, start = [], 0
+        for shape, dtype in zip(self.shapes, self.dtypes):
+            n = math.prod(shape)
+            if dtype.kind == "c":
+                part = vector[start:start + n] + 1j * vector[start + n:start + 2 * n]
+                start += 2 * n
+            else:
+                part = vector[start:start + n]
+                start += n
+            leaves.append(part.reshape(shape).astype(dtype))
+        return leaves
+
+
+def solve_affine(problem, step, x0: list) -> list:
+    """GMRES on ``(I - M) x = b`` for an affine step ``x -> M x + b`` (real-linear M)."""
+    from scipy.sparse.linalg import LinearOperator, gmres
+    packer = _Packer(x0)
+    b = packer.pack(step([np.zeros(x.shape, x.dtype) for x in x0]))
+
+    def matvec(v):
+        return v - (packer.pack(step(packer.unpack(v))) - b)
+
+    iterations = 0
+
+    def count(_):
+        nonlocal iterations
+        iterations += 1
+
+    size = packer.size
+    restart = max(1, min(size, GMRES_RESTART, problem.max_iter))
+    operator = LinearOperator((size, size), matvec=matvec, dtype=np.float64)
+    solution, info = gmres(operator, b, x0=packer.pack(x0), restart=restart,
+                           maxiter=-(-problem.max_iter // restart), callback=count,
+                           callback_type="pr_norm", **_gmres_tol(problem.tol))
+    norm_b = float(np.linalg.norm(b))
+    residual = float(np.linalg.norm(matvec(solution) - b)) / norm_b if norm_b else 0.0
+    if info != 0:
+        why = "GMRES did not converge" if info > 0 else "GMRES broke down"
+        raise problem.fail(iterations, residual, why)
+    problem.record(iterations, residual)
+    return packer.unpack(solution)
+
+
+def _gmres_tol(tol: float) -> dict:
+    from scipy.sparse.linalg import gmres
+    name = "rtol" if "rtol" in inspect.signature(gmres).parameters else "tol"
+    return {name: tol, "atol": 0.0}

@@ -14,6 +14,8 @@ from . import _dispatch
 from . import (arithmetic as _arithmetic, comparison as _comparison, creation as _creation,
                indexing as _indexing, joining as _joining, products as _products,
                reductions as _reductions, shaping as _shaping)
+from . import (diagonals as _diagonals, index_tricks as _index_tricks, padding as _padding,
+               rearranging as _rearranging, splitting as _splitting)
 from ._dispatch import implements, supported_names
 from .arithmetic import *    # noqa: F401,F403 - each family lists its names in __all__
 from .comparison import *    # noqa: F401,F403
@@ -23,9 +25,15 @@ from .joining import *       # noqa: F401,F403
 from .products import *      # noqa: F401,F403
 from .reductions import *    # noqa: F401,F403
 from .shaping import *       # noqa: F401,F403
+from .diagonals import *     # noqa: F401,F403
+from .index_tricks import *  # noqa: F401,F403
+from .padding import *       # noqa: F401,F403
+from .rearranging import *   # noqa: F401,F403
+from .splitting import *     # noqa: F401,F403
 
 _FAMILIES = (_arithmetic, _comparison, _creation, _indexing, _joining, _products, _reductions,
              _shaping)
+_FAMILIES += (_diagonals, _index_tricks, _padding, _rearranging, _splitting)
 _FUNCTIONS = sorted({name for family in _FAMILIES for name in family.__all__})
 
 #: what the tensor operators and methods forward to (installed in the core at import)

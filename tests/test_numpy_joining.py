@@ -92,6 +92,30 @@ def test_row_stack_warns_as_numpy():
         np.testing.assert_array_equal(got, np.row_stack([V, V]))
 
 
+BLOCKS = [
+    "[[x, x[:, :1]], [x[:1], 2.0]]", "[x, x]", "[[x]]", "[x[0], 1.0, x[1]]",
+    "[[[x]], [[x]]]", "[[x, np.zeros((3, 2))]]", "x", "[[x[0, 0], x[0, 1]], [x[1, 0], 1]]",
+]
+
+
+@pytest.mark.parametrize("expr", BLOCKS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_block(expr, dtype):
+    check_modes(lambda x: tnp.block(eval(expr, {"x": x, "np": np})), rand((3, 4), dtype,
+                                                                          seed=36),
+                ref=lambda x: np.block(eval(expr, {"x": x, "np": np})))
+
+
+def test_block_errors():
+    x = tp.input((2, 2))
+    with pytest.raises(ValueError, match="depths are mismatched"):
+        tnp.block([[x, x], x])
+    with pytest.raises(TypeError, match="tuple"):
+        tnp.block([(x, x)])
+    with pytest.raises(ValueError, match="cannot be empty"):
+        tnp.block([[x], []])
+
+
 @pytest.mark.parametrize("axis", [None, 0, 1, -1])
 def test_append(axis):
     values = M[:1] if axis in (0, None) else M[:, :2]
@@ -329,6 +353,7 @@ NUMPY_JOINS = [
     lambda x: np.hsplit(x, 2)[0], lambda x: np.vsplit(x, [1])[1],
     lambda x: np.pad(x, 2, mode="reflect"), lambda x: np.pad(x, 1, constant_values=2.0),
     lambda x: np.broadcast_arrays(x, x[0])[1], lambda x: np.atleast_3d(x),
+    lambda x: np.block([[x, x[:, :2]], [x[:1], x[:1, :2]]]),
 ]
 
 

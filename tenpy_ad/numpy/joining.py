@@ -1,5 +1,5 @@
 """Joining tensors: ``concatenate``, ``stack``, ``vstack``, ``hstack``, ``dstack``,
-``column_stack``, ``append``, ``unstack``, and arrays built from (nested) lists of tensors:
+``column_stack``, ``block``, ``append``, ``unstack``, and arrays built from (nested) lists of tensors:
 ``array``, ``asarray``.  Every join is one ``concatenate`` primitive (whose cotangent is a
 slice per operand) after reshapes; the operands are promoted as NumPy promotes them."""
 from __future__ import annotations
@@ -19,7 +19,8 @@ from ._operands import is_tensor, normalize_axis
 from .shaping import atleast_1d, atleast_2d, atleast_3d, ndim, ravel, reshape
 
 __all__ = ["array", "asarray", "asanyarray", "ascontiguousarray", "concatenate", "stack",
-           "vstack", "hstack", "dstack", "column_stack", "row_stack", "append", "unstack"]
+           "vstack", "hstack", "dstack", "column_stack", "row_stack", "block", "append",
+           "unstack"]
 
 
 def _has_tensor(arrays) -> bool:
@@ -171,6 +172,47 @@ def row_stack(tup, *, dtype=None, casting="same_kind"):
     warnings.warn("`row_stack` alias is deprecated. Use `np.vstack` directly.",
                   DeprecationWarning, stacklevel=2)
     return vstack(tup, dtype=dtype, casting=casting)
+
+
+def _block_depth(arrays) -> tuple:
+    """The list depth of ``arrays`` (every leaf at the same depth, as NumPy requires)
+    and the largest number of axes of a leaf."""
+    depth, max_ndim = None, 0
+    pending = [(arrays, 0, "arrays")]
+    while pending:
+        item, level, where = pending.pop()
+        if isinstance(item, tuple):
+            raise TypeError(f"block: {where} is a tuple; only lists arrange blocks")
+        if isinstance(item, list):
+            if not item:
+                raise ValueError(f"block: the list at {where} cannot be empty")
+            pending.extend((x, level + 1, f"{where}[{i}]") for i, x in enumerate(item))
+        elif depth is None or depth == level:
+            depth, max_ndim = level, max(max_ndim, ndim(item))
+        else:
+            raise ValueError(f"block: list depths are mismatched ({depth} and {level} at "
+                             f"{where})")
+    return depth, max_ndim
+
+
+def _assemble(item, level: int, depth: int, n_axes: int):
+    """The block of nested list ``item`` at ``level``: its leaves with ``n_axes`` axes,
+    the innermost lists joined along the last axis, the next ones along the one before."""
+    if level == depth:
+        leaf = item if is_tensor(item) else np.asarray(item)   # a scalar leaf is not weak
+        return reshape(leaf, (1,) * (n_axes - ndim(leaf)) + shape_of(leaf))
+    parts = [_assemble(x, level + 1, depth, n_axes) for x in item]
+    return concatenate(parts, axis=level - depth)
+
+
+@implements(np.block)
+def block(arrays):
+    """A block matrix (or tensor) from nested lists of blocks: the innermost lists are
+    joined along the last axis, the lists around them along the one before, and so on."""
+    if not _has_tensor(arrays):
+        return np.block(arrays)
+    depth, max_ndim = _block_depth(arrays)
+    return _assemble(arrays, 0, depth, max(depth, max_ndim))
 
 
 @implements(np.append)

@@ -274,6 +274,14 @@ def slice_axes(x, spec: tuple):
     return bind1(slice_p, tuple(spec), x)
 
 
+def scatter_slice(x, shape: tuple, spec: tuple):
+    """A zero tensor of ``shape`` holding ``x`` at the basic slice ``spec`` (one
+    normalised ``(start, stop, step)`` per axis): zero padding, diagonal embedding."""
+    if tuple(shape) == shape_of(x) and all(s == (0, d, 1) for s, d in zip(spec, shape)):
+        return x
+    return bind1(scatter_slice_p, (tuple(shape), tuple(spec)), x)
+
+
 # ------------------------------------------------------------------ concatenate
 
 def _concatenate_rule(axis, *xs):
@@ -318,14 +326,6 @@ def concatenate(xs, axis: int):
     if len(xs) == 1:
         return xs[0]
     return bind(concatenate_p, axis, *xs)
-
-
-def scatter_slice(x, shape: tuple, spec: tuple):
-    """A zero tensor of ``shape`` holding ``x`` at the basic slice ``spec`` (one
-    normalised ``(start, stop, step)`` per axis): zero padding, diagonal embedding."""
-    if tuple(shape) == shape_of(x) and all(s == (0, d, 1) for s, d in zip(spec, shape)):
-        return x
-    return bind1(scatter_slice_p, (tuple(shape), tuple(spec)), x)
 
 
 # ------------------------------------------------------------------ static gathers

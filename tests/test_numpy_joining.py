@@ -243,6 +243,9 @@ def test_pad_constant_values_tensors_are_differentiable():
     assert isinstance(padded, tp.Tensor)
     padded.sum().backward()
     assert float(c.grad) == 5 * 6 - 12
+    before = tp.tensor(1.0, requires_grad=True)      # a list holding a tensor
+    tnp.pad(tp.tensor(M), 1, constant_values=[(before, 0.0)]).sum().backward()
+    assert float(before.grad) == 4 + 5
 
 
 def test_pad_other_dtypes_and_empty_mode():

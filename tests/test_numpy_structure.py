@@ -70,6 +70,12 @@ def test_copy_of_a_tensor_is_itself():
     assert tnp.copy(t) is t and np.copy(t) is t
 
 
+def test_reshape_newshape_keyword_of_older_numpys():
+    check_modes(lambda x: tnp.reshape(x, newshape=(2, -1)), M, ref=lambda x: x.reshape(2, 8))
+    with pytest.raises(TypeError, match="shape"):
+        tnp.reshape(tp.input((2, 2)))
+
+
 def test_reshape_other_orders_are_refused():
     with pytest.raises(ArgumentError, match="order='F'"):
         tnp.reshape(tp.input((2, 3)), (3, 2), order="F")

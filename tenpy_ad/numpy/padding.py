@@ -17,7 +17,7 @@ from ..errors import ArgumentError, ShapeError
 from ..ops import contraction
 from ..ops import structural as st
 from ..primitive import code_of_value, constant, shape_of
-from ._arrays import as_array, holds_tensor
+from ._arrays import as_array
 from ._dispatch import implements
 from ._operands import is_tensor, is_traced, operand
 
@@ -56,9 +56,8 @@ def _widths(pad_width, shape: tuple) -> list:
 def pad(array, pad_width, mode="constant", **kwargs):
     """Pad ``array`` by ``pad_width`` entries before and after along each axis."""
     array = as_array(array)
-    values = kwargs.get("constant_values", 0)
-    values_are_tensors = mode == "constant" and (is_tensor(values) or holds_tensor(values))
-    if not (is_tensor(array) or values_are_tensors):
+    values = as_array(kwargs.get("constant_values", 0)) if mode == "constant" else 0
+    if not (is_tensor(array) or is_tensor(values)):
         return np.pad(array, pad_width, mode=mode, **kwargs)
     if not isinstance(mode, str) or mode not in _MODES:
         raise ArgumentError(f"pad: mode {mode!r} is not supported for tensors; use one of "
@@ -67,13 +66,13 @@ def pad(array, pad_width, mode="constant", **kwargs):
     if unsupported:
         raise ValueError(f"pad: unsupported keyword arguments for mode '{mode}': "
                          f"{sorted(unsupported)}")
-    traced = is_traced(array) or (values_are_tensors and is_traced(as_array(values)))
-    code = dtypes.value_code(np.dtype(array.dtype if is_tensor(array)
-                                      else np.asarray(array).dtype))
+    traced = is_traced(array) or is_traced(values)
+    code = (code_of_value(array) if is_tensor(array)
+            else dtypes.value_code(np.asarray(array).dtype))
     x = operand(array, code, traced)
     widths = _widths(pad_width, shape_of(x))
     if mode in ("constant", "empty"):
-        return _pad_constant(x, widths, values if mode == "constant" else 0, code, traced)
+        return _pad_constant(x, widths, values, code, traced)
     reflect_type = kwargs.get("reflect_type", "even")
     if reflect_type not in ("even", "odd"):
         raise ValueError(f"pad: reflect_type must be 'even' or 'odd', got {reflect_type!r}")
@@ -93,7 +92,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
 
 def _pad_constant(x, widths: list, values, code: int, traced: bool):
     shape = shape_of(x)
-    if not (is_tensor(values) or holds_tensor(values)) and not np.any(values):
+    if not is_tensor(values) and not np.any(values):
         padded = tuple(d + b + a for d, (b, a) in zip(shape, widths))
         spec = tuple((b, b + d, 1) for d, (b, _) in zip(shape, widths))
         return st.scatter_slice(x, padded, spec)
@@ -116,7 +115,6 @@ def _pad_constant(x, widths: list, values, code: int, traced: bool):
 def _value_pairs(values, ndim: int, code: int, traced: bool) -> list:
     """``constant_values`` as ``ndim`` pairs of scalars: Python numbers, or 0-d tensors
     (slices of a tensor argument, so the padding is differentiable in them)."""
-    values = as_array(values)
     if not is_tensor(values):
         return _pairs(values, ndim).tolist()
     values = operand(values, code, traced)

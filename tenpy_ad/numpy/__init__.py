@@ -12,27 +12,32 @@ eager Tensor when any is eager, else what NumPy returns.  They lower onto the pr
 from .. import linalg
 from . import _dispatch
 from . import (arithmetic as _arithmetic, comparison as _comparison, creation as _creation,
-               indexing as _indexing, joining as _joining, products as _products,
-               reductions as _reductions, shaping as _shaping)
-from . import cumulative as _cumulative, statistics as _statistics
-from . import sorting as _sorting
+               cumulative as _cumulative, diagonals as _diagonals,
+               index_tricks as _index_tricks, indexing as _indexing, joining as _joining,
+               padding as _padding, products as _products, rearranging as _rearranging,
+               reductions as _reductions, shaping as _shaping, sorting as _sorting,
+               splitting as _splitting, statistics as _statistics)
 from ._dispatch import implements, supported_names
 from .arithmetic import *    # noqa: F401,F403 - each family lists its names in __all__
 from .comparison import *    # noqa: F401,F403
 from .creation import *      # noqa: F401,F403
+from .cumulative import *    # noqa: F401,F403
+from .diagonals import *     # noqa: F401,F403
+from .index_tricks import *  # noqa: F401,F403
 from .indexing import *      # noqa: F401,F403
 from .joining import *       # noqa: F401,F403
+from .padding import *       # noqa: F401,F403
 from .products import *      # noqa: F401,F403
+from .rearranging import *   # noqa: F401,F403
 from .reductions import *    # noqa: F401,F403
 from .shaping import *       # noqa: F401,F403
-from .cumulative import *    # noqa: F401,F403
-from .statistics import *    # noqa: F401,F403
 from .sorting import *       # noqa: F401,F403
+from .splitting import *     # noqa: F401,F403
+from .statistics import *    # noqa: F401,F403
 
-_FAMILIES = (_arithmetic, _comparison, _creation, _indexing, _joining, _products, _reductions,
-             _shaping)
-_FAMILIES += (_cumulative, _statistics)
-_FAMILIES += (_sorting,)
+_FAMILIES = (_arithmetic, _comparison, _creation, _cumulative, _diagonals, _index_tricks,
+             _indexing, _joining, _padding, _products, _rearranging, _reductions, _shaping,
+             _sorting, _splitting, _statistics)
 _FUNCTIONS = sorted({name for family in _FAMILIES for name in family.__all__})
 
 #: what the tensor operators and methods forward to (installed in the core at import)

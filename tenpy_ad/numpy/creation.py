@@ -1,19 +1,218 @@
-"""Arrays built from shapes: ``ones``, ``zeros``."""
+"""Arrays built from shapes and values: ``zeros``, ``ones``, ``empty``, ``full``, ``eye``,
+``identity``, ``arange``, ``linspace`` and the ``*_like`` functions.
+
+From Python numbers they return NumPy's own arrays (constants mix into any mode).  A
+tensor argument makes the result a tensor of its kind, differentiable in that argument:
+``full(shape, t)``, ``full_like(a, t)``, ``linspace(t0, t1, n)`` (in both endpoints),
+``arange`` with eager tensors (in ``start`` and ``step``).  ``zeros_like(t)`` and its
+relatives return a tensor of ``t``'s kind that does not depend on ``t``.
+"""
 from __future__ import annotations
+
+import numbers
+import operator
 
 import numpy as np
 
 from .. import dtypes
+from ..errors import ConcretizationError, DTypeError, ShapeError
+from ..ops import elementwise as ew
+from ..ops import structural as st
+from ..primitive import Tensor, code_of_value, constant, describe, shape_of
+from ._arrays import as_array
+from ._dispatch import implements
+from ._operands import broadcast_shapes, is_tensor, is_traced, operand, result_code
+from .shaping import moveaxis
 
 
-def ones(shape, dtype="float64") -> np.ndarray:
-    """An array of ones (a plain ndarray: constants mix into any mode)."""
-    return np.ones(shape, dtype=dtypes.DTYPES[dtypes.code_of(dtype)])
+def _shape_tuple(shape) -> tuple:
+    return (int(shape),) if isinstance(shape, numbers.Integral) else tuple(int(d)
+                                                                           for d in shape)
 
 
-def zeros(shape, dtype="float64") -> np.ndarray:
-    """An array of zeros (a plain ndarray: constants mix into any mode)."""
-    return np.zeros(shape, dtype=dtypes.DTYPES[dtypes.code_of(dtype)])
+# ------------------------------------------------------------------ constants
+
+@implements(np.zeros)
+def zeros(shape, dtype=None, order="C", **kwargs) -> np.ndarray:
+    """An array of zeros (NumPy's: a constant in any mode)."""
+    return np.zeros(shape, dtype=dtype, order=order)
 
 
-__all__ = ['ones', 'zeros']
+@implements(np.ones)
+def ones(shape, dtype=None, order="C", **kwargs) -> np.ndarray:
+    """An array of ones (NumPy's: a constant in any mode)."""
+    return np.ones(shape, dtype=dtype, order=order)
+
+
+@implements(np.empty)
+def empty(shape, dtype=None, order="C", **kwargs) -> np.ndarray:
+    """An uninitialised array (NumPy's)."""
+    return np.empty(shape, dtype=dtype, order=order)
+
+
+@implements(np.eye)
+def eye(N, M=None, k=0, dtype=float, order="C", **kwargs) -> np.ndarray:  # noqa: N803
+    """Ones on the ``k``-th diagonal of an ``N x M`` array (NumPy's)."""
+    return np.eye(N, M, k, dtype=dtype, order=order)
+
+
+@implements(np.identity)
+def identity(n, dtype=None, **kwargs) -> np.ndarray:
+    """The ``n x n`` identity (NumPy's)."""
+    return np.identity(n, dtype=dtype)
+
+
+def _filled(shape: tuple, fill_value, code: int, traced: bool, eager: bool):
+    """An array of ``shape`` filled with ``fill_value`` (a tensor is broadcast to it,
+    differentiably) in dtype ``code``: a node if ``traced``, else a Tensor if ``eager``."""
+    if is_tensor(fill_value):
+        value = operand(fill_value, code, traced)
+        if broadcast_shapes("full", shape_of(value), shape) != shape:
+            raise ShapeError(f"full: cannot broadcast the fill value {describe(value)} to "
+                             f"{list(shape)}")
+        return st.broadcast_to(value, shape)
+    if traced:
+        return st.broadcast_to(constant(np.asarray(fill_value, dtypes.DTYPES[code]), code),
+                               shape)
+    array = np.full(shape, fill_value, dtype=dtypes.DTYPES[code])
+    return Tensor(array) if eager else array
+
+
+def _code(dtype, default: int) -> int:
+    return default if dtype is None else dtypes.code_of(dtype)
+
+
+@implements(np.full)
+def full(shape, fill_value, dtype=None, order="C", **kwargs):
+    """An array of ``shape`` filled with ``fill_value``; a tensor fill value (broadcast
+    to ``shape``) makes it a tensor differentiable in that value."""
+    fill_value = as_array(fill_value)
+    if not is_tensor(fill_value):
+        return np.full(shape, fill_value, dtype=dtype, order=order)
+    code = _code(dtype, code_of_value(fill_value))
+    return _filled(_shape_tuple(shape), fill_value, code, is_traced(fill_value), True)
+
+
+def _like(a, fill_value, dtype, shape):
+    """The ``*_like`` functions for a tensor ``a`` or a tensor ``fill_value``."""
+    like = a if is_tensor(a) else np.asarray(a)
+    code = _code(dtype, code_of_value(like))
+    shape = shape_of(like) if shape is None else _shape_tuple(shape)
+    traced = is_traced(a) or is_traced(fill_value)
+    return _filled(shape, fill_value, code, traced, True)
+
+
+@implements(np.full_like)
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kwargs):
+    """An array like ``a`` (its shape and dtype, unless given) filled with
+    ``fill_value``; a tensor fill value is broadcast, differentiably."""
+    a, fill_value = as_array(a), as_array(fill_value)
+    if not (is_tensor(a) or is_tensor(fill_value)):
+        return np.full_like(a, fill_value, dtype=dtype, order=order, subok=subok,
+                            shape=shape)
+    return _like(a, fill_value, dtype, shape)
+
+
+@implements(np.zeros_like)
+def zeros_like(a, dtype=None, order="K", subok=True, shape=None, **kwargs):
+    """Zeros like ``a``: for a tensor, a tensor of its kind (not depending on it)."""
+    a = as_array(a)
+    if not is_tensor(a):
+        return np.zeros_like(a, dtype=dtype, order=order, subok=subok, shape=shape)
+    return _like(a, 0, dtype, shape)
+
+
+@implements(np.ones_like)
+def ones_like(a, dtype=None, order="K", subok=True, shape=None, **kwargs):
+    """Ones like ``a``: for a tensor, a tensor of its kind (not depending on it)."""
+    a = as_array(a)
+    if not is_tensor(a):
+        return np.ones_like(a, dtype=dtype, order=order, subok=subok, shape=shape)
+    return _like(a, 1, dtype, shape)
+
+
+@implements(np.empty_like)
+def empty_like(prototype, /, dtype=None, order="K", subok=True, shape=None, **kwargs):
+    """An array like ``prototype``; for a tensor, zeros (a tensor has no uninitialised
+    memory to hand out)."""
+    prototype = as_array(prototype)
+    if not is_tensor(prototype):
+        return np.empty_like(prototype, dtype=dtype, order=order, subok=subok, shape=shape)
+    return _like(prototype, 0, dtype, shape)
+
+
+# ------------------------------------------------------------------ ranges
+
+def _constant(array: np.ndarray, code: int, traced: bool):
+    return operand(array.astype(dtypes.DTYPES[code]), code, traced)
+
+
+@implements(np.linspace)
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0,
+             **kwargs):
+    """``num`` evenly spaced samples from ``start`` to ``stop`` (array endpoints give one
+    sequence per entry, along ``axis``); differentiable in tensor endpoints:
+    ``start + (stop - start) * i / div`` with the last sample exactly ``stop``."""
+    start, stop = as_array(start), as_array(stop)
+    if not (is_tensor(start) or is_tensor(stop)):
+        return np.linspace(start, stop, num, endpoint, retstep, dtype, axis)
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
+    if dtype is not None and np.dtype(dtype).kind not in "fc":
+        raise DTypeError(f"linspace: dtype {np.dtype(dtype)} with tensor endpoints is not "
+                         "supported (not differentiable); convert the result explicitly")
+    traced = is_traced(start) or is_traced(stop)
+    code = result_code("linspace", start, stop)
+    code = dtypes.FLOAT64 if not dtypes.is_inexact(code) else code
+    start, stop = operand(start, code, traced), operand(stop, code, traced)
+    shape = broadcast_shapes("linspace", shape_of(start), shape_of(stop))
+    start, stop = st.broadcast_to(start, shape), st.broadcast_to(stop, shape)
+    delta = ew.sub(stop, start)
+    div = num - 1 if endpoint else num
+    step = ew.div(delta, _constant(np.full(shape, div), code, traced)) if div > 0 else np.nan
+    samples, dims = (num,) + shape, tuple(range(1, len(shape) + 1))
+    ramp = np.arange(num).reshape((num,) + (1,) * len(shape)) * np.ones(shape)
+    ramp = _constant(ramp, code, traced)          # 0, 1, ..., num - 1 along the first axis
+    y = ew.mul(ramp, st.broadcast_in_dim(delta if div <= 0 else step, samples, dims))
+    y = ew.add(y, st.broadcast_in_dim(start, samples, dims))
+    if endpoint and num > 1:
+        head = st.slice_axes(y, ((0, num - 1, 1),) + tuple((0, d, 1) for d in shape))
+        y = st.concatenate([head, st.reshape(stop, (1,) + shape)], 0)
+    if axis != 0:
+        y = moveaxis(y, 0, axis)
+    if dtype is not None:
+        y = ew.convert(y, dtypes.code_of(dtype))
+    return (y, step) if retstep else y
+
+
+@implements(np.arange)
+def arange(start_or_stop, /, stop=None, step=1, *, dtype=None, **kwargs):
+    """Evenly spaced values in ``[start, stop)``.  Eager tensor arguments give a tensor
+    differentiable in ``start`` and ``step`` (its length comes from their values); a
+    traced argument is refused: the length would depend on values not yet known."""
+    args = (start_or_stop, stop, step)
+    if not any(is_tensor(v) for v in args):
+        return np.arange(start_or_stop, stop, step, dtype=dtype)
+    if any(is_traced(v) for v in args):
+        raise ConcretizationError(
+            "arange: the number of entries depends on the values of its arguments, which "
+            "a traced tensor does not have; pass numbers, or write start + step * "
+            "np.arange(n) for a differentiable range of known length")
+    values = np.arange(*[v.detach().numpy() if is_tensor(v) else v for v in args],
+                       dtype=dtype)
+    code = dtypes.value_code(values.dtype)
+    if not dtypes.is_inexact(code):
+        return Tensor(values)
+    start = 0 if stop is None else start_or_stop
+    if not (is_tensor(start) or is_tensor(step)):
+        return Tensor(values)                 # only the stop is a tensor: nothing to track
+    n = len(values)
+    ramp = np.arange(n, dtype=values.dtype)
+    first = st.broadcast_to(operand(start, code, False), (n,))
+    increment = st.broadcast_to(operand(step, code, False), (n,))
+    return ew.add(ew.mul(increment, ramp), first)
+
+
+__all__ = ["zeros", "ones", "empty", "full", "eye", "identity", "zeros_like", "ones_like",
+           "empty_like", "full_like", "linspace", "arange"]

@@ -1,45 +1,69 @@
-"""Joining tensors: ``concatenate``, ``stack``, and arrays built from (nested) lists of
-tensors: ``array``, ``asarray``, and ``as_array``, which every function of
-:mod:`tenpy_ad.numpy` applies to its array arguments so that a list of tensors is stacked
-differentiably instead of detached."""
+"""Joining tensors: ``concatenate``, ``stack``, ``vstack``, ``hstack``, ``dstack``,
+``column_stack``, ``block``, ``append``, ``unstack``, and arrays built from (nested) lists of tensors:
+``array``, ``asarray``.  Every join is one ``concatenate`` primitive (whose cotangent is a
+slice per operand) after reshapes; the operands are promoted as NumPy promotes them."""
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
 from ..errors import ShapeError
 from ..ops import structural as st
-from ..primitive import describe, shape_of
+from ..primitive import shape_of
+# as_array and holds_tensor are imported from here by the other families too
+from ._arrays import as_array, holds_tensor  # noqa: F401
+from ._arrays import common_operands, numpy_functions, stack_operands, stacked
 from ._dispatch import implements
-from ._operands import is_tensor, is_traced, normalize_axis, operand, result_code
+from ._operands import is_tensor, normalize_axis
+from .shaping import atleast_1d, atleast_2d, atleast_3d, ndim, ravel, reshape
+
+__all__ = ["array", "asarray", "asanyarray", "ascontiguousarray", "concatenate", "stack",
+           "vstack", "hstack", "dstack", "column_stack", "row_stack", "block", "append",
+           "unstack"]
 
 
-def holds_tensor(x) -> bool:
-    """Whether ``x`` is a (nested) list or tuple with a tensor somewhere inside."""
-    if not isinstance(x, (list, tuple)):
-        return False
-    pending = list(x)
-    while pending:                       # an explicit stack: nesting can be deep
-        item = pending.pop()
-        if is_tensor(item):
-            return True
-        if isinstance(item, (list, tuple)):
-            pending.extend(item)
-    return False
+def _has_tensor(arrays) -> bool:
+    return is_tensor(arrays) or holds_tensor(arrays)
 
 
-def as_array(x):
-    """``x`` as an operand: a list/tuple holding tensors becomes one stacked tensor; any
-    other value is returned as it is."""
-    return array(x) if holds_tensor(x) else x
+def _sequence(arrays) -> list:
+    """The items of a sequence argument; a tensor is a sequence of its rows, as an
+    ndarray is."""
+    if is_tensor(arrays):
+        shape = shape_of(arrays)
+        if not shape:
+            raise ShapeError("a 0-d tensor is not a sequence of arrays")
+        return [arrays[i] for i in range(shape[0])]
+    return list(arrays)
 
+
+def _cast(name: str, x, dtype, casting: str):
+    """``x`` converted to ``dtype`` if one is given, checked against ``casting``."""
+    if dtype is None:
+        return x
+    if not np.can_cast(x.dtype, dtype, casting=casting):
+        raise TypeError(f"{name}: cannot cast {x.dtype} to {np.dtype(dtype)} with "
+                        f"casting={casting!r}")
+    return x.astype(dtype)
+
+
+def _refuse_out(name: str, out) -> None:
+    if out is not None:
+        raise ValueError(f"{name}: out= is not supported (tensors are immutable)")
+
+
+# ------------------------------------------------------------------ arrays from lists
 
 @implements(np.array)
-def array(object, dtype=None, copy=True, ndmin=0):  # noqa: A002 - NumPy's names
+def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0,  # noqa: A002
+          **kwargs):
     """An array from ``object``; nested lists and tuples holding tensors are stacked
     differentiably (so ``tnp.array([x, 2 * x])`` is a tensor with a gradient)."""
-    if not (is_tensor(object) or holds_tensor(object)):
-        return np.array(object, dtype=dtype, copy=copy, ndmin=ndmin)
-    result = _stacked(object)
+    if not _has_tensor(object):
+        return np.array(object, dtype=dtype, copy=copy, order=order, subok=subok,
+                        ndmin=ndmin, **kwargs)
+    result = stacked(object)
     if dtype is not None:
         result = result.astype(dtype)
     if len(shape_of(result)) < ndmin:
@@ -48,70 +72,174 @@ def array(object, dtype=None, copy=True, ndmin=0):  # noqa: A002 - NumPy's names
 
 
 @implements(np.asarray)
-def asarray(a, dtype=None):
+def asarray(a, dtype=None, order=None, **kwargs):
     """``a`` as an array; a tensor stays itself (converted to ``dtype`` if given)."""
     if is_tensor(a):
         return a if dtype is None else a.astype(dtype)
     if holds_tensor(a):
         return array(a, dtype=dtype)
-    return np.asarray(a, dtype=dtype)
+    return np.asarray(a, dtype=dtype, order=order, **kwargs)
 
 
-def _stacked(nested):
-    """A tensor from nested lists/tuples of tensors, arrays and scalars (the items of
-    each list of one shape, as NumPy requires)."""
-    if not isinstance(nested, (list, tuple)):
-        return nested
-    if not nested:
-        raise ShapeError("array: an empty list beside tensors has no shape to stack")
-    return stack([_stacked(item) for item in nested])
+@implements(np.asanyarray)
+def asanyarray(a, dtype=None, order=None, **kwargs):
+    """As :func:`asarray`."""
+    if _has_tensor(a):
+        return asarray(a, dtype=dtype)
+    return np.asanyarray(a, dtype=dtype, order=order, **kwargs)
 
 
-def _common_operands(name: str, arrays) -> list:
-    """The operands in one dtype (NumPy's promotion) and one mode."""
-    arrays = [as_array(a) for a in arrays]
-    if not arrays:
-        raise ValueError(f"{name}: need at least one array")
-    traced = any(is_traced(a) for a in arrays)
-    code = result_code(name, *arrays)
-    return [operand(a, code, traced) for a in arrays]
+@implements(np.ascontiguousarray)
+def ascontiguousarray(a, dtype=None, **kwargs):
+    """As :func:`asarray` (a tensor has no memory layout)."""
+    if _has_tensor(a):
+        return asarray(a, dtype=dtype)
+    return np.ascontiguousarray(a, dtype=dtype, **kwargs)
 
+
+# ------------------------------------------------------------------ joins
 
 @implements(np.concatenate)
-def concatenate(arrays, axis=0, out=None, dtype=None):
+def concatenate(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """Join arrays along an existing axis (``axis=None``: of the flattened arrays)."""
-    if out is not None:
-        raise ValueError("concatenate: out= is not supported (tensors are immutable)")
-    if not any(is_tensor(a) for a in arrays):
-        return np.concatenate(arrays, axis=axis, dtype=dtype)
-    xs = _common_operands("concatenate", arrays)
+    _refuse_out("concatenate", out)
+    if not _has_tensor(arrays):
+        return np.concatenate(arrays, axis=axis, dtype=dtype, casting=casting)
+    xs = common_operands("concatenate", _sequence(arrays))
     if axis is None:
-        xs = [st.reshape(x, (int(np.prod(shape_of(x))),)) for x in xs]
+        xs = [ravel(x) for x in xs]
         axis = 0
     ndim = len(shape_of(xs[0]))
     if ndim == 0:
         raise ShapeError("concatenate: zero-dimensional arrays cannot be concatenated")
     result = st.concatenate(xs, normalize_axis("concatenate", axis, ndim))
-    return result if dtype is None else result.astype(dtype)
+    return _cast("concatenate", result, dtype, casting)
 
 
 @implements(np.stack)
-def stack(arrays, axis=0, out=None, dtype=None):
+def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """Join arrays of one shape along a new axis."""
-    if out is not None:
-        raise ValueError("stack: out= is not supported (tensors are immutable)")
-    if not any(is_tensor(a) for a in arrays):
-        return np.stack(arrays, axis=axis, dtype=dtype)
-    xs = _common_operands("stack", arrays)
-    shape = shape_of(xs[0])
-    for x in xs[1:]:
-        if shape_of(x) != shape:
-            raise ShapeError(f"stack: all arrays need one shape, got "
-                             f"{', '.join(describe(y) for y in xs)}")
-    axis = normalize_axis("stack", axis, len(shape) + 1)
-    new_shape = shape[:axis] + (1,) + shape[axis:]
-    result = st.concatenate([st.reshape(x, new_shape) for x in xs], axis)
-    return result if dtype is None else result.astype(dtype)
+    _refuse_out("stack", out)
+    if not _has_tensor(arrays):
+        return np.stack(arrays, axis=axis, dtype=dtype, casting=casting)
+    result = stack_operands("stack", _sequence(arrays), axis)
+    return _cast("stack", result, dtype, casting)
 
 
-__all__ = ["array", "asarray", "concatenate", "stack"]
+def _as_tuple(result) -> tuple:
+    return result if isinstance(result, tuple) else (result,)
+
+
+@implements(np.vstack)
+def vstack(tup, *, dtype=None, casting="same_kind"):
+    """Join along the first axis, 1-d arrays as rows (``atleast_2d``)."""
+    if not _has_tensor(tup):
+        return np.vstack(tup, dtype=dtype, casting=casting)
+    return concatenate(_as_tuple(atleast_2d(*_sequence(tup))), 0, dtype=dtype,
+                       casting=casting)
+
+
+@implements(np.hstack)
+def hstack(tup, *, dtype=None, casting="same_kind"):
+    """Join along the second axis (the first for 1-d arrays)."""
+    if not _has_tensor(tup):
+        return np.hstack(tup, dtype=dtype, casting=casting)
+    arrays = _as_tuple(atleast_1d(*_sequence(tup)))
+    axis = 0 if ndim(arrays[0]) == 1 else 1
+    return concatenate(arrays, axis, dtype=dtype, casting=casting)
+
+
+@implements(np.dstack)
+def dstack(tup):
+    """Join along the third axis (``atleast_3d``: ``(N,)`` is ``(1, N, 1)``)."""
+    if not _has_tensor(tup):
+        return np.dstack(tup)
+    return concatenate(_as_tuple(atleast_3d(*_sequence(tup))), 2)
+
+
+@implements(np.column_stack)
+def column_stack(tup):
+    """Join 1-d arrays as columns (and 2-d arrays as they are) into a 2-d array."""
+    if not _has_tensor(tup):
+        return np.column_stack(tup)
+    columns = [as_array(a) for a in _sequence(tup)]
+    return concatenate([reshape(a, (-1, 1)) if ndim(a) < 2 else a for a in columns], 1)
+
+
+@implements(*numpy_functions("row_stack"))
+def row_stack(tup, *, dtype=None, casting="same_kind"):
+    """NumPy's deprecated alias of :func:`vstack` (it warns as NumPy 2 does)."""
+    warnings.warn("`row_stack` alias is deprecated. Use `np.vstack` directly.",
+                  DeprecationWarning, stacklevel=2)
+    return vstack(tup, dtype=dtype, casting=casting)
+
+
+def _block_depth(arrays) -> tuple:
+    """The list depth of ``arrays`` (every leaf at the same depth, as NumPy requires)
+    and the largest number of axes of a leaf."""
+    depth, max_ndim = None, 0
+    pending = [(arrays, 0, "arrays")]
+    while pending:
+        item, level, where = pending.pop()
+        if isinstance(item, tuple):
+            raise TypeError(f"block: {where} is a tuple; only lists arrange blocks")
+        if isinstance(item, list):
+            if not item:
+                raise ValueError(f"block: the list at {where} cannot be empty")
+            pending.extend((x, level + 1, f"{where}[{i}]") for i, x in enumerate(item))
+        elif depth is None or depth == level:
+            depth, max_ndim = level, max(max_ndim, ndim(item))
+        else:
+            raise ValueError(f"block: list depths are mismatched ({depth} and {level} at "
+                             f"{where})")
+    return depth, max_ndim
+
+
+def _assemble(item, level: int, depth: int, n_axes: int):
+    """The block of nested list ``item`` at ``level``: its leaves with ``n_axes`` axes,
+    the innermost lists joined along the last axis, the next ones along the one before."""
+    if level == depth:
+        leaf = item if is_tensor(item) else np.asarray(item)   # a scalar leaf is not weak
+        return reshape(leaf, (1,) * (n_axes - ndim(leaf)) + shape_of(leaf))
+    parts = [_assemble(x, level + 1, depth, n_axes) for x in item]
+    return concatenate(parts, axis=level - depth)
+
+
+@implements(np.block)
+def block(arrays):
+    """A block matrix (or tensor) from nested lists of blocks: the innermost lists are
+    joined along the last axis, the lists around them along the one before, and so on."""
+    if not _has_tensor(arrays):
+        return np.block(arrays)
+    depth, max_ndim = _block_depth(arrays)
+    return _assemble(arrays, 0, depth, max(depth, max_ndim))
+
+
+@implements(np.append)
+def append(arr, values, axis=None):
+    """``values`` joined after ``arr`` along ``axis`` (``None``: both flattened)."""
+    arr, values = as_array(arr), as_array(values)
+    if not (is_tensor(arr) or is_tensor(values)):
+        return np.append(arr, values, axis=axis)
+    if axis is None:
+        arr, values, axis = ravel(arr), ravel(values), 0
+    return concatenate((arr, values), axis)
+
+
+@implements(*numpy_functions("unstack"))
+def unstack(x, /, *, axis=0):
+    """The slices along ``axis``, as a tuple (the inverse of :func:`stack`)."""
+    x = as_array(x)
+    if not is_tensor(x):
+        return tuple(np.moveaxis(np.asarray(x), axis, 0))
+    shape = shape_of(x)
+    if not shape:
+        raise ShapeError("unstack: a 0-d tensor has no axis to unstack")
+    axis = normalize_axis("unstack", axis, len(shape))
+    rest = shape[:axis] + shape[axis + 1:]
+    spec = [(0, d, 1) for d in shape]
+    pieces = []
+    for i in range(shape[axis]):
+        spec[axis] = (i, i + 1, 1)
+        pieces.append(st.reshape(st.slice_axes(x, tuple(spec)), rest))
+    return tuple(pieces)

@@ -1,4 +1,7 @@
-"""Shape functions: ``reshape``, ``transpose``, broadcasting."""
+"""Shapes and axes: ``reshape``, ``ravel``, ``squeeze``, ``expand_dims``, ``transpose`` and
+its relatives, ``atleast_1d/2d/3d``, broadcasting, and the queries ``shape``, ``ndim``,
+``size``.  All of them are reshapes, transposes or broadcasts of their operand, so their
+derivatives are those primitives' own."""
 from __future__ import annotations
 
 import math
@@ -6,21 +9,47 @@ import numbers
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import ArgumentError, ShapeError
 from ..ops import structural as st
 from ..primitive import describe, shape_of
+from ._arrays import as_array, numpy_functions
 from ._dispatch import implements
-from ._operands import broadcast_shapes, is_tensor
+from ._operands import broadcast_shapes, is_tensor, normalize_axes, normalize_axis
 
 
-def reshape(x, shape):
-    """Reshape like ``np.reshape`` (one ``-1`` allowed)."""
+def axis_list(name: str, axes, ndim: int) -> list:
+    """``axes`` (an int or a sequence) as non-negative axes, in the given order; a
+    repeated axis is an error."""
+    axes = [axes] if isinstance(axes, numbers.Integral) else list(axes)
+    normalized = [normalize_axis(name, a, ndim) for a in axes]
+    if len(set(normalized)) != len(normalized):
+        raise ShapeError(f"{name}: repeated axis in {axes}")
+    return normalized
+
+
+# ------------------------------------------------------------------ reshape, ravel
+
+@implements(np.reshape)
+def reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
+    """Reshape like ``np.reshape`` (one ``-1`` allowed; ``newshape`` is NumPy's older
+    name of ``shape``); only ``order='C'``."""
+    if shape is None:
+        if newshape is None:
+            raise TypeError("reshape: missing the shape")
+        shape = newshape
+    a = as_array(a)
+    if not is_tensor(a):
+        copying = {} if copy is None else {"copy": copy}      # NumPy >= 2.1 only
+        return np.reshape(a, shape, order=order, **copying)
+    if order != "C":
+        raise ArgumentError(f"reshape: order={order!r} is not supported for tensors (only "
+                            "'C'); transpose explicitly for another order")
     if isinstance(shape, numbers.Integral):
         shape = (shape,)
     shape = tuple(int(d) for d in shape)
     if -1 in shape:
-        shape = _infer_minus_one(x, shape)
-    return st.reshape(x, shape)
+        shape = _infer_minus_one(a, shape)
+    return st.reshape(a, shape)
 
 
 def _infer_minus_one(x, shape: tuple) -> tuple:
@@ -31,15 +60,169 @@ def _infer_minus_one(x, shape: tuple) -> tuple:
     return tuple(size // known if d == -1 else d for d in shape)
 
 
-def transpose(x, axes=None):
-    """Permute axes like ``np.transpose`` (reversed by default)."""
-    ndim = len(shape_of(x))
-    if axes is None:
-        axes = tuple(range(ndim - 1, -1, -1))
-    if any(not -ndim <= int(a) < ndim for a in axes):
-        raise ShapeError(f"transpose: axes {list(axes)} out of range for {describe(x)}")
-    return st.transpose(x, tuple(int(a) % ndim for a in axes))
+@implements(np.ravel)
+def ravel(a, order="C"):
+    """The entries as a 1-d tensor, in row-major order (``order='F'``: column-major; a
+    tensor has no memory layout, so ``'A'`` and ``'K'`` mean ``'C'``)."""
+    a = as_array(a)
+    if not is_tensor(a):
+        return np.ravel(a, order=order)
+    if order not in ("C", "F", "A", "K"):
+        raise ValueError(f"ravel: order must be one of 'C', 'F', 'A', 'K', got {order!r}")
+    if order == "F":
+        a = transpose(a)
+    return st.reshape(a, (math.prod(shape_of(a)),))
 
+
+# ------------------------------------------------------------------ axes of size one
+
+@implements(np.squeeze)
+def squeeze(a, axis=None):
+    """Remove axes of size one (all of them, or those in ``axis``)."""
+    a = as_array(a)
+    if not is_tensor(a):
+        return np.squeeze(a, axis=axis)
+    shape = shape_of(a)
+    if axis is None:
+        axes = [i for i, d in enumerate(shape) if d == 1]
+    else:
+        axes = normalize_axes("squeeze", axis, len(shape))
+        if any(shape[i] != 1 for i in axes):
+            raise ShapeError(f"squeeze: cannot squeeze axis {axis} of {describe(a)}: its "
+                             "size is not one")
+    return st.reshape(a, tuple(d for i, d in enumerate(shape) if i not in axes))
+
+
+@implements(np.expand_dims)
+def expand_dims(a, axis):
+    """Insert axes of size one at the positions ``axis`` (an int or a tuple) of the
+    result."""
+    a = as_array(a)
+    if not is_tensor(a):
+        return np.expand_dims(a, axis)
+    shape = shape_of(a)
+    n_new = 1 if isinstance(axis, numbers.Integral) else len(tuple(axis))
+    new_axes = set(axis_list("expand_dims", axis, len(shape) + n_new))
+    rest = iter(shape)
+    return st.reshape(a, tuple(1 if i in new_axes else next(rest)
+                               for i in range(len(shape) + n_new)))
+
+
+def _atleast(numpy_fn, place, arys):
+    results = []
+    for a in arys:
+        a = as_array(a)
+        if not is_tensor(a):
+            results.append(numpy_fn(a))
+            continue
+        results.append(st.reshape(a, place(shape_of(a))))
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+@implements(np.atleast_1d)
+def atleast_1d(*arys):
+    """Each argument with at least one axis (a 0-d one becomes shape ``(1,)``)."""
+    return _atleast(np.atleast_1d, lambda s: s if s else (1,), arys)
+
+
+@implements(np.atleast_2d)
+def atleast_2d(*arys):
+    """Each argument with at least two axes: ``(N,)`` becomes ``(1, N)``."""
+    return _atleast(np.atleast_2d,
+                    lambda s: s if len(s) >= 2 else (1,) * (2 - len(s)) + s, arys)
+
+
+def _to_3d(shape: tuple) -> tuple:
+    if len(shape) >= 3:
+        return shape
+    return {0: (1, 1, 1), 1: (1,) + shape + (1,), 2: shape + (1,)}[len(shape)]
+
+
+@implements(np.atleast_3d)
+def atleast_3d(*arys):
+    """Each argument with at least three axes: ``(N,)`` becomes ``(1, N, 1)`` and
+    ``(M, N)`` becomes ``(M, N, 1)``."""
+    return _atleast(np.atleast_3d, _to_3d, arys)
+
+
+# ------------------------------------------------------------------ permuting axes
+
+@implements(np.transpose)
+def transpose(a, axes=None):
+    """Permute axes like ``np.transpose`` (reversed by default)."""
+    a = as_array(a)
+    if not is_tensor(a):
+        return np.transpose(a, axes)
+    ndim = len(shape_of(a))
+    if axes is None:
+        return st.transpose(a, tuple(range(ndim - 1, -1, -1)))
+    perm = [int(p) for p in axes]
+    if sorted(p % ndim if -ndim <= p < ndim else -1 for p in perm) != list(range(ndim)):
+        raise ShapeError(f"transpose: axes {perm} are not a permutation of the axes of "
+                         f"{describe(a)}")
+    return st.transpose(a, tuple(p % ndim for p in perm))
+
+
+@implements(np.swapaxes)
+def swapaxes(a, axis1, axis2):
+    """Exchange two axes."""
+    a = as_array(a)
+    if not is_tensor(a):
+        return np.swapaxes(a, axis1, axis2)
+    ndim = len(shape_of(a))
+    i, j = normalize_axis("swapaxes", axis1, ndim), normalize_axis("swapaxes", axis2, ndim)
+    perm = list(range(ndim))
+    perm[i], perm[j] = j, i
+    return st.transpose(a, tuple(perm))
+
+
+@implements(*numpy_functions("matrix_transpose"))
+def matrix_transpose(x, /):
+    """Transpose the last two axes (of a matrix or a stack of matrices)."""
+    x = as_array(x)
+    if len(shape(x)) < 2:
+        raise ShapeError(f"matrix_transpose: needs at least two axes, got {describe(x)}")
+    return swapaxes(x, -1, -2)
+
+
+@implements(np.moveaxis)
+def moveaxis(a, source, destination):
+    """Move the axes ``source`` to the positions ``destination``; the others keep their
+    order."""
+    a = as_array(a)
+    if not is_tensor(a):
+        return np.moveaxis(a, source, destination)
+    ndim = len(shape_of(a))
+    source = axis_list("moveaxis", source, ndim)
+    destination = axis_list("moveaxis", destination, ndim)
+    if len(source) != len(destination):
+        raise ShapeError("moveaxis: source and destination need the same number of axes")
+    order = [i for i in range(ndim) if i not in source]
+    for dest, src in sorted(zip(destination, source)):
+        order.insert(dest, src)
+    return st.transpose(a, tuple(order))
+
+
+@implements(np.rollaxis)
+def rollaxis(a, axis, start=0):
+    """Move ``axis`` to come just before position ``start`` (NumPy's older
+    ``moveaxis``)."""
+    a = as_array(a)
+    if not is_tensor(a):
+        return np.rollaxis(a, axis, start)
+    ndim = len(shape_of(a))
+    axis = normalize_axis("rollaxis", axis, ndim)
+    if not -ndim <= start <= ndim:
+        raise ShapeError(f"rollaxis: start {start} is out of range for {describe(a)}")
+    start = start + ndim if start < 0 else start
+    if axis < start:
+        start -= 1
+    order = [i for i in range(ndim) if i != axis]
+    order.insert(start, axis)
+    return st.transpose(a, tuple(order))
+
+
+# ------------------------------------------------------------------ broadcasting
 
 def broadcast_in_dim(x, shape, broadcast_dimensions):
     """Broadcast ``x`` to ``shape``; operand axis ``i`` becomes ``broadcast_dimensions[i]``."""
@@ -49,18 +232,70 @@ def broadcast_in_dim(x, shape, broadcast_dimensions):
                                tuple(int(d) for d in broadcast_dimensions))
 
 
-def broadcast_to(x, shape):
+@implements(np.broadcast_to)
+def broadcast_to(array, shape, subok=False):
     """NumPy-style ``broadcast_to``."""
-    shape = tuple(int(d) for d in shape)
-    if broadcast_shapes("broadcast_to", shape_of(x), shape) != shape:
-        raise ShapeError(f"broadcast_to: cannot broadcast {describe(x)} to {list(shape)}")
-    if not is_tensor(x):
-        return np.broadcast_to(x, shape)
-    return st.broadcast_to(x, shape)
+    array = as_array(array)
+    shape = (int(shape),) if isinstance(shape, numbers.Integral) else tuple(int(d)
+                                                                           for d in shape)
+    if not is_tensor(array):
+        return np.broadcast_to(array, shape, subok=subok)
+    if broadcast_shapes("broadcast_to", shape_of(array), shape) != shape:
+        raise ShapeError(f"broadcast_to: cannot broadcast {describe(array)} to "
+                         f"{list(shape)}")
+    return st.broadcast_to(array, shape)
 
 
-implements(np.reshape)(reshape)
-implements(np.transpose)(transpose)
-implements(np.broadcast_to)(broadcast_to)
+@implements(np.broadcast_arrays)
+def broadcast_arrays(*args, subok=False):
+    """The arguments broadcast to their common shape, as a tuple (each tensor stays a
+    tensor of its kind, each array an array)."""
+    args = [as_array(a) for a in args]
+    if not any(is_tensor(a) for a in args):
+        return np.broadcast_arrays(*args, subok=subok)
+    shape = broadcast_shapes("broadcast_arrays", *[tuple(np.shape(a)) if not is_tensor(a)
+                                                   else shape_of(a) for a in args])
+    return tuple(st.broadcast_to(a, shape) if is_tensor(a) else np.broadcast_to(a, shape)
+                 for a in args)
 
-__all__ = ['reshape', 'transpose', 'broadcast_in_dim', 'broadcast_to']
+
+# ------------------------------------------------------------------ queries
+
+@implements(np.shape)
+def shape(a) -> tuple:
+    """The shape, a tuple of Python ints."""
+    a = as_array(a)
+    return tuple(shape_of(a)) if is_tensor(a) else np.shape(a)
+
+
+@implements(np.ndim)
+def ndim(a) -> int:
+    """The number of axes, a Python int."""
+    a = as_array(a)
+    return len(shape_of(a)) if is_tensor(a) else np.ndim(a)
+
+
+@implements(np.size)
+def size(a, axis=None) -> int:
+    """The number of entries (along ``axis``, an int or a tuple, if given), a Python
+    int."""
+    a = as_array(a)
+    if not is_tensor(a):
+        return np.size(a, axis)
+    dims = shape_of(a)
+    if axis is None:
+        return math.prod(dims)
+    return math.prod(dims[i] for i in axis_list("size", axis, len(dims)))
+
+
+@implements(np.copy)
+def copy(a, order="K", subok=False):
+    """A copy; a tensor is immutable, so it is its own copy."""
+    a = as_array(a)
+    return a if is_tensor(a) else np.copy(a, order=order, subok=subok)
+
+
+__all__ = ["reshape", "ravel", "squeeze", "expand_dims", "atleast_1d", "atleast_2d",
+           "atleast_3d", "transpose", "swapaxes", "matrix_transpose", "moveaxis",
+           "rollaxis", "broadcast_in_dim", "broadcast_to", "broadcast_arrays", "shape",
+           "ndim", "size", "copy"]

@@ -274,6 +274,14 @@ def slice_axes(x, spec: tuple):
     return bind1(slice_p, tuple(spec), x)
 
 
+def scatter_slice(x, shape: tuple, spec: tuple):
+    """A zero tensor of ``shape`` holding ``x`` at the basic slice ``spec`` (one
+    normalised ``(start, stop, step)`` per axis): zero padding, diagonal embedding."""
+    if tuple(shape) == shape_of(x) and all(s == (0, d, 1) for s, d in zip(spec, shape)):
+        return x
+    return bind1(scatter_slice_p, (tuple(shape), tuple(spec)), x)
+
+
 # ------------------------------------------------------------------ concatenate
 
 def _concatenate_rule(axis, *xs):
@@ -318,3 +326,138 @@ def concatenate(xs, axis: int):
     if len(xs) == 1:
         return xs[0]
     return bind(concatenate_p, axis, *xs)
+
+
+# ------------------------------------------------------------------ static gathers
+
+def _runs(indices: np.ndarray) -> list:
+    """``indices`` cut into maximal runs of one step, greedily from the left, as
+    ``(first, step, length)`` triples (step 0: one index repeated)."""
+    n = len(indices)
+    steps = np.diff(indices)
+    changes = np.flatnonzero(steps[1:] != steps[:-1]) + 1     # where a step differs
+    runs, i = [], 0
+    while i < n:
+        if i == n - 1:
+            runs.append((int(indices[i]), 1, 1))
+            break
+        k = np.searchsorted(changes, i, side="right")
+        last = int(changes[k]) if k < len(changes) else n - 1
+        runs.append((int(indices[i]), int(steps[i]), last - i + 1))
+        i = last + 1
+    return runs
+
+
+def take_static(x, indices, axis: int):
+    """``x``'s entries at the static ``indices`` (in range, non-negative) along ``axis``:
+    a strided slice per run of one step (a broadcast for a repeated index), joined by one
+    concatenate, so padding and rolling cost a few slices instead of a gather."""
+    shape = shape_of(x)
+    indices = np.asarray(indices, dtype=np.int64).reshape(-1)
+
+    def spec(start, stop, step):
+        return tuple((start, stop, step) if a == axis else (0, d, 1)
+                     for a, d in enumerate(shape))
+
+    if len(indices) == 0:
+        return slice_axes(x, spec(0, 0, 1))
+    pieces = []
+    for first, step, length in _runs(indices):
+        if step == 0:
+            piece = slice_axes(x, spec(first, first + 1, 1))
+            stretched = shape[:axis] + (length,) + shape[axis + 1:]
+            piece = broadcast_in_dim(piece, stretched, _identity_perm(len(shape)))
+        else:
+            stop = first + step * (length - 1) + (1 if step > 0 else -1)
+            piece = slice_axes(x, spec(first, stop, step))
+        pieces.append(piece)
+    return concatenate(pieces, axis)
+
+
+# ------------------------------------------------------------------ tril / triu
+
+def _triangle_rule(name):
+    def rule(k, x):
+        if x.ndim < 2:
+            raise ShapeError(f"{name}: needs a matrix or a stack of matrices, got "
+                             f"{describe(x)}")
+        return x
+    return rule
+
+
+def _triangle(name, fn):
+    """A primitive keeping one triangle of the last two axes and zeroing the rest (the
+    others are zeros, not ``x * 0``, so infinities there do not become NaN).  A
+    projection: linear and its own transpose."""
+    prim = primitive(name, lambda k, x: fn(x, k), _triangle_rule(name),
+                     format_params=lambda k: f"k={k}")
+    deflinear(prim, lambda k, ct, out, x: bind1(prim, k, ct))
+    return prim
+
+
+tril_p = _triangle("tril", np.tril)
+triu_p = _triangle("triu", np.triu)
+
+
+def tril(x, k: int = 0):
+    """Zero the entries above the ``k``-th diagonal of the last two axes."""
+    return bind1(tril_p, int(k), x)
+
+
+def triu(x, k: int = 0):
+    """Zero the entries below the ``k``-th diagonal of the last two axes."""
+    return bind1(triu_p, int(k), x)
+
+
+# ------------------------------------------------------------------ repeat with counts
+
+def _repeat_rule(params, x):
+    counts, axis = params
+    shape = x.shape
+    if not 0 <= axis < len(shape) or len(counts) != shape[axis]:
+        raise ShapeError(f"repeat: {len(counts)} counts for axis {axis} of {describe(x)}")
+    return code_of_value(x), shape[:axis] + (sum(counts),) + shape[axis + 1:]
+
+
+def _segment_sum_rule(params, x):
+    counts, axis = params
+    shape = x.shape
+    if not 0 <= axis < len(shape) or sum(counts) != shape[axis]:
+        raise ShapeError(f"segment_sum: segments of {sum(counts)} entries for axis {axis} "
+                         f"of {describe(x)}")
+    return code_of_value(x), shape[:axis] + (len(counts),) + shape[axis + 1:]
+
+
+def _segment_sum_impl(params, x):
+    """The sums of consecutive segments of ``counts[i]`` entries along ``axis`` (an empty
+    segment sums to 0; ``np.add.reduceat`` would return the next entry for it)."""
+    counts, axis = params
+    x = np.asarray(x)
+    counts = np.asarray(counts, dtype=np.int64)
+    shape = list(x.shape)
+    shape[axis] = len(counts)
+    result = np.zeros(shape, dtype=x.dtype)
+    filled = np.flatnonzero(counts)
+    if len(filled) and x.shape[axis]:
+        starts = (np.cumsum(counts) - counts)[filled]
+        index = (slice(None),) * axis + (filled,)
+        result[index] = np.add.reduceat(x, starts, axis=axis)
+    return result
+
+
+def _format_counts(params):
+    return f"counts={list(params[0])} axis={params[1]}"
+
+
+repeat_p = primitive("repeat", lambda p, x: np.repeat(x, p[0], axis=p[1]), _repeat_rule,
+                     format_params=_format_counts)
+segment_sum_p = primitive("segment_sum", _segment_sum_impl, _segment_sum_rule,
+                          format_params=_format_counts)
+# mutual transposes: entry i copied counts[i] times <-> the sum of its copies
+deflinear(repeat_p, lambda params, ct, out, x: bind1(segment_sum_p, params, ct))
+deflinear(segment_sum_p, lambda params, ct, out, x: bind1(repeat_p, params, ct))
+
+
+def repeat(x, counts: tuple, axis: int):
+    """Entry ``i`` along ``axis`` repeated ``counts[i]`` times (non-negative counts)."""
+    return bind1(repeat_p, (tuple(int(c) for c in counts), int(axis)), x)

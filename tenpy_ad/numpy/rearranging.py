@@ -1,0 +1,170 @@
+"""Rearranging entries: ``flip``, ``fliplr``, ``flipud``, ``rot90``, ``roll``, ``tile``,
+``repeat``.  Flips are one reversed slice, rolls two slices joined, tiles and uniform
+repeats a broadcast and a reshape; only ``repeat`` with one count per entry is a primitive
+of its own (its transpose sums the copies of each entry)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ConcretizationError, ShapeError
+from ..ops import structural as st
+from ..primitive import describe, shape_of
+from ._arrays import as_array
+from ._dispatch import implements
+from ._operands import is_tensor, is_traced, normalize_axes, normalize_axis
+from .shaping import axis_list, ravel
+
+
+# ------------------------------------------------------------------ flips and rotations
+
+@implements(np.flip)
+def flip(m, axis=None):
+    """Reverse the order of entries along ``axis`` (None: every axis; an int or tuple)."""
+    m = as_array(m)
+    if not is_tensor(m):
+        return np.flip(m, axis)
+    shape = shape_of(m)
+    axes = normalize_axes("flip", axis, len(shape))
+    return st.slice_axes(m, tuple((d - 1, -1, -1) if i in axes and d > 1 else (0, d, 1)
+                                  for i, d in enumerate(shape)))
+
+
+@implements(np.fliplr)
+def fliplr(m):
+    """Reverse the columns (axis 1) of an array of 2 or more dimensions."""
+    m = as_array(m)
+    if is_tensor(m) and len(shape_of(m)) < 2:
+        raise ShapeError(f"fliplr: input must be >= 2-d, got {describe(m)}")
+    return flip(m, 1) if is_tensor(m) else np.fliplr(m)
+
+
+@implements(np.flipud)
+def flipud(m):
+    """Reverse the rows (axis 0) of an array of 1 or more dimensions."""
+    m = as_array(m)
+    if is_tensor(m) and not shape_of(m):
+        raise ShapeError(f"flipud: input must be >= 1-d, got {describe(m)}")
+    return flip(m, 0) if is_tensor(m) else np.flipud(m)
+
+
+@implements(np.rot90)
+def rot90(m, k=1, axes=(0, 1)):
+    """Rotate by ``k`` quarter turns in the plane of ``axes``, from the first axis
+    towards the second."""
+    m = as_array(m)
+    if not is_tensor(m):
+        return np.rot90(m, k, axes)
+    axes = tuple(axes)
+    ndim = len(shape_of(m))
+    if len(axes) != 2:
+        raise ValueError("rot90: len(axes) must be 2")
+    if axes[0] == axes[1] or abs(axes[0] - axes[1]) == ndim:
+        raise ValueError(f"rot90: axes {axes} must be different")
+    first, second = axis_list("rot90", axes, ndim)
+    k = int(k) % 4
+    if k == 0:
+        return m
+    if k == 2:
+        return flip(m, (first, second))
+    perm = list(range(ndim))
+    perm[first], perm[second] = second, first
+    if k == 1:
+        return st.transpose(flip(m, second), tuple(perm))
+    return flip(st.transpose(m, tuple(perm)), second)
+
+
+# ------------------------------------------------------------------ roll
+
+@implements(np.roll)
+def roll(a, shift, axis=None):
+    """Shift entries cyclically by ``shift`` along ``axis`` (None: of the flattened
+    array, reshaped back); ``shift`` and ``axis`` may be matching tuples."""
+    a = as_array(a)
+    if not is_tensor(a):
+        return np.roll(a, shift, axis)
+    shape = shape_of(a)
+    if axis is None:
+        return st.reshape(roll(ravel(a), shift, 0), shape)
+    pairs = np.broadcast(np.asarray(shift), np.asarray(axis))
+    if pairs.ndim > 1:
+        raise ValueError("roll: 'shift' and 'axis' should be scalars or 1-d sequences")
+    totals = {}
+    for s, ax in pairs:
+        ax = normalize_axis("roll", int(ax), len(shape))
+        totals[ax] = totals.get(ax, 0) + int(s)
+    for ax, s in sorted(totals.items()):
+        n = shape[ax]
+        if n and s % n:
+            a = st.take_static(a, np.roll(np.arange(n), s), ax)
+    return a
+
+
+# ------------------------------------------------------------------ tile and repeat
+
+@implements(np.tile)
+def tile(A, reps):  # noqa: N803 - NumPy's name
+    """``A`` repeated ``reps`` times along each axis (as ``np.tile``: missing axes of
+    ``A`` or of ``reps`` count as 1)."""
+    A = as_array(A)  # noqa: N806
+    if not is_tensor(A):
+        return np.tile(A, reps)
+    reps = tuple(int(r) for r in reps) if np.iterable(reps) else (int(reps),)
+    if any(r < 0 for r in reps):
+        raise ValueError(f"tile: negative repetitions {list(reps)}")
+    shape = shape_of(A)
+    shape = (1,) * (len(reps) - len(shape)) + shape
+    reps = (1,) * (len(shape) - len(reps)) + reps
+    expanded, dims = [], []
+    for r, d in zip(reps, shape):       # a new axis of length r before each repeated one
+        if r != 1:
+            expanded.append(r)
+        dims.append(len(expanded))
+        expanded.append(d)
+    tiled = st.broadcast_in_dim(st.reshape(A, shape), tuple(expanded), tuple(dims))
+    return st.reshape(tiled, tuple(r * d for r, d in zip(reps, shape)))
+
+
+def _counts(repeats) -> np.ndarray:
+    """``repeats`` as a 0-d or 1-d array of non-negative integers."""
+    if is_tensor(repeats):
+        if is_traced(repeats):
+            raise ConcretizationError("repeat: the repeats must be known to build the "
+                                      "result; pass integers, not a traced tensor")
+        repeats = repeats.detach().numpy()
+    counts = np.asarray(repeats)
+    if not np.can_cast(counts.dtype, np.int64, casting="safe"):
+        raise TypeError(f"repeat: repeats must be integers, got dtype {counts.dtype}")
+    if counts.ndim > 1:
+        raise ValueError("repeat: repeats must be a scalar or a 1-d sequence")
+    if (counts < 0).any():
+        raise ValueError("repeat: repeats may not contain negative values")
+    return counts.astype(np.int64)
+
+
+@implements(np.repeat)
+def repeat(a, repeats, axis=None):
+    """Each entry repeated ``repeats`` times along ``axis`` (None: of the flattened
+    array); ``repeats`` is one count or one per entry along the axis."""
+    a = as_array(a)
+    if not is_tensor(a):
+        return np.repeat(a, repeats, axis)
+    counts = _counts(repeats)
+    if axis is None:
+        a, axis = ravel(a), 0
+    shape = shape_of(a)
+    axis = normalize_axis("repeat", axis, len(shape))
+    if counts.size != 1:
+        if counts.size != shape[axis]:
+            raise ShapeError(f"repeat: {counts.size} repeats for axis {axis} of "
+                             f"{describe(a)}")
+        return st.repeat(a, tuple(counts.tolist()), axis)
+    r = int(counts.reshape(-1)[0])
+    if r == 1:
+        return a
+    expanded = shape[:axis + 1] + (r,) + shape[axis + 1:]
+    dims = tuple(i if i <= axis else i + 1 for i in range(len(shape)))
+    copies = st.broadcast_in_dim(a, expanded, dims)
+    return st.reshape(copies, shape[:axis] + (shape[axis] * r,) + shape[axis + 1:])
+
+
+__all__ = ["flip", "fliplr", "flipud", "rot90", "roll", "tile", "repeat"]

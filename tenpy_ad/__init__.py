@@ -22,6 +22,7 @@ from .numpy import (SURFACE as _SURFACE, abs, add, amax, astype, broadcast_in_di
                         multiply, negative, ones, power, real, reshape, scale, sign, sin,
                         sqrt, subtract, sum, tanh, tensordot, transpose, zeros)
 from .traced import input
+from .ops.elementwise import stop_gradient
 from .eager import tensor, no_grad, is_grad_enabled, grad_of, backward as _backward
 from . import ad, linalg
 from . import scipy
@@ -41,7 +42,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "errors", "ad", "linalg", "Tensor", "TracedTensor", "PRIMITIVES", "constant", "input",
-    "tensor", "no_grad", "is_grad_enabled", "grad_of", "Program", "compile", "evaluate",
+    "tensor", "stop_gradient", "no_grad", "is_grad_enabled", "grad_of", "Program", "compile", "evaluate",
     "grad", "value_and_grad", "vjp", "jvp", "jit", "checkpoint", "debug_nans",
     "load_graph", "load_program", "tree_flatten", "tree_unflatten", "tree_map",
     "abs", "add", "amax", "astype", "broadcast_in_dim", "broadcast_to", "conj", "cos",

@@ -14,6 +14,8 @@ from . import _dispatch
 from . import (arithmetic as _arithmetic, comparison as _comparison, creation as _creation,
                indexing as _indexing, joining as _joining, products as _products,
                reductions as _reductions, shaping as _shaping)
+from . import (complex_numbers as _complex_numbers, logic as _logic, rounding as _rounding,
+               transcendental as _transcendental)
 from ._dispatch import implements, supported_names
 from .arithmetic import *    # noqa: F401,F403 - each family lists its names in __all__
 from .comparison import *    # noqa: F401,F403
@@ -23,9 +25,14 @@ from .joining import *       # noqa: F401,F403
 from .products import *      # noqa: F401,F403
 from .reductions import *    # noqa: F401,F403
 from .shaping import *       # noqa: F401,F403
+from .complex_numbers import *   # noqa: F401,F403
+from .logic import *             # noqa: F401,F403
+from .rounding import *          # noqa: F401,F403
+from .transcendental import *    # noqa: F401,F403
 
 _FAMILIES = (_arithmetic, _comparison, _creation, _indexing, _joining, _products, _reductions,
              _shaping)
+_FAMILIES += (_complex_numbers, _logic, _rounding, _transcendental)
 _FUNCTIONS = sorted({name for family in _FAMILIES for name in family.__all__})
 
 #: what the tensor operators and methods forward to (installed in the core at import)

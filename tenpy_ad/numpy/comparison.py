@@ -68,10 +68,12 @@ def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue, 
     where it is the result, bounds included, and to a bound where it replaced ``a``."""
     lower, upper = _bounds(a_min, a_max, min, max)
     a, lower, upper = as_array(a), as_array(lower), as_array(upper)
-    operands = [x for x in (a, lower, upper) if x is not None]
-    if not any(is_tensor(x) for x in operands):
+    if not any(is_tensor(x) for x in (a, lower, upper)):
         return np.clip(a, lower, upper, out=out, **kwargs)
     dtype, _ = options("clip", out, kwargs)
+    if not is_tensor(a):
+        a = np.asarray(a)                       # NumPy makes a scalar ``a`` an array
+    operands = [x for x in (a, lower, upper) if x is not None]
     code = result_code("clip", *operands) if dtype is None else dtypes.code_of(dtype)
     traced = any(is_traced(x) for x in operands)
     xs = [operand(x, code, traced) for x in operands]

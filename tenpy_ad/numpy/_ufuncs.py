@@ -20,6 +20,7 @@ loops run in int64.
 from __future__ import annotations
 
 import inspect
+import math
 from typing import Callable
 
 import numpy as np
@@ -30,7 +31,7 @@ from ..ops import elementwise as ew
 from ..ops import structural as st
 from ..primitive import Tensor, TracedTensor, code_of_value, elementwise_ready, shape_of
 from ._dispatch import implements
-from ._operands import broadcast_shapes, is_tensor, operand
+from ._operands import broadcast_shapes, operand
 from .joining import as_array
 
 _BOOL = np.dtype(np.bool_)
@@ -81,35 +82,51 @@ def _resolve(ufunc, keys: tuple, dtype, casting) -> tuple:
 def loop_codes(ufunc, operands, dtype=None, casting: str = "same_kind") -> tuple:
     """The dtype codes of the loop NumPy runs ``ufunc`` with on ``operands``: one per
     operand, then the output's."""
-    keys = tuple(_numpy_key(x) for x in operands)
-    cache_key = (ufunc, dtype, casting) + keys
+    keys = tuple([_numpy_key(x) for x in operands])
+    cache_key = (ufunc, dtype, casting, keys)         # as apply2 spells it
     codes = _loops.get(cache_key)
     if codes is None:
         codes = _loops[cache_key] = _resolve(ufunc, keys, dtype, casting)
     return codes
 
 
-def _native_codes(ufunc) -> frozenset:
-    """The dtype codes that the loop takes as they are (no conversion of the operands)."""
-    native = set()
+def _native_codes(ufunc) -> tuple:
+    """For each dtype code, whether the loop takes operands of it as they are."""
+    native = []
     for code in range(len(dtypes.DTYPES)):
         try:
             codes = loop_codes(ufunc, [np.empty(0, dtypes.DTYPES[code])] * ufunc.nin)
         except DTypeError:
-            continue
-        if codes[:ufunc.nin] == (code,) * ufunc.nin:
-            native.add(code)
-    return frozenset(native)
+            codes = ()
+        native.append(codes[:ufunc.nin] == (code,) * ufunc.nin)
+    return tuple(native)
 
 
 def prepared(ufunc, operands, dtype=None, casting: str = "same_kind") -> list:
     """``operands`` as a strict primitive takes them: in the dtypes of NumPy's loop,
     broadcast to one shape, constants made nodes when any operand is traced."""
     codes = loop_codes(ufunc, operands, dtype, casting)
-    traced = any(type(x) is TracedTensor for x in operands)
+    traced = False
+    for x in operands:
+        if type(x) is TracedTensor:
+            traced = True
     xs = [operand(x, code, traced) for x, code in zip(operands, codes)]
     shape = broadcast_shapes(ufunc.__name__, *[shape_of(x) for x in xs])
-    return [st.broadcast_to(x, shape) for x in xs]
+    return [_broadcast(x, shape) for x in xs]
+
+
+def _broadcast(x, shape: tuple):
+    """``x`` broadcast to ``shape``; a constant of an eager operation as a fresh array
+    when small (cheaper to make than NumPy's read-only view, which large ones get)."""
+    if type(x) is not np.ndarray:
+        return st.broadcast_to(x, shape)
+    if x.shape == shape:
+        return x
+    if math.prod(shape) >= 4096:
+        return np.broadcast_to(x, shape)
+    result = np.empty(shape, x.dtype)
+    np.copyto(result, x)
+    return result
 
 
 def options(name: str, out, kwargs: dict) -> tuple:
@@ -134,13 +151,37 @@ def options(name: str, out, kwargs: dict) -> tuple:
 
 def apply(ufunc, strict: Callable, operands: tuple, out=None, kwargs: dict | None = None):
     """``ufunc(*operands, out=out, **kwargs)`` computed by ``strict`` on tensors."""
-    operands = tuple(as_array(x) for x in operands)
+    operands = [as_array(x) if type(x) is list or type(x) is tuple else x for x in operands]
     kwargs = kwargs or {}
-    if not any(is_tensor(x) for x in operands):
-        return ufunc(*operands, **kwargs) if out is None else ufunc(*operands, out=out,
-                                                                     **kwargs)
-    dtype, casting = options(ufunc.__name__, out, kwargs)
-    return strict(*prepared(ufunc, operands, dtype, casting))
+    for x in operands:
+        if type(x) is TracedTensor or type(x) is Tensor:
+            dtype, casting = options(ufunc.__name__, out, kwargs)
+            return strict(*prepared(ufunc, operands, dtype, casting))
+    return ufunc(*operands, **kwargs) if out is None else ufunc(*operands, out=out, **kwargs)
+
+
+def apply2(ufunc, strict: Callable, x1, x2, out, kwargs: dict):
+    """:func:`apply` for two operands, spelled out: ``x + 1.0`` and ``x > 0`` take it."""
+    if type(x1) is list or type(x1) is tuple:
+        x1 = as_array(x1)
+    if type(x2) is list or type(x2) is tuple:
+        x2 = as_array(x2)
+    t1, t2 = type(x1), type(x2)
+    traced = t1 is TracedTensor or t2 is TracedTensor
+    if not (traced or t1 is Tensor or t2 is Tensor):
+        return ufunc(x1, x2, **kwargs) if out is None else ufunc(x1, x2, out=out, **kwargs)
+    dtype, casting = options(ufunc.__name__, out, kwargs) if kwargs or out is not None \
+        else (None, "same_kind")
+    cache_key = (ufunc, dtype, casting, (_numpy_key(x1), _numpy_key(x2)))
+    codes = _loops.get(cache_key)
+    if codes is None:
+        codes = loop_codes(ufunc, (x1, x2), dtype, casting)
+    x1, x2 = operand(x1, codes[0], traced), operand(x2, codes[1], traced)
+    shape1, shape2 = shape_of(x1), shape_of(x2)
+    if shape1 != shape2:
+        shape = broadcast_shapes(ufunc.__name__, shape1, shape2)
+        x1, x2 = _broadcast(x1, shape), _broadcast(x2, shape)
+    return strict(x1, x2)
 
 
 def _signature(nin: int) -> inspect.Signature:
@@ -162,20 +203,23 @@ def ufunc_function(ufunc, strict: Callable, doc: str, shortcut: Callable | None 
     native = _native_codes(ufunc)
     if ufunc.nin == 1:
         def fn(x, /, out=None, **kwargs):
-            if out is None and not kwargs and is_tensor(x) and code_of_value(x) in native:
+            t = type(x)
+            if (t is TracedTensor or t is Tensor) and out is None and not kwargs \
+                    and native[code_of_value(x)]:
                 return strict(x)
             return apply(ufunc, strict, (x,), out, kwargs)
     elif ufunc.nin == 2:
         def fn(x1, x2, /, out=None, **kwargs):
             if out is None and not kwargs:
-                if (is_tensor(x1) and elementwise_ready(x1, x2)
-                        and code_of_value(x1) in native):
+                t = type(x1)
+                if ((t is TracedTensor or t is Tensor) and elementwise_ready(x1, x2)
+                        and native[code_of_value(x1)]):
                     return strict(x1, x2)
                 if shortcut is not None:
                     result = shortcut(x1, x2)
                     if result is not None:
                         return result
-            return apply(ufunc, strict, (x1, x2), out, kwargs)
+            return apply2(ufunc, strict, x1, x2, out, kwargs)
     else:
         raise ValueError(f"ufunc_function: {ufunc.__name__} has {ufunc.nin} operands")
     fn.__name__ = fn.__qualname__ = ufunc.__name__

@@ -30,8 +30,8 @@ def _inexact_tensor(x) -> bool:
 
 def _scaled(x1, x2):
     """A Python scalar factor of a floating tensor stays a static parameter (``scale``)."""
-    if type(x2) in PY_SCALARS and _inexact_tensor(x1):
-        return scale(x1, x2)
+    if type(x2) in PY_SCALARS:
+        return scale(x1, x2) if _inexact_tensor(x1) else None
     if type(x1) in PY_SCALARS and _inexact_tensor(x2):
         return scale(x2, x1)
     return None
@@ -42,6 +42,9 @@ def _static_power(ufunc):
     def shortcut(x, exponent):
         if not is_tensor(x) or not _real_scalar(exponent):
             return None
+        if type(exponent) is not bool and type(exponent) in PY_SCALARS \
+                and dtypes.is_inexact(code_of_value(x)):
+            return ew.power(x, exponent)         # a weak scalar keeps the tensor's dtype
         code = loop_codes(ufunc, (x, exponent))[0]
         value = exponent.item() if isinstance(exponent, np.generic) else exponent
         if code == dtypes.INT64 and value < 0:

@@ -42,7 +42,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "errors", "ad", "linalg", "Tensor", "TracedTensor", "PRIMITIVES", "constant", "input",
-    "tensor", "stop_gradient", "no_grad", "is_grad_enabled", "grad_of", "Program", "compile", "evaluate",
+    "tensor", "no_grad", "is_grad_enabled", "grad_of", "Program", "compile", "evaluate",
+    "stop_gradient",
     "grad", "value_and_grad", "vjp", "jvp", "jit", "checkpoint", "debug_nans",
     "load_graph", "load_program", "tree_flatten", "tree_unflatten", "tree_map",
     "abs", "add", "amax", "astype", "broadcast_in_dim", "broadcast_to", "conj", "cos",

@@ -114,8 +114,8 @@ SCALARS = [2.0, 3, True, 1.5j, np.float64(2.0), np.float32(0.5)]
 @pytest.mark.parametrize("scalar", SCALARS, ids=repr)
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "complex128"])
 @pytest.mark.parametrize("name", ["add", "subtract", "multiply", "divide", "power",
-                                  "maximum", "arctan2", "remainder", "less", "logaddexp",
-                                  "bitwise_or"])
+                                  "float_power", "maximum", "arctan2", "remainder", "less",
+                                  "logaddexp", "bitwise_or"])
 def test_binary_with_python_and_numpy_scalars(name, dtype, scalar):
     """NEP 50: Python scalars are weak (a float32 tensor stays float32), NumPy scalars
     are not; either side."""
@@ -150,6 +150,19 @@ def test_operators_follow_numpy(kind):
     a, b = sample(dom_x, dtype_x, (3, 1), 4), sample(dom_y, dtype_y, (4,), 5)
     for fn in cases:
         check(fn, a, b, ref=fn)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex128"])
+def test_numpy_scalars_and_lists_on_either_side_of_operators(dtype):
+    """``np.float64(2) * t`` reaches tenpy_ad through ``__array_ufunc__`` (a NumPy scalar
+    is not weak: float32 tensors promote); a list on the left through ``__radd__``."""
+    a = sample("positive", dtype, (3,), 14)
+    cases = [lambda x: np.float64(2) * x, lambda x: np.float32(2) + x,
+             lambda x: np.int64(3) - x, lambda x: np.float64(0.5) ** x,
+             lambda x: [1.0, 2.0, 3.0] + x, lambda x: [1, 2, 3] * x,
+             lambda x: x / [2.0, 4.0, 8.0], lambda x: np.float64(1.5) > x.real]
+    for fn in cases:
+        check(fn, a, ref=fn)
 
 
 def test_integer_tensors_compute_inexact_functions_in_float64():

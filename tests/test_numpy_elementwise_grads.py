@@ -97,6 +97,12 @@ def test_where_differentiates_the_selected_operand_only():
     assert_grad(lambda x: np.where(x > 0, 0.0, x).sum(), a, [1.0, 0.0, 0.0])
 
 
+def test_where_condition_gets_no_gradient():
+    """A floating condition is tested for non-zero: no derivative flows into it."""
+    a = np.array([0.0, 2.0, -1.0])
+    assert_grad(lambda c: tnp.where(c, 2.0 * c, 3.0).sum(), a, [0.0, 2.0, 2.0])
+
+
 def test_heaviside_nan_to_num_at_their_special_points():
     a = np.array([-1.0, 0.0, 2.0])
     h0 = np.array([0.3, 0.4, 0.5])

@@ -39,10 +39,12 @@ def _scaled(x1, x2):
 
 def _static_power(ufunc):
     """A real scalar exponent of a tensor stays a static parameter (``x ** 2``)."""
+    weak_keeps_dtype = ufunc is np.power         # float_power computes in float64
+
     def shortcut(x, exponent):
         if not is_tensor(x) or not _real_scalar(exponent):
             return None
-        if type(exponent) is not bool and type(exponent) in PY_SCALARS \
+        if weak_keeps_dtype and type(exponent) in (int, float) \
                 and dtypes.is_inexact(code_of_value(x)):
             return ew.power(x, exponent)         # a weak scalar keeps the tensor's dtype
         code = loop_codes(ufunc, (x, exponent))[0]

@@ -462,9 +462,10 @@ defvjp(stop_gradient_p, zero_rule)
 
 
 def stop_gradient(x):
-    """The value of ``x`` with derivative zero, in every mode (also for eager
-    ``.backward()``, which reaches ``x`` with a zero gradient rather than not at all).
-    ``x`` may be a pytree of tuples, lists and dicts, as in JAX: each leaf is stopped."""
+    """The value of ``x`` with derivative zero, in every mode.  (An eager result stays
+    on the tape, so ``.backward()`` through it runs, as ``grad`` does in JAX, and gives
+    ``x`` nothing; ``x.detach()`` is PyTorch's spelling, a tensor off the tape.)  ``x``
+    may be a pytree of tuples, lists and dicts, as in JAX: each leaf is stopped."""
     t = type(x)
     if t is tuple or t is list or t is dict:
         return tree_map(stop_gradient, x)

@@ -288,3 +288,24 @@ def test_stop_gradient_keeps_the_value_in_every_mode():
     assert type(pair) is tuple and type(pair[1]) is list
     np.testing.assert_array_equal(pair[0].numpy(), a)
     np.testing.assert_array_equal(pair[1][0].numpy(), a)
+
+
+# ------------------------------------------------------------------ value tests
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_value_tests_match_numpy(dtype):
+    a = sample("any", dtype, (6,), 15)
+    if dtype in ("float64", "float32"):
+        a[:3] = [np.inf, -np.inf, np.nan]
+    names = ["iscomplex", "isreal", "isposinf", "isneginf", "fix"]
+    for name in names:
+        ours, theirs = getattr(tnp, name), getattr(np, name)
+        if numpy_refuses(theirs, a):
+            assert_refused_in_every_mode(ours, a)
+        else:
+            check(ours, a, ref=theirs)
+            check(lambda x: theirs(x), a, ref=theirs, modes=TENSOR_MODES)
+    for name in ("iscomplexobj", "isrealobj"):
+        expected = getattr(np, name)(a)
+        assert getattr(tnp, name)(tp.tensor(a, dtype=a.dtype)) is expected
+        assert getattr(np, name)(tp.input(a.shape, a.dtype)) is expected

@@ -1,5 +1,6 @@
 """Truth values and selections: ``where``, the tests ``isnan``, ``isfinite``, ``isinf``,
-``signbit``, the logical and bitwise operations (``&``, ``|``, ``^``, ``~`` on bool and
+``signbit``, ``isposinf``, ``isneginf``, ``iscomplex``, ``isreal`` (and the dtype tests
+``iscomplexobj``, ``isrealobj``), the logical and bitwise operations (``&``, ``|``, ``^``, ``~`` on bool and
 integer tensors), and ``nan_to_num``.
 
 Bool and integer results are never differentiated.  ``where(condition, x, y)``
@@ -12,15 +13,15 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..errors import ConcretizationError
+from ..errors import ConcretizationError, DTypeError
 from ..ops import elementwise as ew
 from ..ops import logic as lg
 from ..ops import piecewise as pw
 from ..ops import structural as st
-from ..primitive import Tensor, code_of_value, shape_of
+from ..primitive import Tensor, code_of_value, is_complex_value, shape_of
 from ._dispatch import implements
 from ._operands import broadcast_shapes, is_tensor, is_traced, operand, result_code
-from ._ufuncs import ufunc_function
+from ._ufuncs import options, ufunc_function
 from .joining import as_array
 
 isnan = ufunc_function(np.isnan, lg.isnan, "Where ``x`` is NaN (complex: either part).")
@@ -41,6 +42,67 @@ bitwise_xor = ufunc_function(np.bitwise_xor, lg.bitwise_xor,
                              "``x1 ^ x2`` of bool or integer tensors.")
 invert = bitwise_not = ufunc_function(np.invert, lg.invert,
                                       "``~x``: logical not of bools, ``-x - 1`` of integers.")
+
+
+def _infinite_of_sign(name, x, negative: bool):
+    """``isposinf``/``isneginf``: real ``x`` only, as NumPy."""
+    if not is_tensor(x):
+        return None
+    if dtypes.is_complex(code_of_value(x)):
+        raise DTypeError(f"{name}: not supported for complex values (ambiguous, as in NumPy)")
+    sign = lg.signbit(x) if negative else lg.logical_not(lg.signbit(x))
+    return lg.logical_and(lg.isinf(x), sign)
+
+
+@implements(np.isposinf)
+def isposinf(x, out=None):
+    """Where real ``x`` is ``+inf``."""
+    x = as_array(x)
+    result = _infinite_of_sign("isposinf", x, negative=False)
+    return np.isposinf(x, out=out) if result is None else _no_out("isposinf", out, result)
+
+
+@implements(np.isneginf)
+def isneginf(x, out=None):
+    """Where real ``x`` is ``-inf``."""
+    x = as_array(x)
+    result = _infinite_of_sign("isneginf", x, negative=True)
+    return np.isneginf(x, out=out) if result is None else _no_out("isneginf", out, result)
+
+
+def _no_out(name, out, result):
+    options(name, out, {})
+    return result
+
+
+@implements(np.iscomplex)
+def iscomplex(x):
+    """Where the imaginary part is non-zero (all False for real ``x``)."""
+    x = as_array(x)
+    if not is_tensor(x):
+        return np.iscomplex(x)
+    imaginary = ew.imag(x)
+    return ew.convert(imaginary, dtypes.BOOL)
+
+
+@implements(np.isreal)
+def isreal(x):
+    """Where the imaginary part is zero (all True for real ``x``)."""
+    x = as_array(x)
+    return lg.logical_not(iscomplex(x)) if is_tensor(x) else np.isreal(x)
+
+
+@implements(np.iscomplexobj)
+def iscomplexobj(x):
+    """Whether the dtype is complex (a Python bool)."""
+    x = as_array(x)
+    return is_complex_value(x) if is_tensor(x) else np.iscomplexobj(x)
+
+
+@implements(np.isrealobj)
+def isrealobj(x):
+    """Whether the dtype is not complex (a Python bool)."""
+    return not iscomplexobj(x)
 
 
 @implements(np.where)
@@ -94,6 +156,7 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
                          info.min if neginf is None else neginf)
 
 
-__all__ = ["where", "isnan", "isfinite", "isinf", "signbit", "logical_and", "logical_or",
+__all__ = ["where", "isnan", "isfinite", "isinf", "signbit", "isposinf", "isneginf",
+           "iscomplex", "isreal", "iscomplexobj", "isrealobj", "logical_and", "logical_or",
            "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
            "invert", "bitwise_not", "nan_to_num"]

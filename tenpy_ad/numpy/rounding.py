@@ -1,4 +1,4 @@
-"""Rounding: ``floor``, ``ceil``, ``trunc``, ``rint``, ``round``/``around``.
+"""Rounding: ``floor``, ``ceil``, ``trunc``/``fix``, ``rint``, ``round``/``around``.
 
 Each is locally constant, so its derivative is zero, also at the jumps (where it has
 none): a loss through rounding has no gradient through it, as in autograd and JAX.
@@ -45,4 +45,10 @@ def round(a, decimals=0, out=None):  # noqa: A001 - NumPy's name
 
 around = round
 
-__all__ = ["floor", "ceil", "trunc", "rint", "round", "around"]
+
+@implements(np.fix)
+def fix(x, out=None):
+    """Round towards zero (``trunc``; integers unchanged).  Derivative zero."""
+    return trunc(x, out=out)
+
+__all__ = ["floor", "ceil", "trunc", "rint", "fix", "round", "around"]

@@ -12,8 +12,7 @@ import tenpy_ad.numpy as tnp
 from tenpy_ad.errors import ConcretizationError, DTypeError, NotDifferentiableError
 
 from elementwise_cases import (DTYPES, assert_refused_in_every_mode, carried, check,
-                               keeping_dtypes,
-                               numpy_refuses, sample)
+                               keeping_dtypes, numpy_refuses, sample)
 from modes import ALL_MODES, TENSOR_MODES, check_modes, run
 
 UNARY = {

@@ -186,7 +186,8 @@ LOSSES = {
     "power_tower": lambda x: (np.abs(x) + 0.5) ** np.cos(x),
     "exp2_log2": lambda x: (np.exp2(x) * np.log2(2.0 + x * x) - np.log10(1.5 + np.square(x))),
     "expm1_cbrt": lambda x: np.expm1(x * 0.1) * np.cbrt(x + 5.0),
-    "sinc_degrees": lambda x: np.sinc(x) + np.deg2rad(np.rad2deg(x)) * np.reciprocal(2.0 + x ** 2),
+    "sinc_degrees": lambda x: np.sinc(x) + np.deg2rad(np.rad2deg(x))
+    * np.reciprocal(2.0 + x ** 2),
     "remainder_phase": lambda x: np.sin(2 * np.pi * np.mod(x, 1.0)) + np.fmod(x, 3.0) * 0.1,
     "float_power": lambda x: np.float_power(1.0 + x * x, 1.5) + np.fmin(x, np.fmax(x, -0.5)),
 }

@@ -193,8 +193,8 @@ def _signature(nin: int) -> inspect.Signature:
         + [P(k, P.KEYWORD_ONLY, default=v) for k, v in _OPTIONS.items()])
 
 
-def ufunc_function(ufunc, strict: Callable, doc: str, shortcut: Callable | None = None,
-                   register: bool = True) -> Callable:
+def ufunc_function(ufunc, strict: Callable, doc: str,
+                   shortcut: Callable | None = None) -> Callable:
     """The tenpy_ad version of ``ufunc`` (one or two operands) computed by ``strict``.
 
     ``shortcut(x1, x2)``, if given, is tried for two operands that are not tensors of one
@@ -226,9 +226,7 @@ def ufunc_function(ufunc, strict: Callable, doc: str, shortcut: Callable | None 
     fn.__doc__ = doc
     fn.__module__ = "tenpy_ad.numpy"
     fn.__signature__ = _signature(ufunc.nin)
-    if register:
-        implements(ufunc)(fn)
-    return fn
+    return implements(ufunc)(fn)
 
 
 def inexact(x):

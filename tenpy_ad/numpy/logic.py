@@ -1,7 +1,7 @@
 """Truth values and selections: ``where``, the tests ``isnan``, ``isfinite``, ``isinf``,
 ``signbit``, ``isposinf``, ``isneginf``, ``iscomplex``, ``isreal`` (and the dtype tests
-``iscomplexobj``, ``isrealobj``), the logical and bitwise operations (``&``, ``|``, ``^``, ``~`` on bool and
-integer tensors), and ``nan_to_num``.
+``iscomplexobj``, ``isrealobj``), the logical and bitwise operations (``&``, ``|``,
+``^``, ``~`` on bool and integer tensors), and ``nan_to_num``.
 
 Bool and integer results are never differentiated.  ``where(condition, x, y)``
 differentiates into ``x`` and ``y`` where each is selected; the condition gets no

@@ -17,11 +17,11 @@ Eager::
 from ._compiled import _core
 from . import dtypes as _dtypes, errors
 from .primitive import Tensor, TracedTensor, PRIMITIVES, bind_traced as _bind_traced, constant
-from .numpy import (SURFACE as _SURFACE, abs, add, amax, astype, broadcast_in_dim,
-                        broadcast_to, conj, cos, divide, einsum, exp, imag, log, matmul, max,
-                        multiply, negative, ones, power, real, reshape, scale, sign, sin,
-                        sqrt, subtract, sum, tanh, tensordot, transpose, zeros)
+from . import numpy
+from .numpy import *       # noqa: F401,F403 - NumPy's names are also tp.<name>
+from .numpy import SURFACE as _SURFACE
 from .traced import input
+from .ops.elementwise import stop_gradient
 from .eager import tensor, no_grad, is_grad_enabled, grad_of, backward as _backward
 from . import ad, linalg
 from . import scipy
@@ -41,16 +41,13 @@ _core.install(surface=dict(_SURFACE, backward=_backward), bind_traced=_bind_trac
 __version__ = "0.1.0"
 
 __all__ = [
-    "errors", "ad", "linalg", "Tensor", "TracedTensor", "PRIMITIVES", "constant", "input",
-    "tensor", "no_grad", "is_grad_enabled", "grad_of", "Program", "compile", "evaluate",
-    "grad", "value_and_grad", "vjp", "jvp", "jit", "checkpoint", "fixed_point", "debug_nans",
-    "load_graph", "load_program", "tree_flatten", "tree_unflatten", "tree_map",
-    "abs", "add", "amax", "astype", "broadcast_in_dim", "broadcast_to", "conj", "cos",
-    "divide", "einsum", "exp", "imag", "log", "matmul", "max", "multiply", "negative",
-    "ones", "power", "real", "reshape", "scale", "sign", "sin", "sqrt", "subtract", "sum",
-    "tanh", "tensordot", "transpose", "zeros", "core_info", "counters", "reset_counters",
+    "errors", "ad", "linalg", "numpy", "scipy", "Tensor", "TracedTensor", "PRIMITIVES",
+    "constant", "input", "tensor", "no_grad", "is_grad_enabled", "grad_of", "Program",
+    "compile", "evaluate", "grad", "value_and_grad", "vjp", "jvp", "jit", "checkpoint",
+    "fixed_point", "stop_gradient", "debug_nans", "load_graph", "load_program",
+    "tree_flatten", "tree_unflatten", "tree_map", "core_info", "counters", "reset_counters",
     "introspection",
-]
+] + [name for name in numpy.__all__ if name not in ("implements", "supported_names", "linalg")]
 
 
 def core_info() -> dict:

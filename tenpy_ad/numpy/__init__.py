@@ -11,33 +11,40 @@ eager Tensor when any is eager, else what NumPy returns.  They lower onto the pr
 """
 from .. import linalg
 from . import _dispatch
-from . import (arithmetic as _arithmetic, comparison as _comparison, creation as _creation,
+from . import (arithmetic as _arithmetic, comparison as _comparison,
+               complex_numbers as _complex_numbers, creation as _creation,
                cumulative as _cumulative, diagonals as _diagonals,
                index_tricks as _index_tricks, indexing as _indexing, joining as _joining,
-               padding as _padding, products as _products, rearranging as _rearranging,
-               reductions as _reductions, shaping as _shaping, sorting as _sorting,
-               splitting as _splitting, statistics as _statistics)
+               logic as _logic, padding as _padding, products as _products,
+               rearranging as _rearranging, reductions as _reductions, rounding as _rounding,
+               shaping as _shaping, sorting as _sorting, splitting as _splitting,
+               statistics as _statistics, transcendental as _transcendental)
 from ._dispatch import implements, supported_names
-from .arithmetic import *    # noqa: F401,F403 - each family lists its names in __all__
-from .comparison import *    # noqa: F401,F403
-from .creation import *      # noqa: F401,F403
-from .cumulative import *    # noqa: F401,F403
-from .diagonals import *     # noqa: F401,F403
-from .index_tricks import *  # noqa: F401,F403
-from .indexing import *      # noqa: F401,F403
-from .joining import *       # noqa: F401,F403
-from .padding import *       # noqa: F401,F403
-from .products import *      # noqa: F401,F403
-from .rearranging import *   # noqa: F401,F403
-from .reductions import *    # noqa: F401,F403
-from .shaping import *       # noqa: F401,F403
-from .sorting import *       # noqa: F401,F403
-from .splitting import *     # noqa: F401,F403
-from .statistics import *    # noqa: F401,F403
+from .arithmetic import *      # noqa: F401,F403 - each family lists its names in __all__
+from .comparison import *      # noqa: F401,F403
+from .complex_numbers import *  # noqa: F401,F403
+from .creation import *        # noqa: F401,F403
+from .cumulative import *      # noqa: F401,F403
+from .diagonals import *       # noqa: F401,F403
+from .index_tricks import *    # noqa: F401,F403
+from .indexing import *        # noqa: F401,F403
+from .joining import *         # noqa: F401,F403
+from .logic import *           # noqa: F401,F403
+from .padding import *         # noqa: F401,F403
+from .products import *        # noqa: F401,F403
+from .rearranging import *     # noqa: F401,F403
+from .reductions import *      # noqa: F401,F403
+from .rounding import *        # noqa: F401,F403
+from .shaping import *         # noqa: F401,F403
+from .sorting import *         # noqa: F401,F403
+from .splitting import *       # noqa: F401,F403
+from .statistics import *      # noqa: F401,F403
+from .transcendental import *  # noqa: F401,F403
 
-_FAMILIES = (_arithmetic, _comparison, _creation, _cumulative, _diagonals, _index_tricks,
-             _indexing, _joining, _padding, _products, _rearranging, _reductions, _shaping,
-             _sorting, _splitting, _statistics)
+_FAMILIES = (_arithmetic, _comparison, _complex_numbers, _creation, _cumulative, _diagonals,
+             _index_tricks, _indexing, _joining, _logic, _padding, _products, _rearranging,
+             _reductions, _rounding, _shaping, _sorting, _splitting, _statistics,
+             _transcendental)
 _FUNCTIONS = sorted({name for family in _FAMILIES for name in family.__all__})
 
 #: what the tensor operators and methods forward to (installed in the core at import)

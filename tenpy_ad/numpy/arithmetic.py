@@ -1,4 +1,13 @@
-"""Elementwise arithmetic and functions with NumPy's broadcasting and promotion."""
+"""Arithmetic with NumPy's broadcasting, promotion and ufunc signatures: ``add``,
+``subtract``, ``multiply``, ``divide``, ``floor_divide``, ``remainder``/``mod``,
+``fmod``, ``power``/``float_power`` (tensor base, tensor exponent or both), ``negative``,
+``positive``, ``reciprocal``, ``square``, ``absolute``/``abs``, ``fabs``, ``sign``,
+``copysign``, ``heaviside``, and ``scale``/``astype``.
+
+Subgradients where NumPy's function has a kink or a jump (see :mod:`tenpy_ad.ops.piecewise`):
+``abs``/``fabs``/``sign``/``copysign`` at 0, ``floor_divide`` (zero), ``remainder``/
+``fmod`` in the divisor (``-q``, the integer quotient).
+"""
 from __future__ import annotations
 
 import numbers
@@ -6,52 +15,107 @@ import numbers
 import numpy as np
 
 from .. import dtypes
-from ..errors import ArgumentError
+from ..errors import ArgumentError, DTypeError
 from ..ops import elementwise as ew
-from ..ops import structural as st
-from ..primitive import Tensor, TracedTensor, bind2, code_of_value, elementwise_ready, shape_of
-from ._dispatch import implements
-from ._operands import PY_SCALARS, broadcast_shapes, is_tensor, is_traced, operand, result_code
+from ..ops import piecewise as pw
+from ..ops import transcendental as tr
+from ..primitive import Tensor, TracedTensor, code_of_value
+from ._operands import PY_SCALARS, is_tensor
+from ._ufuncs import loop_codes, ufunc_function
 
 
-def _binary(name, prim, a, b):
-    """Apply an elementwise binary primitive with NumPy's broadcasting and promotion
-    (``name``, NumPy's name of the operation, is the one error messages use)."""
-    if elementwise_ready(a, b):
-        return bind2(prim, None, a, b)
-    traced = is_traced(a) or is_traced(b)
-    code = result_code(name, a, b)
-    a, b = operand(a, code, traced), operand(b, code, traced)
-    shape = broadcast_shapes(name, shape_of(a), shape_of(b))
-    return bind2(prim, None, st.broadcast_to(a, shape), st.broadcast_to(b, shape))
+def _inexact_tensor(x) -> bool:
+    return is_tensor(x) and dtypes.is_inexact(code_of_value(x))
 
 
-def add(a, b):
-    """Elementwise ``a + b`` with NumPy broadcasting and promotion."""
-    return _binary("add", ew.add_p, a, b)
+def _scaled(x1, x2):
+    """A Python scalar factor of a floating tensor stays a static parameter (``scale``)."""
+    if type(x2) in PY_SCALARS:
+        return scale(x1, x2) if _inexact_tensor(x1) else None
+    if type(x1) in PY_SCALARS and _inexact_tensor(x2):
+        return scale(x2, x1)
+    return None
 
 
-def subtract(a, b):
-    """Elementwise ``a - b``."""
-    return _binary("subtract", ew.sub_p, a, b)
+def _static_power(ufunc):
+    """A real scalar exponent of a tensor stays a static parameter (``x ** 2``)."""
+    weak_keeps_dtype = ufunc is np.power         # float_power computes in float64
+
+    def shortcut(x, exponent):
+        if not is_tensor(x) or not _real_scalar(exponent):
+            return None
+        if weak_keeps_dtype and type(exponent) in (int, float) \
+                and dtypes.is_inexact(code_of_value(x)):
+            return ew.power(x, exponent)         # a weak scalar keeps the tensor's dtype
+        code = loop_codes(ufunc, (x, exponent))[0]
+        value = exponent.item() if isinstance(exponent, np.generic) else exponent
+        if code == dtypes.INT64 and value < 0:
+            raise DTypeError(f"{ufunc.__name__}: integers to negative integer powers are not "
+                             "allowed (as in NumPy); convert the base to float first")
+        return ew.power(ew.convert(x, code), value)
+    return shortcut
 
 
-def _is_static_scalar(x) -> bool:
-    return type(x) in PY_SCALARS
+def _real_scalar(x) -> bool:
+    t = type(x)
+    if t is int or t is float or t is bool:
+        return True
+    return isinstance(x, np.generic) and x.dtype.kind in "biuf"
 
 
-def multiply(a, b):
-    """Elementwise ``a * b``; a Python scalar factor becomes a static ``scale``."""
-    if _is_static_scalar(b) and is_tensor(a):
-        return scale(a, b)
-    if _is_static_scalar(a) and is_tensor(b):
-        return scale(b, a)
-    return _binary("multiply", ew.mul_p, a, b)
-
-
-def divide(a, b):
-    """Elementwise ``a / b``."""
-    return _binary("divide", ew.div_p, a, b)
+add = ufunc_function(np.add, ew.add, "``x1 + x2`` elementwise.")
+subtract = ufunc_function(np.subtract, ew.sub, "``x1 - x2`` elementwise.")
+multiply = ufunc_function(np.multiply, ew.mul, "``x1 * x2`` elementwise; a Python scalar "
+                          "factor of a floating tensor is a static ``scale``.",
+                          shortcut=_scaled)
+divide = true_divide = ufunc_function(np.divide, ew.div,
+                                      "``x1 / x2`` elementwise (integers divide to float64).")
+floor_divide = ufunc_function(
+    np.floor_divide, pw.floor_divide,
+    "``x1 // x2`` elementwise; locally constant, so its derivative is zero (also at the "
+    "jumps).")
+remainder = mod = ufunc_function(
+    np.remainder, pw.remainder,
+    "``x1 % x2`` with the sign of ``x2``: derivative 1 in ``x1`` and ``-floor(x1/x2)`` "
+    "in ``x2`` (the quotient NumPy's result uses, also at the jumps).")
+fmod = ufunc_function(
+    np.fmod, pw.fmod,
+    "C's remainder, with the sign of ``x1``: derivative 1 in ``x1`` and ``-trunc(x1/x2)`` "
+    "in ``x2`` (also at the jumps).")
+power = ufunc_function(
+    np.power, tr.power,
+    "``x1 ** x2`` elementwise.  A real scalar exponent is a static parameter; a tensor "
+    "exponent is differentiated too (``x2`` derivative ``x1**x2 log(x1)``, 0 where "
+    "``x1 == 0``; at ``0 ** 0`` the ``x1`` derivative is that along ``x2 == 0``: 0).",
+    shortcut=_static_power(np.power))
+float_power = ufunc_function(
+    np.float_power, tr.power,
+    "``x1 ** x2`` computed in float64 (complex128 for complex operands), as "
+    ":func:`power` otherwise.", shortcut=_static_power(np.float_power))
+negative = ufunc_function(np.negative, ew.neg, "``-x`` elementwise.")
+positive = ufunc_function(np.positive, lambda x: x,
+                          "``+x``: the tensor itself (tensors are immutable).")
+reciprocal = ufunc_function(np.reciprocal, ew.reciprocal,
+                            "``1/x`` elementwise (integers: integer division, as NumPy).")
+square = ufunc_function(np.square, lambda x: ew.mul(x, x), "``x * x`` elementwise.")
+absolute = ufunc_function(
+    np.absolute, ew.abs,
+    "``|x|`` elementwise (real for complex ``x``); its derivative at 0 is taken as 0.")
+abs = absolute  # noqa: A001 - NumPy's name
+fabs = ufunc_function(np.fabs, ew.abs,
+                      "``|x|`` of real ``x`` as a float; its derivative at 0 is taken as 0.")
+sign = ufunc_function(
+    np.sign, ew.sign,
+    "-1, 0 or 1 (``z/|z|`` for complex ``z``, 0 at 0): derivative 0 for real ``x``, also "
+    "at 0.")
+copysign = ufunc_function(
+    np.copysign, pw.copysign,
+    "``|x1|`` with the sign of ``x2``: derivative ``±sign(x1)`` in ``x1`` (0 at 0, as for "
+    "``abs``) and 0 in ``x2``.")
+heaviside = ufunc_function(
+    np.heaviside, pw.heaviside,
+    "0 for ``x1 < 0``, ``x2`` at 0, 1 for ``x1 > 0``: derivative 0 in ``x1`` (also at the "
+    "jump) and 1 in ``x2`` where ``x1 == 0``.")
 
 
 def scale(x, factor):
@@ -66,7 +130,9 @@ def scale(x, factor):
         factor = factor.item()
     if not isinstance(factor, numbers.Number):
         raise ArgumentError(f"scale: the factor must be a scalar, got {type(factor).__name__}")
-    code = x.dtype_code if type(x) is TracedTensor else code_of_value(x)
+    code = code_of_value(x)
+    if not dtypes.is_inexact(code):
+        return multiply(x, factor)               # NumPy's promotion of int/bool tensors
     if isinstance(factor, complex) and not dtypes.is_complex(code):
         x = ew.convert(x, dtypes.complex_code(code))
     return ew.scale(x, factor)
@@ -81,26 +147,6 @@ def scale_real(x, factor):
     return scale(x, factor)
 
 
-def power(x, exponent):
-    """``x ** exponent`` for a scalar exponent."""
-    if not is_tensor(x):
-        if is_tensor(exponent):
-            raise ArgumentError("power: the exponent must be a scalar, not a tensor")
-        return np.power(x, exponent)
-    if isinstance(exponent, (np.generic, np.ndarray)) and np.ndim(exponent) == 0:
-        exponent = exponent.item()
-    if not isinstance(exponent, numbers.Real):
-        raise ArgumentError("power: only a real scalar exponent is supported; write "
-                        "tp.exp(y * tp.log(x)) for a tensor exponent")
-    return ew.power(x, exponent)
-
-
-# elementwise functions: the primitives' own binders apply NumPy semantics to plain values
-exp, log, sqrt, sin, cos, tanh = ew.exp, ew.log, ew.sqrt, ew.sin, ew.cos, ew.tanh
-abs, conj, real, imag, sign = ew.abs, ew.conj, ew.real, ew.imag, ew.sign  # noqa: A001
-negative = ew.neg
-
-
 def astype(x, dtype):
     """Convert to ``dtype`` (complex to real is refused: take ``.real`` explicitly)."""
     if not is_tensor(x):
@@ -108,11 +154,7 @@ def astype(x, dtype):
     return ew.convert(x, dtypes.code_of(dtype))
 
 
-for _numpy_fn, _ours in [(np.add, add), (np.subtract, subtract), (np.multiply, multiply),
-                         (np.divide, divide), (np.power, power), (np.negative, negative),
-                         (np.exp, exp), (np.log, log), (np.sqrt, sqrt), (np.sin, sin),
-                         (np.cos, cos), (np.tanh, tanh), (np.abs, abs), (np.conj, conj),
-                         (np.real, real), (np.imag, imag), (np.sign, sign)]:
-    implements(_numpy_fn)(_ours)
-
-__all__ = ['add', 'subtract', 'multiply', 'divide', 'scale', 'scale_real', 'power', 'negative', 'exp', 'log', 'sqrt', 'sin', 'cos', 'tanh', 'abs', 'conj', 'real', 'imag', 'sign', 'astype']
+__all__ = ["add", "subtract", "multiply", "divide", "true_divide", "floor_divide",
+           "remainder", "mod", "fmod", "power", "float_power", "negative", "positive",
+           "reciprocal", "square", "absolute", "abs", "fabs", "sign", "copysign",
+           "heaviside", "scale", "scale_real", "astype"]

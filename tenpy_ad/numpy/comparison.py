@@ -1,59 +1,91 @@
-"""Elementwise comparisons, as NumPy's: boolean results, never differentiated."""
+"""Comparisons (boolean results, never differentiated), extrema of two operands and
+clipping, with NumPy's ufunc signatures, promotion and broadcasting.
+
+Subgradients: ``maximum``/``minimum``/``fmax``/``fmin`` split the derivative evenly between
+tied operands (as autograd and JAX do); ``clip`` passes it to ``a`` wherever ``a`` is the
+result (on the closed interval, bounds included) and to a bound only where the bound
+replaced ``a``.  Complex operands are ordered lexicographically, as NumPy orders them.
+"""
 from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes
 from ..ops import elementwise as ew
+from ..ops import piecewise as pw
 from ..ops import structural as st
 from ..primitive import bind2, shape_of
 from ._dispatch import implements
 from ._operands import broadcast_shapes, is_tensor, is_traced, operand, result_code
+from ._ufuncs import options, ufunc_function
+from .joining import as_array
 
 
-def _compare(name, prim, numpy_fn, a, b):
-    if not (is_tensor(a) or is_tensor(b)):
-        return numpy_fn(a, b)
-    traced = is_traced(a) or is_traced(b)
-    code = result_code(name, a, b)
-    a, b = operand(a, code, traced), operand(b, code, traced)
-    shape = broadcast_shapes(name, shape_of(a), shape_of(b))
-    return bind2(prim, None, st.broadcast_to(a, shape), st.broadcast_to(b, shape))
+def _compare(prim):
+    return lambda x, y: bind2(prim, None, x, y)
 
 
-@implements(np.equal)
-def equal(x1, x2):
-    """``x1 == x2`` elementwise."""
-    return _compare("equal", ew.equal_p, np.equal, x1, x2)
+equal = ufunc_function(np.equal, _compare(ew.equal_p), "``x1 == x2`` elementwise.")
+not_equal = ufunc_function(np.not_equal, _compare(ew.not_equal_p),
+                           "``x1 != x2`` elementwise.")
+less = ufunc_function(np.less, _compare(ew.less_p), "``x1 < x2`` elementwise.")
+less_equal = ufunc_function(np.less_equal, _compare(ew.less_equal_p),
+                            "``x1 <= x2`` elementwise.")
+greater = ufunc_function(np.greater, _compare(ew.greater_p), "``x1 > x2`` elementwise.")
+greater_equal = ufunc_function(np.greater_equal, _compare(ew.greater_equal_p),
+                               "``x1 >= x2`` elementwise.")
+
+maximum = ufunc_function(np.maximum, pw.maximum,
+                         "The larger operand (NaN propagates); ties split the derivative "
+                         "evenly.")
+minimum = ufunc_function(np.minimum, pw.minimum,
+                         "The smaller operand (NaN propagates); ties split the derivative "
+                         "evenly.")
+fmax = ufunc_function(np.fmax, pw.fmax, "The larger operand, ignoring NaN; ties split the "
+                                        "derivative evenly.")
+fmin = ufunc_function(np.fmin, pw.fmin, "The smaller operand, ignoring NaN; ties split the "
+                                        "derivative evenly.")
 
 
-@implements(np.not_equal)
-def not_equal(x1, x2):
-    """``x1 != x2`` elementwise."""
-    return _compare("not_equal", ew.not_equal_p, np.not_equal, x1, x2)
+def _bounds(a_min, a_max, min, max):  # noqa: A002 - NumPy's names
+    """NumPy's reading of clip's bounds, positional or ``min=``/``max=``."""
+    if a_min is np._NoValue and a_max is np._NoValue:
+        return (None if min is np._NoValue else min), (None if max is np._NoValue else max)
+    if a_min is np._NoValue or a_max is np._NoValue:
+        missing = "a_min" if a_min is np._NoValue else "a_max"
+        raise TypeError(f"clip() missing 1 required positional argument: {missing!r}")
+    if min is not np._NoValue or max is not np._NoValue:
+        raise ValueError("clip: passing min= or max= when a_min and a_max are given is "
+                         "forbidden (as in NumPy)")
+    return a_min, a_max
 
 
-@implements(np.less)
-def less(x1, x2):
-    """``x1 < x2`` elementwise."""
-    return _compare("less", ew.less_p, np.less, x1, x2)
+@implements(np.clip)
+def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,  # noqa: A002
+         max=np._NoValue, **kwargs):
+    """``a`` limited to ``[a_min, a_max]`` (either bound ``None``: no limit on that
+    side; ``a_min > a_max`` gives ``a_max``, as NumPy).  The derivative goes to ``a``
+    where it is the result, bounds included, and to a bound where it replaced ``a``."""
+    lower, upper = _bounds(a_min, a_max, min, max)
+    a, lower, upper = as_array(a), as_array(lower), as_array(upper)
+    if not any(is_tensor(x) for x in (a, lower, upper)):
+        return np.clip(a, lower, upper, out=out, **kwargs)
+    dtype, _ = options("clip", out, kwargs)
+    if not is_tensor(a):
+        a = np.asarray(a)                       # NumPy makes a scalar ``a`` an array
+    operands = [x for x in (a, lower, upper) if x is not None]
+    code = result_code("clip", *operands) if dtype is None else dtypes.code_of(dtype)
+    traced = any(is_traced(x) for x in operands)
+    xs = [operand(x, code, traced) for x in operands]
+    shape = broadcast_shapes("clip", *[shape_of(x) for x in xs])
+    xs = [st.broadcast_to(x, shape) for x in xs]
+    result = xs.pop(0)
+    if lower is not None:
+        result = pw.clip_lower(result, xs.pop(0))
+    if upper is not None:
+        result = pw.clip_upper(result, xs.pop(0))
+    return result
 
 
-@implements(np.less_equal)
-def less_equal(x1, x2):
-    """``x1 <= x2`` elementwise."""
-    return _compare("less_equal", ew.less_equal_p, np.less_equal, x1, x2)
-
-
-@implements(np.greater)
-def greater(x1, x2):
-    """``x1 > x2`` elementwise."""
-    return _compare("greater", ew.greater_p, np.greater, x1, x2)
-
-
-@implements(np.greater_equal)
-def greater_equal(x1, x2):
-    """``x1 >= x2`` elementwise."""
-    return _compare("greater_equal", ew.greater_equal_p, np.greater_equal, x1, x2)
-
-
-__all__ = ['equal', 'not_equal', 'less', 'less_equal', 'greater', 'greater_equal']
+__all__ = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+           "maximum", "minimum", "fmax", "fmin", "clip"]

@@ -24,7 +24,8 @@ from ..primitive import Tensor, code_of_value, shape_of
 from ._dispatch import implements
 from ._operands import (broadcast_shapes, is_tensor, is_traced, normalize_axes,
                         normalize_axis, operand, result_code)
-from .arithmetic import add, divide, log, multiply, subtract
+from .arithmetic import add, divide, multiply, subtract
+from .transcendental import log
 from .joining import as_array
 from .reductions import (NO_VALUE, accumulating, extremum, filled, keep_dims, numpy_result,
                          ordered, reduced_size, refuse_out_where)

@@ -17,9 +17,10 @@ import numpy as np
 from .. import dtypes
 from .._compiled import _core
 from ..errors import DTypeError, ShapeError
-from ..primitive import (Tensor, TracedTensor, bind1, bind2, code_of_value, describe,
-                         is_complex_value, primitive, same_meta)
-from ..rules import deflinear, defjvp, defvjp, zero_rule
+from ..primitive import (Tensor, TracedTensor, bind, bind1, bind2, code_of_value, describe,
+                         is_complex_value, primitive, same_meta, shape_of)
+from ..rules import deflinear, defjvp, defrules, defvjp, zero_rule
+from ..tree import tree_map
 from . import structural as st
 
 Scalar = _core.Scalar
@@ -30,7 +31,8 @@ def same_as_input(params, x):
     return x
 
 
-def _same_operands(name):
+def same_operands(name):
+    """Shape rule of a binary elementwise primitive: operands of one shape and dtype."""
     def rule(params, x, y):
         if not same_meta(x, y):
             raise ShapeError(f"{name}: operands {describe(x)} and {describe(y)} differ; use "
@@ -62,7 +64,7 @@ def binary(name: str, fn: Callable, d_x: Callable | None = None,
     holomorphic ``fn``): the JVP is ``tx d_x + ty d_y``, the VJPs ``ct conj(d_x)`` and
     ``ct conj(d_y)``.  Without them, attach rules.
     """
-    prim = primitive(name, lambda params, x, y: fn(x, y), _same_operands(name), array_fn=fn,
+    prim = primitive(name, lambda params, x, y: fn(x, y), same_operands(name), array_fn=fn,
                      elementwise=True)
     if d_x is not None and d_y is not None:
         defjvp(prim, lambda p, t, out, x, y: mul(t, d_x(x, y, out)),
@@ -307,7 +309,8 @@ def abs(x):  # noqa: A001 - NumPy's name
 # ------------------------------------------------------------------ dtype conversion
 
 def _convert_rule(code, x):
-    if dtypes.is_complex(code_of_value(x)) and not dtypes.is_complex(code):
+    if (dtypes.is_complex(code_of_value(x)) and not dtypes.is_complex(code)
+            and code != dtypes.BOOL):          # to bool is a test for non-zero, as NumPy's
         raise DTypeError(f"convert_element_type: {describe(x)} -> "
                          f"{dtypes.DTYPES[code].name} would drop the imaginary part; take "
                          ".real explicitly")
@@ -371,7 +374,7 @@ def safe_sqrt(x):
 # ------------------------------------------------------------------ comparisons (bool)
 
 def _comparison_rule(name):
-    same = _same_operands(name)
+    same = same_operands(name)
 
     def rule(params, x, y):
         same(params, x, y)
@@ -394,3 +397,76 @@ less_p = comparison("less", np.less)
 less_equal_p = comparison("less_equal", np.less_equal)
 greater_p = comparison("greater", np.greater)
 greater_equal_p = comparison("greater_equal", np.greater_equal)
+
+
+def equal(x, y):
+    """``x == y`` elementwise (operands of one shape and dtype): a bool mask."""
+    return bind2(equal_p, None, x, y)
+
+
+def is_zero(x):
+    """The bool mask of the zero entries of ``x``."""
+    return equal(x, st.full_like(x, 0))
+
+
+# ------------------------------------------------------------------ reciprocal
+
+reciprocal_p = unary("reciprocal", np.reciprocal, lambda x, out: neg(mul(out, out)))
+
+
+def reciprocal(x):
+    """``1/x`` as NumPy's ``reciprocal`` computes it (integers: integer division)."""
+    return bind1(reciprocal_p, None, x)
+
+
+# ------------------------------------------------------------------ select (where)
+
+def _select_rule(params, mask, x, y):
+    if code_of_value(mask) != dtypes.BOOL or shape_of(mask) != shape_of(x) \
+            or not same_meta(x, y):
+        raise ShapeError(f"select: needs a bool mask and two operands of its shape and one "
+                         f"dtype, got {describe(mask)}, {describe(x)}, {describe(y)}; use "
+                         "tnp.where for broadcasting and promotion")
+    return x
+
+
+def _select_jvp(params, tangents, out, xs):
+    _, tx, ty = tangents                # the mask has no tangent
+    if tx is None and ty is None:
+        return None
+    zeros = st.full_like(out, 0)
+    return select(xs[0], zeros if tx is None else tx, zeros if ty is None else ty)
+
+
+def _select_vjp(params, ct, out, xs, active):
+    mask, zeros = xs[0], st.full_like(ct, 0)
+    return (None, select(mask, ct, zeros) if active[1] else None,
+            select(mask, zeros, ct) if active[2] else None)
+
+
+select_p = primitive("select", lambda params, mask, x, y: np.where(mask, x, y), _select_rule)
+defrules(select_p, _select_jvp, _select_vjp)
+
+
+def select(mask, x, y):
+    """``x`` where ``mask`` else ``y`` (a bool mask; ``x`` and ``y`` of its shape and one
+    dtype).  The derivative flows into the selected operand; the mask gets none."""
+    return bind(select_p, None, mask, x, y)
+
+
+# ------------------------------------------------------------------ stop_gradient
+
+stop_gradient_p = unary("stop_gradient", lambda x: x)
+defjvp(stop_gradient_p, zero_rule)
+defvjp(stop_gradient_p, zero_rule)
+
+
+def stop_gradient(x):
+    """The value of ``x`` with derivative zero, in every mode.  (An eager result stays
+    on the tape, so ``.backward()`` through it runs, as ``grad`` does in JAX, and gives
+    ``x`` nothing; ``x.detach()`` is PyTorch's spelling, a tensor off the tape.)  ``x``
+    may be a pytree of tuples, lists and dicts, as in JAX: each leaf is stopped."""
+    t = type(x)
+    if t is tuple or t is list or t is dict:
+        return tree_map(stop_gradient, x)
+    return bind1(stop_gradient_p, None, x)

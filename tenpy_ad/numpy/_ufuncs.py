@@ -1,0 +1,239 @@
+"""NumPy's calling convention for ufuncs, shared by the elementwise functions.
+
+``ufunc_function(np.exp, ew.exp, doc)`` makes and registers
+``exp(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
+subok=True)``, which
+
+* returns NumPy's own result when no operand is a tensor (after stacking lists of
+  tensors, :func:`~tenpy_ad.numpy.joining.as_array`);
+* otherwise converts the operands to the dtypes of the loop NumPy runs for them
+  (``ufunc.resolve_dtypes``: NEP 50 promotion with weak Python scalars, ``dtype=`` and
+  ``casting=``), broadcasts them and applies the strict operation, which returns a node
+  (any operand traced) or an eager Tensor;
+* goes straight to the strict operation for tensors of one kind, shape and a dtype the
+  loop takes as it is (the operators' hot path).
+
+tenpy_ad carries neither float16 nor narrow integers: where NumPy's loop is float16 (a
+bool into an inexact function) it computes in float64, as for integers; narrow integer
+loops run in int64.
+"""
+from __future__ import annotations
+
+import inspect
+import math
+from typing import Callable
+
+import numpy as np
+
+from .. import dtypes
+from ..errors import ArgumentError, DTypeError, NotDifferentiableError
+from ..ops import elementwise as ew
+from ..ops import structural as st
+from ..primitive import Tensor, TracedTensor, code_of_value, elementwise_ready, shape_of
+from ._dispatch import implements
+from ._operands import broadcast_shapes, operand
+from .joining import as_array
+
+_BOOL = np.dtype(np.bool_)
+_FLOAT16 = np.dtype(np.float16)
+_OPTIONS = {"where": True, "casting": "same_kind", "order": "K", "dtype": None,
+            "subok": True, "signature": None}
+_loops: dict = {}
+
+
+def _numpy_key(x):
+    """What NumPy's type resolution sees of an operand: a dtype, or the Python type of a
+    weak scalar."""
+    t = type(x)
+    if t is TracedTensor:
+        return x.dtype
+    if t is Tensor:
+        return x.data.dtype
+    if t is float or t is int or t is complex:
+        return t
+    if t is bool:
+        return _BOOL
+    return np.asarray(x).dtype
+
+
+def _carried(name: str, dtype: np.dtype) -> int:
+    if dtype == _FLOAT16:
+        return dtypes.FLOAT64
+    try:
+        return dtypes.value_code(dtype)
+    except DTypeError as error:
+        raise DTypeError(f"{name}: {error}") from None
+
+
+def _describe(key) -> str:
+    return f"Python {key.__name__}" if isinstance(key, type) else str(key)
+
+
+def _resolve(ufunc, keys: tuple, dtype, casting) -> tuple:
+    given = {} if dtype is None else {"signature": (None,) * ufunc.nin + (np.dtype(dtype),)}
+    try:
+        loop = ufunc.resolve_dtypes(keys + (None,) * ufunc.nout, casting=casting, **given)
+    except TypeError as error:
+        raise DTypeError(f"{ufunc.__name__}: not defined for "
+                         f"{', '.join(_describe(k) for k in keys)} (NumPy: {error})") from None
+    return tuple(_carried(ufunc.__name__, d) for d in loop)
+
+
+def loop_codes(ufunc, operands, dtype=None, casting: str = "same_kind") -> tuple:
+    """The dtype codes of the loop NumPy runs ``ufunc`` with on ``operands``: one per
+    operand, then the output's."""
+    keys = tuple([_numpy_key(x) for x in operands])
+    cache_key = (ufunc, dtype, casting, keys)         # as apply2 spells it
+    codes = _loops.get(cache_key)
+    if codes is None:
+        codes = _loops[cache_key] = _resolve(ufunc, keys, dtype, casting)
+    return codes
+
+
+def _native_codes(ufunc) -> tuple:
+    """For each dtype code, whether the loop takes operands of it as they are."""
+    native = []
+    for code in range(len(dtypes.DTYPES)):
+        try:
+            codes = loop_codes(ufunc, [np.empty(0, dtypes.DTYPES[code])] * ufunc.nin)
+        except DTypeError:
+            codes = ()
+        native.append(codes[:ufunc.nin] == (code,) * ufunc.nin)
+    return tuple(native)
+
+
+def prepared(ufunc, operands, dtype=None, casting: str = "same_kind") -> list:
+    """``operands`` as a strict primitive takes them: in the dtypes of NumPy's loop,
+    broadcast to one shape, constants made nodes when any operand is traced."""
+    codes = loop_codes(ufunc, operands, dtype, casting)
+    traced = False
+    for x in operands:
+        if type(x) is TracedTensor:
+            traced = True
+    xs = [operand(x, code, traced) for x, code in zip(operands, codes)]
+    shape = broadcast_shapes(ufunc.__name__, *[shape_of(x) for x in xs])
+    return [_broadcast(x, shape) for x in xs]
+
+
+def _broadcast(x, shape: tuple):
+    """``x`` broadcast to ``shape``; a constant of an eager operation as a fresh array
+    when small (cheaper to make than NumPy's read-only view, which large ones get)."""
+    if type(x) is not np.ndarray:
+        return st.broadcast_to(x, shape)
+    if x.shape == shape:
+        return x
+    if math.prod(shape) >= 4096:
+        return np.broadcast_to(x, shape)
+    result = np.empty(shape, x.dtype)
+    np.copyto(result, x)
+    return result
+
+
+def options(name: str, out, kwargs: dict) -> tuple:
+    """``(dtype, casting)`` from a ufunc's keyword arguments; what a tensor result cannot
+    honour is refused."""
+    if out is not None:
+        raise NotDifferentiableError(
+            f"np.{name}(..., out=...) cannot write into an existing array without losing "
+            "the gradient; use the returned tensor")
+    for key in kwargs:
+        if key not in _OPTIONS:
+            raise TypeError(f"{name}() got an unexpected keyword argument {key!r}")
+    where = kwargs.get("where", True)
+    if not (isinstance(where, (bool, np.bool_)) and where):
+        raise ArgumentError(f"{name}: where= is not supported on tensors (the entries it "
+                            f"skips would be undefined); use tnp.where(mask, "
+                            f"tnp.{name}(...), other)")
+    if kwargs.get("signature") is not None:
+        raise ArgumentError(f"{name}: signature= is not supported on tensors; use dtype=")
+    return kwargs.get("dtype"), kwargs.get("casting", "same_kind")
+
+
+def apply(ufunc, strict: Callable, operands: tuple, out=None, kwargs: dict | None = None):
+    """``ufunc(*operands, out=out, **kwargs)`` computed by ``strict`` on tensors."""
+    operands = [as_array(x) if type(x) is list or type(x) is tuple else x for x in operands]
+    kwargs = kwargs or {}
+    for x in operands:
+        if type(x) is TracedTensor or type(x) is Tensor:
+            dtype, casting = options(ufunc.__name__, out, kwargs)
+            return strict(*prepared(ufunc, operands, dtype, casting))
+    return ufunc(*operands, **kwargs) if out is None else ufunc(*operands, out=out, **kwargs)
+
+
+def apply2(ufunc, strict: Callable, x1, x2, out, kwargs: dict):
+    """:func:`apply` for two operands, spelled out: ``x + 1.0`` and ``x > 0`` take it."""
+    if type(x1) is list or type(x1) is tuple:
+        x1 = as_array(x1)
+    if type(x2) is list or type(x2) is tuple:
+        x2 = as_array(x2)
+    t1, t2 = type(x1), type(x2)
+    traced = t1 is TracedTensor or t2 is TracedTensor
+    if not (traced or t1 is Tensor or t2 is Tensor):
+        return ufunc(x1, x2, **kwargs) if out is None else ufunc(x1, x2, out=out, **kwargs)
+    dtype, casting = options(ufunc.__name__, out, kwargs) if kwargs or out is not None \
+        else (None, "same_kind")
+    cache_key = (ufunc, dtype, casting, (_numpy_key(x1), _numpy_key(x2)))
+    codes = _loops.get(cache_key)
+    if codes is None:
+        codes = loop_codes(ufunc, (x1, x2), dtype, casting)
+    x1, x2 = operand(x1, codes[0], traced), operand(x2, codes[1], traced)
+    shape1, shape2 = shape_of(x1), shape_of(x2)
+    if shape1 != shape2:
+        shape = broadcast_shapes(ufunc.__name__, shape1, shape2)
+        x1, x2 = _broadcast(x1, shape), _broadcast(x2, shape)
+    return strict(x1, x2)
+
+
+def _signature(nin: int) -> inspect.Signature:
+    P = inspect.Parameter
+    names = ["x"] if nin == 1 else [f"x{i + 1}" for i in range(nin)]
+    return inspect.Signature(
+        [P(n, P.POSITIONAL_ONLY) for n in names] + [P("out", P.POSITIONAL_OR_KEYWORD,
+                                                      default=None)]
+        + [P(k, P.KEYWORD_ONLY, default=v) for k, v in _OPTIONS.items()])
+
+
+def ufunc_function(ufunc, strict: Callable, doc: str,
+                   shortcut: Callable | None = None) -> Callable:
+    """The tenpy_ad version of ``ufunc`` (one or two operands) computed by ``strict``.
+
+    ``shortcut(x1, x2)``, if given, is tried for two operands that are not tensors of one
+    kind and shape (a Python scalar factor, say); it returns ``None`` to decline.
+    """
+    native = _native_codes(ufunc)
+    if ufunc.nin == 1:
+        def fn(x, /, out=None, **kwargs):
+            t = type(x)
+            if (t is TracedTensor or t is Tensor) and out is None and not kwargs \
+                    and native[code_of_value(x)]:
+                return strict(x)
+            return apply(ufunc, strict, (x,), out, kwargs)
+    elif ufunc.nin == 2:
+        def fn(x1, x2, /, out=None, **kwargs):
+            if out is None and not kwargs:
+                t = type(x1)
+                if ((t is TracedTensor or t is Tensor) and elementwise_ready(x1, x2)
+                        and native[code_of_value(x1)]):
+                    return strict(x1, x2)
+                if shortcut is not None:
+                    result = shortcut(x1, x2)
+                    if result is not None:
+                        return result
+            return apply2(ufunc, strict, x1, x2, out, kwargs)
+    else:
+        raise ValueError(f"ufunc_function: {ufunc.__name__} has {ufunc.nin} operands")
+    fn.__name__ = fn.__qualname__ = ufunc.__name__
+    fn.__doc__ = doc
+    fn.__module__ = "tenpy_ad.numpy"
+    fn.__signature__ = _signature(ufunc.nin)
+    return implements(ufunc)(fn)
+
+
+def inexact(x):
+    """A tensor operand in the floating dtype inexact functions compute it in (bools and
+    integers as float64)."""
+    code = code_of_value(x)
+    return x if dtypes.is_inexact(code) else ew.convert(x, dtypes.FLOAT64)
+
+
+__all__ = ["ufunc_function", "apply", "prepared", "loop_codes", "options", "inexact"]

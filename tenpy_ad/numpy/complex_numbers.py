@@ -1,0 +1,73 @@
+"""Handling complex numbers: ``conjugate``/``conj``, ``real``, ``imag``, ``angle``,
+``real_if_close``."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import ConcretizationError
+from ..ops import elementwise as ew
+from ..ops import structural as st
+from ..ops import transcendental as tr
+from ..primitive import is_complex_value
+from ._dispatch import implements
+from ._operands import is_tensor, is_traced
+from ._ufuncs import inexact, ufunc_function
+from .joining import as_array
+
+conjugate = conj = ufunc_function(np.conjugate, ew.conj,
+                                  "The complex conjugate (real tensors: themselves).")
+
+
+@implements(np.real)
+def real(val):
+    """The real part (real tensors: themselves)."""
+    val = as_array(val)
+    return ew.real(val) if is_tensor(val) else np.real(val)
+
+
+@implements(np.imag)
+def imag(val):
+    """The imaginary part (real tensors: zeros of their dtype)."""
+    val = as_array(val)
+    return ew.imag(val) if is_tensor(val) else np.imag(val)
+
+
+@implements(np.angle)
+def angle(z, deg=False):
+    """The argument of ``z`` (radians, or degrees with ``deg=True``), as
+    ``arctan2(z.imag, z.real)``: its derivative at 0 is taken as 0; real ``z`` has the
+    locally constant angle 0 or pi, derivative 0."""
+    z = as_array(z)
+    if not is_tensor(z):
+        return np.angle(z, deg=deg)
+    if is_complex_value(z):
+        result = tr.arctan2(ew.imag(z), ew.real(z))
+    else:
+        x = ew.stop_gradient(inexact(z))
+        result = tr.arctan2(st.full_like(x, 0), x)
+    return ew.scale(result, 180.0 / math.pi) if deg else result
+
+
+@implements(np.real_if_close)
+def real_if_close(a, tol=100):
+    """The real part if every imaginary part is below ``tol`` (in machine epsilons when
+    ``tol > 1``), else ``a``.  The result's dtype depends on the values, so a traced
+    complex tensor is refused: take :func:`real` explicitly."""
+    a = as_array(a)
+    if not is_tensor(a):
+        return np.real_if_close(a, tol=tol)
+    if not is_complex_value(a):
+        return a
+    if is_traced(a):
+        raise ConcretizationError(
+            "real_if_close: whether the result is real depends on the values, which a "
+            "traced tensor does not have; take tnp.real(a) explicitly (or keep a complex)")
+    imaginary = np.imag(a.data)
+    if tol > 1:
+        tol = tol * np.finfo(imaginary.dtype).eps
+    return ew.real(a) if np.all(np.abs(imaginary) < tol) else a
+
+
+__all__ = ["conjugate", "conj", "real", "imag", "angle", "real_if_close"]

@@ -1,0 +1,80 @@
+"""Exponentials and logarithms, trigonometric and hyperbolic functions and their
+inverses, angle conversions and ``sinc``, with NumPy's ufunc signatures (integers and
+bools compute in float64).
+
+Derivatives at isolated singular points: ``arctan2`` and ``hypot`` at the origin are taken
+as 0 (the subgradient ``abs`` uses at 0); ``logaddexp``/``logaddexp2`` split the derivative
+evenly on ties (also two infinities of one sign); ``sinc`` is exact to every order at 0.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..ops import elementwise as ew
+from ..ops import transcendental as tr
+from ._dispatch import implements
+from ._operands import is_tensor
+from ._ufuncs import inexact, ufunc_function
+from .joining import as_array
+
+exp = ufunc_function(np.exp, ew.exp, "``e**x`` elementwise.")
+exp2 = ufunc_function(np.exp2, tr.exp2, "``2**x`` elementwise.")
+expm1 = ufunc_function(np.expm1, tr.expm1, "``exp(x) - 1``, accurate for small ``x``.")
+log = ufunc_function(np.log, ew.log, "Natural logarithm, elementwise.")
+log2 = ufunc_function(np.log2, tr.log2, "Base-2 logarithm, elementwise.")
+log10 = ufunc_function(np.log10, tr.log10, "Base-10 logarithm, elementwise.")
+log1p = ufunc_function(np.log1p, tr.log1p, "``log(1 + x)``, accurate for small ``x``.")
+logaddexp = ufunc_function(
+    np.logaddexp, tr.logaddexp,
+    "``log(exp(x1) + exp(x2))`` without overflow; ties (also ``-inf`` with ``-inf``) "
+    "share the derivative evenly.")
+logaddexp2 = ufunc_function(np.logaddexp2, tr.logaddexp2,
+                            "``log2(2**x1 + 2**x2)``; ties share the derivative evenly.")
+sqrt = ufunc_function(np.sqrt, ew.sqrt, "Square root, elementwise.")
+cbrt = ufunc_function(np.cbrt, tr.cbrt,
+                      "Real cube root (its derivative is infinite at 0).")
+sin = ufunc_function(np.sin, ew.sin, "Sine, elementwise.")
+cos = ufunc_function(np.cos, ew.cos, "Cosine, elementwise.")
+tan = ufunc_function(np.tan, tr.tan, "Tangent, elementwise.")
+arcsin = ufunc_function(np.arcsin, tr.arcsin, "Inverse sine (principal branch).")
+arccos = ufunc_function(np.arccos, tr.arccos, "Inverse cosine (principal branch).")
+arctan = ufunc_function(np.arctan, tr.arctan, "Inverse tangent (principal branch).")
+arctan2 = ufunc_function(
+    np.arctan2, tr.arctan2,
+    "The angle of the point ``(x2, x1)`` in ``[-pi, pi]``; its derivative at the origin "
+    "is taken as 0.")
+hypot = ufunc_function(
+    np.hypot, tr.hypot,
+    "``sqrt(x1**2 + x2**2)`` without overflow; its derivative at the origin is taken "
+    "as 0.")
+sinh = ufunc_function(np.sinh, tr.sinh, "Hyperbolic sine, elementwise.")
+cosh = ufunc_function(np.cosh, tr.cosh, "Hyperbolic cosine, elementwise.")
+tanh = ufunc_function(np.tanh, ew.tanh, "Hyperbolic tangent, elementwise.")
+arcsinh = ufunc_function(np.arcsinh, tr.arcsinh, "Inverse hyperbolic sine.")
+arccosh = ufunc_function(np.arccosh, tr.arccosh, "Inverse hyperbolic cosine.")
+arctanh = ufunc_function(np.arctanh, tr.arctanh, "Inverse hyperbolic tangent.")
+# NumPy multiplies by the rounded constants pi/180 and 180/pi: so does ``scale``
+deg2rad = radians = ufunc_function(np.deg2rad, lambda x: ew.scale(x, math.pi / 180.0),
+                                   "Degrees to radians.")
+implements(np.radians)(radians)
+rad2deg = degrees = ufunc_function(np.rad2deg, lambda x: ew.scale(x, 180.0 / math.pi),
+                                   "Radians to degrees.")
+implements(np.degrees)(degrees)
+
+
+@implements(np.sinc)
+def sinc(x):
+    """``sin(pi x) / (pi x)``, 1 at 0; differentiable to any order everywhere (at 0 its
+    derivatives are those of the Taylor series)."""
+    x = as_array(x)
+    if not is_tensor(x):
+        return np.sinc(x)
+    return tr.sinc(inexact(x))
+
+
+__all__ = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "logaddexp",
+           "logaddexp2", "sqrt", "cbrt", "sin", "cos", "tan", "arcsin", "arccos", "arctan",
+           "arctan2", "hypot", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh",
+           "deg2rad", "radians", "rad2deg", "degrees", "sinc"]

@@ -1,12 +1,13 @@
 """Calibrated timing for the gated benchmarks (``bench/test_gate.py``).
 
-Every round runs the fixed calibration workload below and then the benchmark's workload,
-each timed in process CPU time with the cycle collector paused, and reports their ratio:
-*calibrated time* = workload CPU time / calibration CPU time x ``UNIT_S``.  The ratio is
-what pytest-benchmark stores and compares: :data:`CLOCK` is the gated benchmarks' timer, a
-clock that advances by the calibrated time of each round, so ``--benchmark-compare-fail``
-gates on ratios measured side by side in one session.  Why CPU time, the median and this
-calibration: ``bench/README.md`` ("Regression gate").
+The selected workloads are measured round-robin (every round visits each of them in
+turn); a round of one workload runs the fixed calibration workload below and then the
+workload, each timed in process CPU time with the cycle collector paused, and yields
+their ratio: *calibrated time* = workload CPU time / calibration CPU time x ``UNIT_S``.
+The ratios are what pytest-benchmark stores and compares: :func:`report` replays them
+through :data:`CLOCK`, the gated benchmarks' timer, so ``--benchmark-compare-fail`` gates
+on ratios measured side by side in one session.  Why CPU time, round-robin, the median
+and this calibration: ``bench/README.md`` ("Regression gate").
 
 The calibration never touches tenpy_ad, so a change of the engine cannot move it.  It
 mixes the two kinds of work the gated workloads do, interpreter-bound dispatch on tiny
@@ -79,6 +80,42 @@ def cpu_seconds(run: Callable[[], object]) -> float:
     return elapsed
 
 
+class Rounds:
+    """CPU seconds of one workload and of the calibration run just before it, per round."""
+
+    def __init__(self):
+        self.workload_s: list[float] = []
+        self.calibration_s: list[float] = []
+
+    def measure(self, workload: Callable[[], object]) -> None:
+        """One round: the calibration, then ``workload``, with the collector paused."""
+        with collector_paused():
+            self.calibration_s.append(cpu_seconds(calibration))
+            self.workload_s.append(cpu_seconds(workload))
+
+    def calibrated_seconds(self) -> list[float]:
+        """Per round: workload / calibration x ``UNIT_S``."""
+        return [w / c * UNIT_S for w, c in zip(self.workload_s, self.calibration_s)]
+
+    def extra_info(self) -> dict:
+        """Median raw CPU times (ms), for the saved JSON."""
+        return {"workload_cpu_ms": statistics.median(self.workload_s) * 1e3,
+                "calibration_cpu_ms": statistics.median(self.calibration_s) * 1e3}
+
+
+def measure_round_robin(workloads: dict[str, Callable[[], object]]) -> dict[str, Rounds]:
+    """``WARMUP_ROUNDS`` + ``ROUNDS`` rounds, each visiting every workload in turn, so a
+    burst of load from a neighbour hits a few rounds of every workload instead of all
+    rounds of one; the warm-up rounds are dropped."""
+    warmup = {name: Rounds() for name in workloads}
+    measured = {name: Rounds() for name in workloads}
+    for i in range(WARMUP_ROUNDS + ROUNDS):
+        rounds = warmup if i < WARMUP_ROUNDS else measured
+        for name, workload in workloads.items():
+            rounds[name].measure(workload)
+    return measured
+
+
 class CalibratedClock:
     """pytest-benchmark timer whose reading advances only by calibrated time."""
 
@@ -95,36 +132,14 @@ class CalibratedClock:
 CLOCK = CalibratedClock()
 
 
-class CalibratedRounds:
-    """The round function handed to ``benchmark.pedantic``: calibration, then workload,
-    both in CPU time; advances :data:`CLOCK` by their ratio and keeps the raw times."""
+def report(benchmark, rounds: Rounds) -> None:
+    """Hand measured rounds to ``benchmark`` (whose timer is :data:`CLOCK`): each of its
+    rounds advances the clock by one calibrated time, so pytest-benchmark stores, shows
+    and compares the calibrated times."""
+    calibrated = iter(rounds.calibrated_seconds())
 
-    def __init__(self, workload: Callable[[], object]):
-        self.workload = workload
-        self.workload_s: list[float] = []
-        self.calibration_s: list[float] = []
+    def one_round():
+        CLOCK.seconds += next(calibrated)
 
-    def __call__(self) -> None:
-        with collector_paused():
-            calibration_s = cpu_seconds(calibration)
-            workload_s = cpu_seconds(self.workload)
-        self.calibration_s.append(calibration_s)
-        self.workload_s.append(workload_s)
-        CLOCK.seconds += workload_s / calibration_s * UNIT_S
-
-    def extra_info(self) -> dict:
-        """Median raw CPU times (ms) of the measured rounds, for the saved JSON."""
-        measured = slice(-ROUNDS, None)
-        return {"workload_cpu_ms": statistics.median(self.workload_s[measured]) * 1e3,
-                "calibration_cpu_ms": statistics.median(self.calibration_s[measured]) * 1e3}
-
-
-def run_calibrated(benchmark, workload: Callable[[], object]) -> None:
-    """Time ``workload`` in calibrated rounds on ``benchmark`` (whose timer is
-    :data:`CLOCK`); with ``--benchmark-disable`` it runs once, untimed."""
-    if benchmark.disabled:
-        benchmark.pedantic(workload)       # one untimed call (CI's smoke run)
-        return
-    rounds = CalibratedRounds(workload)
-    benchmark.pedantic(rounds, rounds=ROUNDS, warmup_rounds=WARMUP_ROUNDS)
+    benchmark.pedantic(one_round, rounds=len(rounds.workload_s))
     benchmark.extra_info.update(rounds.extra_info())

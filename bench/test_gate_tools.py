@@ -26,15 +26,36 @@ def test_scale_multiplies_every_size(monkeypatch):
     assert [w.scaled_size() for w in WORKLOADS] == [round(1.5 * w.size) for w in WORKLOADS]
 
 
-def test_a_round_advances_the_clock_by_the_ratio(monkeypatch):
-    seconds = {calibration.calibration: 0.004, "workload": 0.010}
-    monkeypatch.setattr(calibration, "cpu_seconds", lambda run: seconds[run])
-    rounds = calibration.CalibratedRounds("workload")
-    before = calibration.CLOCK()
-    rounds()
-    assert calibration.CLOCK() - before == pytest.approx(2.5 * calibration.UNIT_S)
-    assert rounds.extra_info() == {"workload_cpu_ms": pytest.approx(10.0),
-                                   "calibration_cpu_ms": pytest.approx(4.0)}
+def test_rounds_visit_every_workload_in_turn(monkeypatch):
+    seconds = {calibration.calibration: 0.004, "a": 0.010, "b": 0.002}
+    order = []
+    monkeypatch.setattr(calibration, "cpu_seconds",
+                        lambda run: order.append(run) or seconds[run])
+    measured = calibration.measure_round_robin({"a": "a", "b": "b"})
+    one_round = [calibration.calibration, "a", calibration.calibration, "b"]
+    assert order == one_round * (calibration.WARMUP_ROUNDS + calibration.ROUNDS)
+    assert measured["a"].calibrated_seconds() == pytest.approx(
+        [2.5 * calibration.UNIT_S] * calibration.ROUNDS)
+    assert measured["b"].extra_info() == {"workload_cpu_ms": pytest.approx(2.0),
+                                          "calibration_cpu_ms": pytest.approx(4.0)}
+
+
+def test_the_report_replays_calibrated_times_through_the_clock():
+    rounds = calibration.Rounds()
+    rounds.workload_s, rounds.calibration_s = [0.01, 0.03], [0.02, 0.02]
+    seen = []
+
+    class FakeBenchmark:
+        extra_info = {}
+
+        def pedantic(self, target, rounds):
+            for _ in range(rounds):
+                start = calibration.CLOCK()
+                target()
+                seen.append(calibration.CLOCK() - start)
+
+    calibration.report(FakeBenchmark(), rounds)
+    assert seen == pytest.approx([0.5 * calibration.UNIT_S, 1.5 * calibration.UNIT_S])
 
 
 def _session(**medians):

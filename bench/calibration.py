@@ -13,7 +13,8 @@ The calibration never touches tenpy_ad, so a change of the engine cannot move it
 mixes the two kinds of work the gated workloads do, interpreter-bound dispatch on tiny
 arrays and LAPACK, so that a machine that slows either down slows the calibration down as
 well; it allocates nothing that outlives a call, so its time does not depend on what the
-process ran before (a pure-Python object-churn part did: +80 % late in a session).
+process ran before (a pure-Python object-churn part did: it nearly doubled late in a
+session).
 """
 from __future__ import annotations
 

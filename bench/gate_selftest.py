@@ -36,7 +36,8 @@ def run_gate(storage: Path, scale: float, threshold: int | None) -> int:
     env = dict(os.environ, TENPY_AD_BENCH_SCALE=str(scale))
     print(f"$ TENPY_AD_BENCH_SCALE={scale} python {' '.join(command[1:])}", flush=True)
     done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
-    print(done.stdout.strip().splitlines()[-1], flush=True)
+    output = (done.stdout.strip() or done.stderr.strip() or "(no output)").splitlines()
+    print(output[-1], flush=True)
     return done.returncode
 
 

@@ -64,7 +64,7 @@ def drift_table(sessions: list[dict[str, dict]], threshold: int):
     session) pushed over the threshold."""
     n_compares = len(sessions) - 2
     print(f"\n{'':43s}{'drift from the baseline':^{8 * n_compares}s} "
-          f"{'max|drift| of':^{9 * (1 + len(ALTERNATIVES))}s}")
+          f"{'max|drift| of':^{9 * (1 + len(ALTERNATIVES))}s}".rstrip())
     print(f"{'benchmark':34s} {FIELD:>8s}" + "".join(f"   run{i + 1:<2d}" for i in
           range(n_compares)) + "".join(f" {column:>8s}" for column in [FIELD, *ALTERNATIVES])
           + "   scaled")

@@ -1,15 +1,17 @@
 """pytest-benchmark suite of tenpy_ad (``pytest bench``).
 
 Every benchmark records, in ``extra_info``, the op counts it ran on and the source hash of
-the compiled core, so saved baselines say what they measured.  BLAS is single-threaded
-for the whole session (tenpy_ad.runtime), as in the benchmark scripts.
+the compiled core, so saved baselines say what they measured.  The session runs with the
+benchmark scripts' process settings (tenpy_ad.runtime): single-threaded BLAS and large
+freed blocks kept in the heap.
 """
 import pytest
 
 import tenpy_ad as tp
-from tenpy_ad.runtime import limit_blas_threads
+from tenpy_ad.runtime import limit_blas_threads, tune_allocator
 
 limit_blas_threads(1)
+tune_allocator()
 
 
 @pytest.fixture

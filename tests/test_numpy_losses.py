@@ -270,7 +270,8 @@ def nuclear_norm_denoising(x):
 def log_det_and_inverse(x):
     spd = x @ x.T + np.eye(3)
     sign, logdet = np.linalg.slogdet(spd)
-    return logdet + np.sum(np.linalg.inv(spd) @ np.ones(3)) + np.linalg.det(np.eye(3) + 0.1 * x)
+    inverse = np.linalg.inv(spd)
+    return logdet + np.sum(inverse @ np.ones(3)) + np.linalg.det(np.eye(3) + 0.1 * x)
 
 
 @loss_at([np.log(0.7), np.log(0.1)])
@@ -294,7 +295,8 @@ def least_squares_and_qr(x):
 @loss_at(RNG.standard_normal((3, 3)))
 def off_diagonal_penalty(x):
     gram = x @ x.T
-    return np.sum(np.triu(gram, 1) ** 2) + np.sum(np.tril(x, -1)) + np.trace(np.outer(x[0], x[1]))
+    off_diagonal = np.sum(np.triu(gram, 1) ** 2) + np.sum(np.tril(x, -1))
+    return off_diagonal + np.trace(np.outer(x[0], x[1]))
 
 
 @loss_at(RNG.standard_normal(8))

@@ -20,11 +20,19 @@ from ._operands import normalize_axes
 from .diagonals import diagonal as _diagonal, trace as _trace
 from .shaping import matrix_transpose, reshape as _reshape, transpose as _transpose
 
+
+
+def _numpy_linalg(*names: str) -> list:
+    """The functions of ``np.linalg`` of these names that the installed NumPy has (several
+    are new in NumPy 2)."""
+    return [getattr(np.linalg, name) for name in names if hasattr(np.linalg, name)]
+
+
 _SAME_SIGNATURE = ("cholesky", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq",
                    "matrix_power", "norm", "pinv", "qr", "slogdet", "solve", "svdvals")
 for _name in _SAME_SIGNATURE:
-    implements(getattr(np.linalg, _name))(getattr(_linalg, _name))
-implements(np.linalg.matrix_transpose)(matrix_transpose)
+    implements(*_numpy_linalg(_name))(getattr(_linalg, _name))
+implements(*_numpy_linalg("matrix_transpose"))(matrix_transpose)
 
 
 @implements(np.linalg.svd)
@@ -34,13 +42,13 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
     return _linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
 
 
-@implements(np.linalg.matrix_norm)
+@implements(*_numpy_linalg("matrix_norm"))
 def matrix_norm(x, /, *, keepdims: bool = False, ord="fro"):  # noqa: A002 - NumPy's name
     """The norm of each matrix over the last two axes (``ord`` as in ``tp.linalg.norm``)."""
     return _linalg.norm(x, ord, axis=(-2, -1), keepdims=keepdims)
 
 
-@implements(np.linalg.vector_norm)
+@implements(*_numpy_linalg("vector_norm"))
 def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):  # noqa: A002
     """The vector norm over ``axis`` (all axes by default; several axes are flattened into
     one vector, as NumPy does)."""
@@ -56,13 +64,13 @@ def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):  # noqa: A00
     return result
 
 
-@implements(np.linalg.diagonal)
+@implements(*_numpy_linalg("diagonal"))
 def diagonal(x, /, *, offset: int = 0):
     """The diagonals of the matrices over the last two axes."""
     return _diagonal(x, offset, axis1=-2, axis2=-1)
 
 
-@implements(np.linalg.trace)
+@implements(*_numpy_linalg("trace"))
 def trace(x, /, *, offset: int = 0, dtype=None):
     """The traces of the matrices over the last two axes."""
     return _trace(x, offset, axis1=-2, axis2=-1, dtype=dtype)

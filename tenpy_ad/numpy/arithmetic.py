@@ -20,6 +20,8 @@ from ..ops import elementwise as ew
 from ..ops import piecewise as pw
 from ..ops import transcendental as tr
 from ..primitive import Tensor, TracedTensor, code_of_value
+from ._arrays import numpy_functions
+from ._dispatch import implements
 from ._operands import PY_SCALARS, is_tensor
 from ._ufuncs import loop_codes, ufunc_function
 
@@ -147,8 +149,13 @@ def scale_real(x, factor):
     return scale(x, factor)
 
 
-def astype(x, dtype):
-    """Convert to ``dtype`` (complex to real is refused: take ``.real`` explicitly)."""
+@implements(*numpy_functions("astype"))
+def astype(x, dtype, /, *, copy: bool = True, device=None):
+    """Convert to ``dtype`` (complex to real is refused: take ``.real`` explicitly).
+    ``copy`` is accepted and has no effect (tensors are immutable); ``device`` is None or
+    ``"cpu"``."""
+    if device not in (None, "cpu"):
+        raise ArgumentError(f"astype: device must be None or 'cpu', got {device!r}")
     if not is_tensor(x):
         return np.asarray(x).astype(dtype)
     return ew.convert(x, dtypes.code_of(dtype))

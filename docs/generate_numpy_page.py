@@ -86,7 +86,8 @@ def _registered_rows(namespace: str) -> list:
 
 def _ufunc_method_rows() -> list:
     rows = []
-    for method, table in (("reduce", _dispatch._REDUCE), ("accumulate", _dispatch._ACCUMULATE)):
+    tables = (("reduce", _dispatch._REDUCE), ("accumulate", _dispatch._ACCUMULATE))
+    for method, table in tables:
         for ufunc, name in sorted(table.items()):
             rows.append(f"| `np.{ufunc}.{method}` | `{name}` (`axis=0` by default, as "
                         f"NumPy's `ufunc.{method}`). |")

@@ -59,13 +59,12 @@ def per_call_us(op: str, mode: str, shape: tuple, calls: int, repeats: int,
     process CPU time (``clock="cpu"``) or wall-clock time (``"wall"``)."""
     variants = _exp_variants() if op == "exp" else _concatenate_variants()
     array = np.linspace(0.1, 0.9, int(np.prod(shape))).reshape(shape)
-
     names = list(variants) + ["ndarray"]
 
     def run(laps, i):
         order = names[i % len(names):] + names[:i % len(names)]     # each goes first in turn
         tensor = tp.tensor(array, requires_grad=True)
-        inputs = {name: tp.input(shape) for name in names}          # no chain is interned twice
+        inputs = {name: tp.input(shape) for name in names}     # no chain is interned twice
         gc.collect()                   # each repeat starts without the previous one's garbage
         laps.skip()
         for name in order:

@@ -56,6 +56,3 @@ def main(argv=None) -> int:
         return done.code if isinstance(done.code, int) else 0
     except (Exception, KeyboardInterrupt) as error:
         return exit_code(error)
-
-
-__all__ = ["main", "COMMANDS"]

@@ -130,10 +130,10 @@ def print_rows(rows: list) -> None:
     from tenpy_ad.models.onsager import BETA_C
     first = rows[0]
     ks = first["ks"]
-    shown = ks if len(ks) <= 8 else ks[:6] + ["..."]
+    shown = ", ".join(str(k) for k in ks[:6]) + (", ..." if len(ks) > 6 else "")
     print(f"TRG, 2D Ising (J = 1): chi = {first['chi']}, steps = {first['steps']} "
-          f"(N = 2^{first['steps']} spins), ks = {shown}, svd {first['svd']}, "
-          f"{first['mode']}")
+          f"(N = 2^{first['steps']} spins), svd {first['svd']}, {first['mode']}")
+    print(f"ks = [{shown}] (singular triplets kept per step)")
     if len(rows) == 1:
         tag = " (beta_c)" if abs(first["beta"] - BETA_C) < 1e-12 else ""
         print(f"\nbeta = {first['beta']:.12g}{tag}")

@@ -13,6 +13,7 @@ with JAX's measured columns and curve beside, through :class:`PeerColumns`.
 from __future__ import annotations
 
 import gc
+import importlib.util
 import statistics
 import sys
 import time
@@ -122,6 +123,9 @@ def run(args, peer: PeerColumns | None = None) -> int:
     if args.plot:
         plot(args.plot, args.kind, rows, peer)
         output.note(f"plot written to {args.plot}")
+        if peer is None and importlib.util.find_spec("jax") is not None:
+            output.note("JAX is installed: bench/ad_blowup.py --plot FILE (in the source "
+                        "tree) draws its measured curve beside ours")
     return 0
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-from tenpy_ad.cli.exits import UsageError, exit_code
+from tenpy_ad.cli.exits import Failure, UsageError, exit_code
 
 PROG = "python -m tenpy_ad"
 COMMANDS = {
@@ -53,6 +53,8 @@ def main(argv=None) -> int:
         args = parser.parse_args(rest)
         return module.run(args)
     except SystemExit as done:          # --help
-        return done.code if isinstance(done.code, int) else 0
+        if done.code is None or isinstance(done.code, int):
+            return done.code or 0
+        return exit_code(Failure(str(done.code)))
     except (Exception, KeyboardInterrupt) as error:
         return exit_code(error)

@@ -105,7 +105,7 @@ def run(args) -> int:
 
 
 def print_rows(rows: list) -> None:
-    """The table of one beta or a sweep, and the cost line."""
+    """The table of one beta or a sweep, and the cost lines."""
     first = rows[0]
     print(f"CTMRG, 2D Ising (J = 1): chi = {first['chi']}, {first['mode']}, derivatives "
           "implicit (tp.fixed_point)")
@@ -117,21 +117,19 @@ def print_rows(rows: list) -> None:
         print()
         print("\n".join(output.sweep_table(rows, COLUMNS)))
     print("exact: Onsager (lnZ/N, u, c), Yang (|m|)")
-    print(cost_line(rows))
+    print("\n".join(cost_lines(rows)))
 
 
-def cost_line(rows: list) -> str:
+def cost_lines(rows: list) -> list:
     """Medians per beta: forward iterations and time, derivative and second derivative."""
     def median(key):
         values = sorted(row[key] for row in rows if row.get(key) is not None)
         return values[len(values) // 2] if values else math.nan
-    line = (f"cost per beta: forward {median('iterations'):.0f} moves to the fixed point in "
-            f"{median('forward_s') * 1e3:.0f} ms (NumPy);\n  lnZ/N and u "
-            f"{median('backward_s') * 1e3:.0f} ms ({rows[0]['mode']}, "
-            f"{median('adjoint_iterations'):.0f} adjoint GMRES iterations)")
-    if "second_s" in rows[0]:
-        line += f", c {median('second_s') * 1e3:.0f} ms"
-    return line
+    second = f", c {median('second_s') * 1e3:.0f} ms" if "second_s" in rows[0] else ""
+    return [f"cost per beta: forward {median('iterations'):.0f} moves to the fixed point in "
+            f"{median('forward_s') * 1e3:.0f} ms (NumPy);",
+            f"  lnZ/N and u {median('backward_s') * 1e3:.0f} ms ({rows[0]['mode']}, "
+            f"{median('adjoint_iterations'):.0f} adjoint GMRES iterations){second}"]
 
 
 def plot(args, rows: list) -> None:

@@ -47,10 +47,10 @@ def add_arguments(parser) -> None:
     from tenpy_ad.models.chains import LAYERS
     parser.add_argument("--kind", choices=sorted(LAYERS), default="mul",
                         help="the chain (tenpy_ad.models.chains); default mul")
-    parser.add_argument("--max-depth", type=integer(DEPTHS[0], why=" (the shallowest depth "
-                                                                   "measured is 10)"),
-                        default=12800, help="deepest chain measured (default 12800)")
-    parser.add_argument("--repeats", type=integer(1), default=5,
+    shallowest = integer(DEPTHS[0], why=f" (the shallowest depth measured is {DEPTHS[0]})")
+    parser.add_argument("--max-depth", type=shallowest, default=12800, metavar="N",
+                        help="deepest chain measured (default 12800)")
+    parser.add_argument("--repeats", type=integer(1), default=5, metavar="N",
                         help="timings per depth, of which the median is shown (default 5)")
     add_output_options(parser, "draw the transform time against depth on log axes, with a "
                                "linear guide line")

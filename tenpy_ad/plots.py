@@ -68,10 +68,12 @@ def _error_panel(ax, rows, errors) -> None:
         for r in rows:
             ours, exact = r.get(key), r.get(key + "_exact")
             if _finite(ours) and _finite(exact):
-                points.append((r["beta"], max(abs(ours - exact), ROUNDOFF * max(1, abs(exact)))))
+                floor = ROUNDOFF * max(1.0, abs(exact))
+                points.append((r["beta"], max(abs(ours - exact), floor)))
         if points:
-            ax.semilogy(*zip(*points), marker + "-", ms=4, lw=1, label=label)
+            ax.plot(*zip(*points), marker + "-", ms=4, lw=1, label=label)
             smallest = min(smallest, *(error for _, error in points))
+    ax.set_yscale("log")
     if smallest < 1e3 * ROUNDOFF:
         ax.axhline(ROUNDOFF, color="0.7", ls=":", lw=0.9)
     ax.set_xlabel("β (inverse temperature)")
@@ -129,7 +131,8 @@ def blowup_figure(path, kind: str, rows: list, peers: list = (),
         ns = np.arange(max(2, n0 - 10), n0 + 9)
         ax.loglog(ns, ms0 * float(factor) ** (ns - n0), ":", color="C3",
                   label=f"{source}: ×{factor:g} per layer (published, not measured here)")
-        ax.loglog([n0], [ms0], "*", color="C3", ms=12, label=f"{source} at n = {n0} (published)")
+        ax.loglog([n0], [ms0], "*", color="C3", ms=12,
+                  label=f"{source} at n = {n0} (published)")
     low = min(ms + [m for _, _, peer_ms in peers for m in peer_ms])
     ax.set_ylim(low / 3.0, 1e6)
     ax.set_xlabel("depth n (layers)")

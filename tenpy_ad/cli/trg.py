@@ -156,8 +156,9 @@ def cost_lines(rows: list) -> list:
                 f"records the tape),",
                 f"  backward {median('backward_ms'):.0f} ms (lnz.backward(): u), second "
                 f"derivative {median('second_ms'):.0f} ms (c); nothing to build or compile"]
-    return [f"cost: build {first['build_ms']:.1f} ms, grad transform {first['grad_ms']:.1f} ms "
-            f"(+ {first['grad2_ms']:.1f} ms for the second derivative),",
+    return [f"cost: build {first['build_ms']:.1f} ms, grad transform "
+            f"{first['grad_ms']:.1f} ms (+ {first['grad2_ms']:.1f} ms for the second "
+            "derivative),",
             f"  compile {first['compile_ms']:.1f} ms, once; run {median('run_ms'):.0f} ms per "
             "beta (value + both derivatives, one program)",
             f"graph: {first['value_ops']} value ops, {first['total_ops']} ops with both "

@@ -1,8 +1,8 @@
 """Argument types and checks shared by the sub-commands.
 
 Each type checks its value while the command line is parsed, so a bad value stops the
-command before any work (and before the heavy imports) with one line, ``error: argument
---chi: ...``.  Nothing here imports the engine's models.
+command before any work with one line, ``error: argument --chi: ...``.  Nothing here
+imports the models (nor matplotlib, unless a plot is asked for).
 """
 from __future__ import annotations
 

@@ -78,7 +78,7 @@ cdef class ArraySurface:
         return _fn("negative")(self)
 
     def __pos__(self):
-        return self
+        return _fn("positive")(self)
 
     def __abs__(self):
         return _fn("abs")(self)
@@ -133,6 +133,11 @@ cdef class ArraySurface:
 
     def __getitem__(self, index):
         return _fn("getitem")(self, index)
+
+    def __setitem__(self, index, value):
+        raise _errors["ArgumentError"](
+            "tensors are immutable: write x = x.at[index].set(value) (or .add(value)), "
+            "which is differentiable, instead of x[index] = value")
 
     def __len__(self):
         shape = self.shape

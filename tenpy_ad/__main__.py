@@ -1,4 +1,4 @@
-"""``python -m tenpy_ad``: the TRG main job (see :mod:`tenpy_ad.cli`)."""
+"""``python -m tenpy_ad``: the command line (see :mod:`tenpy_ad.cli`)."""
 import sys
 
 from tenpy_ad.cli import main

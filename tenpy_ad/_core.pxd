@@ -75,7 +75,10 @@ cdef class ConstValue:            # a constant array as a static param (static_p
 
 cdef class Scalar:                # a Python scalar as a static param, by its bits (ditto)
     cdef readonly object value
-    cdef readonly tuple bits
+    cdef readonly int kind        # ScalarKind: float, int, complex or bool
+    cdef uint64_t re_bits         # the bits of the (real part of the) value
+    cdef uint64_t im_bits         # the bits of the imaginary part (0 unless complex)
+    cdef Py_hash_t _hash
 
 # ---------------------------------------------------------------- tensors
 

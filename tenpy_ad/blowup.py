@@ -2,17 +2,18 @@
 
 One line per depth: value ops, the median grad-transform time, its ratio to the previous
 depth, derivative ops, µs per derivative op, the drop time and drop/transform.  ``--plot
-FILE`` draws the transform time beside the growth law published for tenferro-rs 0.8.0
-(its transform grew x2 per layer on ``mul``: 2328 ms at n = 25; x3 on ``svd3``: 2553 ms at
-n = 15, and on ``cube``: 3219 ms at n = 16; measured on an M2 Max).
+FILE`` draws the transform time on log axes with a line proportional to the depth, beside
+the growth law published for tenferro-rs 0.8.0, whose transform was exponential in depth
+(x2 per layer on ``mul``: 2328 ms at n = 25; x3 on ``svd3``: 2553 ms at n = 15, and on
+``cube``: 3219 ms at n = 16; measured by its authors on an M2 Max, not here).
 
-The library measures itself only; ``bench/ad_blowup.py`` prints the same table with JAX's
-columns beside, through :class:`PeerColumns`.
+The library measures itself only; ``bench/ad_blowup.py`` prints the same table and figure
+with JAX's measured columns and curve beside, through :class:`PeerColumns`.
 """
 from __future__ import annotations
 
 import gc
-import json
+import importlib.util
 import statistics
 import sys
 import time
@@ -22,6 +23,7 @@ DEPTHS = [10, 25, 50, 100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600, 51200]
 
 #: tenferro-rs 0.8.0 ``ad.grad`` as published (depth, ms, growth factor per layer)
 TENFERRO = {"mul": (25, 2328.0, 2.0), "svd3": (15, 2553.0, 3.0), "cube": (16, 3219.0, 3.0)}
+TENFERRO_SOURCE = "tenferro-rs 0.8.0 on an M2 Max"
 
 
 class PeerColumns(Protocol):
@@ -40,13 +42,18 @@ class PeerColumns(Protocol):
 
 
 def add_arguments(parser) -> None:
+    """The options of the table (each checked while parsing)."""
+    from tenpy_ad.cli.arguments import add_output_options, integer
     from tenpy_ad.models.chains import LAYERS
     parser.add_argument("--kind", choices=sorted(LAYERS), default="mul",
                         help="the chain (tenpy_ad.models.chains); default mul")
-    parser.add_argument("--max-depth", type=int, default=12800)
-    parser.add_argument("--repeats", type=int, default=5, help="timings per depth (median)")
-    parser.add_argument("--json", action="store_true", help="one JSON object per line")
-    parser.add_argument("--plot", metavar="FILE", help="log-scale PNG of the table")
+    shallowest = integer(DEPTHS[0], why=f" (the shallowest depth measured is {DEPTHS[0]})")
+    parser.add_argument("--max-depth", type=shallowest, default=12800, metavar="N",
+                        help="deepest chain measured (default 12800)")
+    parser.add_argument("--repeats", type=integer(1), default=5, metavar="N",
+                        help="timings per depth, of which the median is shown (default 5)")
+    add_output_options(parser, "draw the transform time against depth on log axes, with a "
+                               "linear guide line")
 
 
 def measure(kind: str, depth: int, repeats: int) -> dict:
@@ -96,7 +103,9 @@ def _line(row: dict, peer: PeerColumns | None) -> str:
 
 
 def run(args, peer: PeerColumns | None = None) -> int:
-    """Print the table for ``args`` (see :func:`add_arguments`), with ``peer``'s columns."""
+    """Print the table for ``args`` (see :func:`add_arguments`), with ``peer``'s columns
+    (``--json``: one list of objects at the end)."""
+    from tenpy_ad.cli import output
     if not args.json:
         _print_header(args, peer)
     rows, previous = [], None
@@ -107,50 +116,37 @@ def run(args, peer: PeerColumns | None = None) -> int:
         if peer is not None:
             row.update(peer.measure(args.kind, depth, row))
         rows.append(row)
-        print(json.dumps(row) if args.json else _line(row, peer), flush=True)
+        if not args.json:
+            print(_line(row, peer), flush=True)
+    if args.json:
+        output.print_json(rows)
     if args.plot:
         plot(args.plot, args.kind, rows, peer)
+        output.note(f"plot written to {args.plot}")
+        if peer is None and importlib.util.find_spec("jax") is not None:
+            output.note("JAX is installed: bench/ad_blowup.py --plot FILE (in the source "
+                        "tree) draws its measured curve beside ours")
     return 0
 
 
-def plot(path: str, kind: str, rows: list, peer: PeerColumns | None = None) -> None:
-    """Log-scale PNG of our transform times (and the peer's), beside tenferro-rs's law."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise SystemExit("--plot needs matplotlib: pip install 'tenpy_ad[plot]'") from None
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    ax.loglog([r["depth"] for r in rows], [r["grad_ms"] for r in rows], "o-",
-              label="tenpy_ad ad.grad (measured)")
+def plot(path, kind: str, rows: list, peer: PeerColumns | None = None) -> None:
+    """Our transform times (and the peer's) on log axes, beside tenferro-rs's published
+    law where it has one for ``kind``."""
+    from tenpy_ad import plots
+    peers = []
     peer_rows = [r for r in rows if peer is not None and peer.plot_key in r]
     if peer_rows:
-        ax.loglog([r["depth"] for r in peer_rows], [r[peer.plot_key] for r in peer_rows], "s-",
-                  label=peer.label)
-    if kind in TENFERRO:
-        n0, ms0, factor = TENFERRO[kind]
-        ns = list(range(1, n0 + 8))
-        ax.semilogy(ns, [ms0 * factor ** (n - n0) for n in ns], "r--",
-                    label=f"tenferro-rs 0.8.0: x{factor:g} per layer (published law)")
-        ax.plot([n0], [ms0], "r*", ms=12, label=f"tenferro-rs 0.8.0 at n={n0} (published)")
-    ax.set_xlabel("depth n (layers)")
-    ax.set_ylabel("grad transform (ms)")
-    ax.set_ylim(1e-3, 1e6)
-    ax.set_title(f"Traced ad.grad cost on the '{kind}' chain")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    print(f"plot written to {path}", file=sys.stderr)
+        peers.append((peer.label, [r["depth"] for r in peer_rows],
+                      [r[peer.plot_key] for r in peer_rows]))
+    published = TENFERRO.get(kind)
+    plots.blowup_figure(path, kind, rows, peers,
+                        None if published is None else (*published, TENFERRO_SOURCE))
 
 
 def main(argv=None) -> int:
-    import argparse
-    parser = argparse.ArgumentParser(prog="blowup", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
+    """``python -m tenpy_ad blowup ...`` (the same command)."""
+    from tenpy_ad.cli import main as cli_main
+    return cli_main(["blowup", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

@@ -591,3 +591,10 @@ def test_traced_tensors_iterate_over_their_static_first_axis():
     np.testing.assert_array_equal(tp.evaluate(rows[2], {y: value}), value[2])
     with pytest.raises(TypeError):
         iter(tp.input((), name="scalar"))
+
+
+@pytest.mark.parametrize("make", [lambda: tp.input((3,)), lambda: tp.tensor(np.ones(3))])
+def test_item_assignment_points_to_the_functional_update(make):
+    x = make()
+    with pytest.raises(tp.errors.ArgumentError, match=r"x\.at\[index\]\.set"):
+        x[0] = 2.0

@@ -5,17 +5,14 @@
 * deep TRG against Onsager's exact solution (and Onsager's module against itself);
 * ``checkpoint=True`` changes nothing but memory, to any order;
 * whole-graph AD at 40-80 steps with counters that grow by exactly the same per step;
-* bad input, sweeps over executors and the ``python -m tenpy_ad`` main job.
+* bad input, sweeps over executors (the command line is tested in test_cli.py).
 
 Expensive programs are built once per module (fixtures of scope "module"), and BLAS runs
 single-threaded here (faster on small shared machines; see tenpy_ad.runtime), restored
 afterwards.
 """
 import gc
-import json
 import math
-import subprocess
-import sys
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
@@ -396,6 +393,19 @@ def test_nan_beta_gives_nan(small):
     assert math.isnan(lnz.item()) and math.isnan(float(b.grad))
 
 
+@pytest.mark.parametrize("kwargs,fragment", [
+    (dict(beta=float("inf"), chi=16, steps=2), "beta"),
+    (dict(beta=0.3, chi=16, steps=2, ks=[2, 0]), "ks[1]"),
+    (dict(beta=0.3, chi=16, steps=2, ks=[2, 64]), "ks[1]"),
+    (dict(beta=0.3, chi=16, steps=2, ks=[2.5, 4]), "ks[0]"),
+    (dict(beta=0.3, chi=16, steps=2, ks=[2]), "2 steps"),
+])
+def test_bad_beta_and_ks_are_clear_errors(kwargs, fragment):
+    with pytest.raises(TenpyAdError) as info:
+        trg_lnz(**kwargs)
+    assert fragment in str(info.value)
+
+
 # ------------------------------------------------------------------ 7. sweeps
 
 SWEEP_BETAS = [0.3, 0.35, 0.4]
@@ -436,97 +446,3 @@ def test_sweep_on_dask(sweep_reference):
         results = sweep(SWEEP_BETAS, chi=8, steps=6, executor=client.get_executor())
     assert results == local
     check_sweep(results, sweep_reference)
-
-
-# ------------------------------------------------------------------ 8. the main job CLI
-
-def run_cli(*args, prelude=None):
-    if prelude is None:
-        command = [sys.executable, "-m", "tenpy_ad", *args]
-    else:
-        code = (f"{prelude}\nimport runpy, sys\nsys.argv = ['tenpy_ad'] + {list(args)!r}\n"
-                "runpy.run_module('tenpy_ad', run_name='__main__')")
-        command = [sys.executable, "-c", code]
-    return subprocess.run(command, capture_output=True, text=True, timeout=300)
-
-
-def test_cli_json_single_beta():
-    done = run_cli("--beta", "0.3", "--chi", "8", "--steps", "6", "--json")
-    assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout)
-    assert out["chi"] == 8 and out["steps"] == 6 and out["ks"] == [2, 4, 4, 8, 8, 8]
-    (row,) = out["results"]
-    expected = observables(0.3, CompiledTRG(8, 6)(0.3))
-    assert row["beta"] == 0.3
-    for key in ("lnz", "u", "c"):
-        assert row[key] == pytest.approx(expected[key], rel=1e-12, abs=1e-12)
-    assert row["onsager"]["lnz"] == pytest.approx(onsager.lnz(0.3), rel=1e-14)
-    assert row["onsager"]["u"] == pytest.approx(onsager.energy(0.3), rel=1e-14)
-    assert row["onsager"]["c"] == pytest.approx(onsager.specific_heat(0.3), rel=1e-14)
-
-
-def test_cli_json_sweep(sweep_reference):
-    done = run_cli("--betas", "0.3:0.4:3", "--chi", "8", "--steps", "6", "--json")
-    assert done.returncode == 0, done.stderr
-    rows = json.loads(done.stdout)["results"]
-    assert [row["beta"] for row in rows] == pytest.approx([0.3, 0.35, 0.4], abs=1e-15)
-    for row, expected in zip(rows, sweep_reference):
-        for key in ("lnz", "u", "c"):
-            assert row[key] == pytest.approx(expected[key], rel=1e-12, abs=1e-12)
-        assert set(row["onsager"]) == {"lnz", "u", "c"}
-
-
-def test_cli_bad_beta():
-    done = run_cli("--beta", "-1", "--chi", "8", "--steps", "6")
-    assert done.returncode != 0
-    assert "beta" in done.stderr
-    assert "Traceback" not in done.stderr
-
-
-def test_cli_plot(tmp_path):
-    pytest.importorskip("matplotlib")
-    path = tmp_path / "trg.png"
-    done = run_cli("--betas", "0.3:0.4:3", "--chi", "8", "--steps", "6", "--plot", str(path))
-    assert done.returncode == 0, done.stderr
-    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-
-
-def test_cli_json_stays_parseable_with_plot(tmp_path):
-    """--json promises machine-readable output: a --plot beside it must not add text to
-    stdout."""
-    pytest.importorskip("matplotlib")
-    path = tmp_path / "trg.png"
-    done = run_cli("--beta", "0.3", "--chi", "8", "--steps", "4", "--json", "--plot", str(path))
-    assert done.returncode == 0, done.stderr
-    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    out = json.loads(done.stdout)
-    assert len(out["results"]) == 1
-
-
-def test_cli_plot_without_matplotlib(tmp_path):
-    path = tmp_path / "trg.png"
-    done = run_cli("--beta", "0.3", "--chi", "8", "--steps", "6", "--plot", str(path),
-                   prelude="import sys; sys.modules['matplotlib'] = None")
-    assert done.returncode != 0
-    assert "matplotlib" in done.stderr
-    assert "Traceback" not in done.stderr
-    assert not path.exists()
-
-
-@pytest.mark.parametrize("kwargs,fragment", [
-    (dict(beta=float("inf"), chi=16, steps=2), "beta"),
-    (dict(beta=0.3, chi=16, steps=2, ks=[2, 0]), "ks[1]"),
-    (dict(beta=0.3, chi=16, steps=2, ks=[2, 64]), "ks[1]"),
-    (dict(beta=0.3, chi=16, steps=2, ks=[2.5, 4]), "ks[0]"),
-    (dict(beta=0.3, chi=16, steps=2, ks=[2]), "2 steps"),
-])
-def test_bad_beta_and_ks_are_clear_errors(kwargs, fragment):
-    with pytest.raises(TenpyAdError) as info:
-        trg_lnz(**kwargs)
-    assert fragment in str(info.value)
-
-
-def test_cli_rejects_non_finite_beta():
-    run = subprocess.run([sys.executable, "-m", "tenpy_ad", "--beta", "nan", "--chi", "4",
-                          "--steps", "2"], capture_output=True, text=True)
-    assert run.returncode != 0 and "beta" in run.stderr and "Traceback" not in run.stderr

@@ -16,8 +16,9 @@ one tensor, a second where the signature asks for one, and the arguments of
 * ``other tenpy_ad error``, ``needs concrete values`` (traced value-dependent shapes);
 * ``shape-only result`` (``np.ndim(t)``, ``np.shape(t)``: the result does not change with
   the tensor's values) or ``text`` (``np.str_(t)``);
-* ``argument error``: NumPy's own TypeError/ValueError, only for the names of
-  :data:`ARGUMENT_FAILURES` (functions that take no arrays, abstract classes, ...).
+* ``argument error``: NumPy's own error for arguments it cannot take, only for the names
+  of :data:`ARGUMENT_FAILURES` (functions that take no arrays), functions without
+  parameters and classes NumPy does not instantiate.
 
 A result that holds NumPy values computed from the tensor (``detached``), a wrong value or
 a wrong gradient fails.  ``python tests/test_numpy_protocol_walk.py`` prints the counts
@@ -350,7 +351,7 @@ def _check_values(qualname: str, result) -> str | None:
 def _check_gradient(qualname: str, result, x, y, seed: int):
     """The eager gradient of a weighted sum of the outputs against central differences
     of NumPy's function in a random direction; returns ``(problem, loss)``, the loss as
-    ``(positions, weights, gradients)``."""
+    ``(positions, weights, gradients, output values)``."""
     ours = _values(result)
     positions = _loss_positions(qualname, result)
     rng = np.random.default_rng(seed)
@@ -370,7 +371,8 @@ def _check_gradient(qualname: str, result, x, y, seed: int):
     problem = None
     if not np.isfinite(fd) or abs(ad - fd) > 1e-5 * max(1.0, abs(fd)):
         problem = f"directional derivative {ad!r}, finite differences {fd!r}"
-    return problem, (positions, weights, grads)
+    outputs = [np.asarray(ours[k].detach()) for k in positions]
+    return problem, (positions, weights, grads, outputs)
 
 
 def _eager(qualname: str, seed: int):
@@ -407,7 +409,7 @@ def _eager(qualname: str, seed: int):
 
 def _traced(qualname: str, eager_loss):
     """The same call on placeholders; compiled with the gradient graph of the eager loss,
-    it gives the eager gradients."""
+    it gives the eager outputs and gradients."""
     x, y = tp.input(X.shape), tp.input(Y.shape)
     try:
         result = call(qualname, x, y)
@@ -417,15 +419,19 @@ def _traced(qualname: str, eager_loss):
         return Outcome("text" if isinstance(result, str) else "shape-only result", "")
     if eager_loss is None:
         return Outcome("dispatched", "")
-    positions, weights, eager_grads = eager_loss
+    positions, weights, eager_grads, eager_outputs = eager_loss
     if _loss_positions(qualname, result) != positions:
         return Outcome("wrong value", "other floating-point outputs than in eager mode")
-    loss = _loss(_values(result), positions, weights)
-    grads = tp.compile([tp.ad.grad(loss, v) for v in (x, y)], inputs=[x, y])(X, Y)
-    for got, want in zip(grads, eager_grads):
-        if not np.allclose(got, want, rtol=1e-10, atol=1e-12):
-            return Outcome("wrong gradient", f"traced {got!r} but eager {want!r}")
-    return Outcome("dispatched", "the eager gradient")
+    values = _values(result)
+    outputs = [values[k] for k in positions]
+    loss = _loss(values, positions, weights)
+    grads = [tp.ad.grad(loss, v) for v in (x, y)]
+    computed = tp.compile(outputs + grads, inputs=[x, y])(X, Y)
+    for k, (got, want) in enumerate(zip(computed, eager_outputs + eager_grads)):
+        if not np.allclose(got, want, rtol=1e-10, atol=1e-12, equal_nan=True):
+            kind = "wrong value" if k < len(outputs) else "wrong gradient"
+            return Outcome(kind, f"traced {got!r} but eager {want!r}")
+    return Outcome("dispatched", "the eager outputs and gradient")
 
 
 @functools.lru_cache(maxsize=None)

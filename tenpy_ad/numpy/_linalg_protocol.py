@@ -21,7 +21,6 @@ from .diagonals import diagonal as _diagonal, trace as _trace
 from .shaping import matrix_transpose, reshape as _reshape, transpose as _transpose
 
 
-
 def _numpy_linalg(*names: str) -> list:
     """The functions of ``np.linalg`` of these names that the installed NumPy has (several
     are new in NumPy 2)."""

@@ -201,7 +201,7 @@ def scale_real(x, factor):
 
 
 @implements(*numpy_functions("astype"))
-def astype(x, dtype, /, *, copy: bool = True, device=None):
+def astype(x, dtype, *, copy: bool = True, device=None):
     """Convert to ``dtype`` (complex to real is refused: take ``.real`` explicitly).
     ``copy`` is accepted and has no effect (tensors are immutable); ``device`` is None or
     ``"cpu"``."""

@@ -9,7 +9,8 @@ import pytest
 
 import tenpy_ad as tp
 import tenpy_ad.numpy as tnp
-from tenpy_ad.errors import ConcretizationError, DTypeError, NotDifferentiableError
+from tenpy_ad.errors import (ArgumentError, ConcretizationError, DTypeError,
+                             NotDifferentiableError)
 
 from elementwise_cases import (DTYPES, assert_refused_in_every_mode, carried, check,
                                numpy_refuses, sample)
@@ -308,3 +309,13 @@ def test_value_tests_match_numpy(dtype):
         expected = getattr(np, name)(a)
         assert getattr(tnp, name)(tp.tensor(a, dtype=a.dtype)) is expected
         assert getattr(np, name)(tp.input(a.shape, a.dtype)) is expected
+
+
+@pytest.mark.skipif(not hasattr(np, "astype"), reason="np.astype is new in NumPy 2.1")
+def test_np_astype_dispatches():
+    a = sample("any", "float64", (2, 3), 16)
+    check_modes(lambda x: np.astype(x, np.complex128, copy=False), a,
+                ref=lambda x: np.astype(x, np.complex128))
+    check_modes(lambda x: np.astype(x > 0, "int64"), a, ref=lambda x: np.astype(x > 0, "int64"))
+    with pytest.raises(ArgumentError, match="device"):
+        np.astype(tp.tensor(a), "float32", device="gpu")

@@ -316,6 +316,7 @@ def test_np_astype_dispatches():
     a = sample("any", "float64", (2, 3), 16)
     check_modes(lambda x: np.astype(x, np.complex128, copy=False), a,
                 ref=lambda x: np.astype(x, np.complex128))
-    check_modes(lambda x: np.astype(x > 0, "int64"), a, ref=lambda x: np.astype(x > 0, "int64"))
+    check_modes(lambda x: np.astype(x > 0, "int64"), a,
+                ref=lambda x: np.astype(x > 0, "int64"))
     with pytest.raises(ArgumentError, match="device"):
         np.astype(tp.tensor(a), "float32", device="gpu")

@@ -33,6 +33,7 @@ from .debug import debug_nans
 from .serialize import load_graph, load_program
 from . import introspection
 from .introspection import counters, reset_counters
+from .config import config
 
 _core.install(surface=dict(_SURFACE, backward=_backward), bind_traced=_bind_traced,
               errors=errors.ALL, dtypes=list(_dtypes.DTYPES), value_code=_dtypes.value_code)
@@ -48,7 +49,7 @@ __all__ = [
     "divide", "einsum", "exp", "imag", "log", "matmul", "max", "multiply", "negative",
     "ones", "power", "real", "reshape", "scale", "sign", "sin", "sqrt", "subtract", "sum",
     "tanh", "tensordot", "transpose", "zeros", "core_info", "counters", "reset_counters",
-    "introspection",
+    "introspection", "config",
 ]
 
 

@@ -36,8 +36,9 @@ def _trg_arguments(p):
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--checkpoint", action="store_true",
                    help="recompute each RG step in the backward pass instead of storing it")
-    p.add_argument("--threads", type=int, default=1,
-                   help="BLAS threads (default 1: fastest on small shared machines)")
+    p.add_argument("--threads", metavar="N|auto", default=None,
+                   help="BLAS threads of the engine's calls: tp.config.blas_threads (default: "
+                        "$TENPY_AD_BLAS_THREADS, else 'auto', chosen per call by size)")
     p.add_argument("--workers", type=int, default=0,
                    help="spread a sweep over this many processes (default: this one)")
 
@@ -74,9 +75,25 @@ def _fmt(value: float) -> str:
     return "inf" if math.isinf(value) else f"{value: .15f}"
 
 
+def _set_threads(value) -> None:
+    """``--threads``: tp.config.blas_threads here, and the environment variable for any
+    worker processes."""
+    import os
+    import tenpy_ad as tp
+    from tenpy_ad.config import ENVIRONMENT_VARIABLE
+    from tenpy_ad.errors import ArgumentError
+    if value is None:
+        return
+    try:
+        tp.config.blas_threads = value
+    except ArgumentError as error:
+        raise SystemExit(f"--threads: {error}") from None
+    os.environ[ENVIRONMENT_VARIABLE] = str(tp.config.blas_threads)
+
+
 def run_trg(args) -> int:
-    from tenpy_ad.runtime import limit_blas_threads, tune_allocator
-    limit_blas_threads(args.threads)
+    from tenpy_ad.runtime import tune_allocator
+    _set_threads(args.threads)
     tune_allocator()
     from tenpy_ad.errors import TenpyAdError
     from tenpy_ad.models import onsager

@@ -17,8 +17,8 @@ def execute(list steps, list frees, list buffers, list kernels=None, list outs=N
     """Run each Instruction of ``steps`` in turn on ``buffers``; ``frees[k]`` lists the
     buffers dead after step ``k``.  Optional per-step lists (None: plain impl calls):
 
-    * ``kernels[k]``: what computes step k (``prim.impl`` or a replacement with its
-      signature, ``kernel(params, *inputs)``);
+    * ``kernels[k]``: what computes step k instead of ``prim.impl`` (None: the impl),
+      called as the impl is, ``kernel(params, *inputs)``;
     * ``outs[k]``: an array step k writes its result into, or None; the kernel is then a
       ufunc, called as ``kernel(*inputs, out=out)``, or ``kernel(out, params, *inputs)``;
     * ``threads[k]``: the BLAS threads of step k (None: as they are), switched through
@@ -29,7 +29,9 @@ def execute(list steps, list frees, list buffers, list kernels=None, list outs=N
     cdef object kernel, out, count
     for k in range(n):
         step = <Instruction>steps[k]
-        kernel = step.prim.impl if kernels is None else kernels[k]
+        kernel = None if kernels is None else kernels[k]
+        if kernel is None:
+            kernel = step.prim.impl
         out = None if outs is None else outs[k]
         if threads is not None:
             count = threads[k]

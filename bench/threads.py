@@ -4,6 +4,7 @@ forced to one thread, and the measurements behind the thresholds of ``tenpy_ad.b
     python bench/threads.py                      # the clients, default vs one thread
     python bench/threads.py --crossover          # 1 thread vs all, per kind and size
     python bench/threads.py --switch             # what a switch of the thread count costs
+    python bench/threads.py --buffers 16,32 [--tune]   # planned buffers vs allocating
 
 Clients (medians of --repeats, the two settings interleaved in one process):
 
@@ -11,7 +12,8 @@ Clients (medians of --repeats, the two settings interleaved in one process):
 * ``chain-<kind>``: the eager chains of ``tenpy_ad.models.chains`` (3x3), forward + backward;
 * ``eigh-<n>``: an eigh-heavy eager client: 8 eighs of n x n symmetric matrices, a loss of
   eigenvalues and eigenvectors, ``.backward()``;
-* ``matmul-<n>``: a compiled value + gradient of ``sum(tanh(x @ y) @ y)``, n x n.
+* ``matmul-<n>``: a compiled value + gradient of ``sum(tanh(x @ y / n))``, n x n (two
+  matrix products: below and above the matmul threshold of ``tenpy_ad.blas``).
 
 "default" is the process as started (OpenBLAS: one thread per CPU) with the engine
 choosing; "1 thread" limits every BLAS library of the process to one thread
@@ -50,25 +52,38 @@ def _kernel(kind: str, n: int):
     return calls[kind]
 
 
-def _interleaved(calls: dict, repeats: int) -> tuple[dict, dict]:
-    """Median wall and CPU ms of each ``calls[name]()`` over ``repeats`` rounds, the
-    order of the calls alternating from round to round."""
-    wall = {name: [] for name in calls}
-    cpu = {name: [] for name in calls}
-    names = list(calls)
+def _interleaved(variants: dict, repeats: int) -> tuple[dict, dict]:
+    """Median wall and CPU ms per variant over ``repeats`` rounds, the order of the
+    variants alternating from round to round.  A variant is ``(enter, call, leave)``:
+    only ``call()`` is timed."""
+    wall = {name: [] for name in variants}
+    cpu = {name: [] for name in variants}
+    names = list(variants)
     for r in range(repeats):
         for name in (names if r % 2 == 0 else names[::-1]):
+            enter, call, leave = variants[name]
+            state = enter()
             t0, c0 = time.perf_counter(), time.process_time()
-            calls[name]()
+            call()
             wall[name].append(time.perf_counter() - t0)
             cpu[name].append(time.process_time() - c0)
+            leave(state)
     return ({k: statistics.median(v) * 1e3 for k, v in wall.items()},
             {k: statistics.median(v) * 1e3 for k, v in cpu.items()})
 
 
-def _one_thread(fn):
-    """``fn`` as the engine runs a call it gives one thread (switch, call, restore)."""
-    return lambda: runtime.call_with_threads(1, fn)
+def _as_is(call):
+    return (lambda: None, call, lambda state: None)
+
+
+def _one_thread(call):
+    """``call`` as the engine runs a call it gives one thread (switch, call, restore)."""
+    return _as_is(lambda: runtime.call_with_threads(1, call))
+
+
+def _process_limited(call):
+    """``call`` with every BLAS library of the process limited to one thread."""
+    return (lambda: runtime.limit_blas_threads(1), call, runtime.restore_blas_threads)
 
 
 def crossover(kinds, sizes, repeats: int) -> None:
@@ -82,29 +97,146 @@ def crossover(kinds, sizes, repeats: int) -> None:
             call = _kernel(kind, n)
             call()
             reps = repeats if kind == "matmul" or n <= 512 else max(3, repeats // 2)
-            wall, cpu = _interleaved({"one": _one_thread(call), "all": call}, reps)
+            wall, cpu = _interleaved({"one": _one_thread(call), "all": _as_is(call)}, reps)
             print(f"{kind:>7} {n:>5} {wall['one']:>10.3f} {wall['all']:>10.3f} "
                   f"{wall['all'] / wall['one']:>6.2f} {cpu['one']:>8.2f} {cpu['all']:>8.2f}",
                   flush=True)
 
 
-def switch_cost(rounds: int = 100_000) -> None:
-    """Microseconds per switch of the engine's thread count and per eager call wrapper."""
+# ------------------------------------------------------------------ clients
+
+def trg_client(chi: int, steps: int):
+    from tenpy_ad.models.trg import CompiledTRG
+    program = CompiledTRG(chi, steps, second_order=False)
+    return lambda: program(0.44)
+
+
+def chain_client(kind: str, depth: int = 400):
+    from tenpy_ad.models.chains import chain, start_value
+
+    def run():
+        b = tp.tensor(start_value(kind), requires_grad=True)
+        chain(kind, b, depth).sum().backward()
+    return run
+
+
+def eigh_client(n: int, count: int = 8):
+    rng = np.random.default_rng(n)
+    matrices = [m + m.T for m in rng.standard_normal((count, n, n))]
+
+    def run():
+        for m in matrices:
+            a = tp.tensor(m, requires_grad=True)
+            w, v = tp.linalg.eigh(a)
+            ((w * w).sum() + ((v[:, -4:] ** 2) * w[-4:]).sum()).backward()
+    return run
+
+
+def matmul_client(n: int):
+    x, y = tp.input((n, n), name="x"), tp.input((n, n), name="y")
+    loss = tp.tanh(x @ y * (1.0 / n)).sum()
+    program = tp.compile([loss, tp.ad.grad(loss, x)], [x, y])
+    a, b = np.random.default_rng(n).standard_normal((2, n, n))
+    return lambda: program(a, b)
+
+
+CLIENTS = {"trg16": lambda steps: trg_client(16, steps),
+           "trg32": lambda steps: trg_client(32, steps),
+           **{f"chain-{k}": (lambda steps, k=k: chain_client(k)) for k in ("mul", "cube", "svd3")},
+           **{f"eigh-{n}": (lambda steps, n=n: eigh_client(n)) for n in (64, 128, 256, 512)},
+           **{f"matmul-{n}": (lambda steps, n=n: matmul_client(n)) for n in (2048, 4096)}}
+
+
+def clients(names, steps: int, repeats: int) -> None:
+    threads = max(runtime.process_blas_threads())
+    print(f"# tp.config.blas_threads = {tp.config.blas_threads!r} with the process as started "
+          f"({threads} BLAS threads) vs every BLAS library limited to 1 thread; medians of "
+          f"{repeats} interleaved, TRG with {steps} steps")
+    print(f"{'client':>12} {'default ms':>11} {'1 thread ms':>11} {'ratio':>6} "
+          f"{'cpu default':>11} {'cpu 1':>8}  threaded steps")
+    for name in names:
+        call = CLIENTS[name](steps)
+        call()                                      # warm up (and compile plans)
+        wall, cpu = _interleaved({"default": _as_is(call), "one": _process_limited(call)},
+                                 repeats)
+        print(f"{name:>12} {wall['default']:>11.1f} {wall['one']:>11.1f} "
+              f"{wall['default'] / wall['one']:>6.2f} {cpu['default']:>11.1f} "
+              f"{cpu['one']:>8.1f}  {_threaded_steps(name, steps)}", flush=True)
+
+
+def _threaded_steps(name: str, steps: int) -> str:
+    """How many of a compiled client's steps the engine gives more than one thread."""
+    program = {"trg16": lambda: trg_client(16, steps), "trg32": lambda: trg_client(32, steps)}
+    if name.startswith("matmul-"):
+        n = int(name.split("-")[1])
+        x, y = tp.input((n, n)), tp.input((n, n))
+        loss = tp.tanh(x @ y * (1.0 / n)).sum()
+        listed = tp.compile([loss, tp.ad.grad(loss, x)], [x, y]).blas_threads()
+    elif name in program:
+        from tenpy_ad.models.trg import CompiledTRG
+        chi = 16 if name == "trg16" else 32
+        listed = CompiledTRG(chi, steps, second_order=False).program.blas_threads()
+    else:
+        return "-"
+    return f"{sum(1 for *_, n in listed if n == runtime.PROCESS)} of {len(listed)} BLAS steps"
+
+
+def buffers(chis, steps: int, repeats: int, tune: bool) -> None:
+    """TRG value + d/d beta per beta with the memory plan and without, interleaved: wall
+    ms, CPU ms and minor page faults per run; ``tune`` applies runtime.tune_allocator()
+    first (it cannot be undone in a process: compare two runs)."""
+    import resource
+    from tenpy_ad.models.trg import trg_lnz
+    tuned = runtime.tune_allocator() if tune else False
+    print(f"# TRG value + d/d beta, {steps} steps, planned buffers vs allocating; "
+          f"tune_allocator {'on' if tuned else 'off'}; medians of {repeats} interleaved")
+    print(f"{'chi':>4} {'variant':>9} {'ms':>9} {'cpu ms':>9} {'faults':>9} {'MB planned':>11}")
+    for chi in chis:
+        beta = tp.input((), name="beta")
+        lnz = trg_lnz(beta, chi, steps)
+        outputs = [lnz, tp.ad.grad(lnz, beta)]
+        programs = {"planned": tp.compile(outputs, [beta]),
+                    "allocate": tp.compile(outputs, [beta], reuse_buffers=False)}
+        faults = {name: [] for name in programs}
+
+        def run(name):
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+            programs[name](np.float64(0.44))
+            faults[name].append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+
+        for name in programs:
+            run(name)                                # warm up: first-call allocations
+        wall, cpu = _interleaved({name: _as_is(lambda name=name: run(name))
+                                  for name in programs}, repeats)
+        for name, program in programs.items():
+            print(f"{chi:>4} {name:>9} {wall[name]:>9.1f} {cpu[name]:>9.1f} "
+                  f"{statistics.median(faults[name][1:]):>9.0f} "
+                  f"{program.memory_plan.nbytes / 2 ** 20:>11.1f}", flush=True)
+
+
+def switch_cost(rounds: int = 200_000) -> None:
+    """Microseconds per switch of the thread count, per eager call with a switch, and the
+    same through threadpoolctl's controller methods."""
     from threadpoolctl import ThreadpoolController
+    control = runtime.blas_control()
     n = max(runtime.process_blas_threads())
-    runtime.enter()
+    control.enter_call()
     try:
         t0 = time.perf_counter()
         for _ in range(rounds):
-            runtime.switch(1)
-            runtime.switch(runtime.PROCESS)
+            control.switch_to(1)
+            control.switch_to(runtime.PROCESS)
         per_switch = (time.perf_counter() - t0) / (2 * rounds) * 1e6
     finally:
-        runtime.leave()
+        control.leave_call()
     t0 = time.perf_counter()
     for _ in range(rounds):
-        runtime.call_with_threads(1, int)
+        control.call(1, int)
     per_call = (time.perf_counter() - t0) / rounds * 1e6
+    t0 = time.perf_counter()
+    for _ in range(rounds):
+        control.call(None, int)
+    per_plain_call = (time.perf_counter() - t0) / rounds * 1e6
     controllers = ThreadpoolController().select(user_api="blas").lib_controllers
     t0 = time.perf_counter()
     for _ in range(rounds // 10):
@@ -113,28 +245,41 @@ def switch_cost(rounds: int = 100_000) -> None:
         for c in controllers:
             c.set_num_threads(n)
     per_library_api = (time.perf_counter() - t0) / (2 * rounds // 10) * 1e6
-    print(f"# {len(controllers)} BLAS libraries")
-    print(f"engine switch (all libraries, direct calls)        {per_switch:7.2f} us")
-    print(f"eager call with a switch to 1 and back (enter/leave) {per_call:7.2f} us")
-    print(f"threadpoolctl set_num_threads (all libraries)       {per_library_api:7.2f} us")
+    print(f"# {control.n_libraries} BLAS libraries, {rounds} rounds")
+    print(f"switch of every library (compiled, direct calls)       {per_switch:7.3f} us")
+    print(f"eager call with a switch to 1 and back, minus the call  "
+          f"{per_call - per_plain_call:7.3f} us")
+    print(f"the same switch through threadpoolctl's set_num_threads {per_library_api:7.3f} us")
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--clients", default=",".join(CLIENTS),
+                        help=f"comma-separated, of {', '.join(CLIENTS)}")
+    parser.add_argument("--steps", type=int, default=20, help="TRG steps (default 20)")
     parser.add_argument("--crossover", action="store_true")
     parser.add_argument("--kinds", default=",".join(KINDS))
     parser.add_argument("--sizes", default="32,64,128,256,512,1024")
     parser.add_argument("--switch", action="store_true")
+    parser.add_argument("--buffers", metavar="CHIS",
+                        help="TRG with and without planned buffers at these chi (e.g. 16,32)")
+    parser.add_argument("--tune", action="store_true",
+                        help="with --buffers: apply runtime.tune_allocator() first")
     parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args(argv)
     if args.switch:
         switch_cost()
         return 0
+    if args.buffers:
+        buffers([int(c) for c in args.buffers.split(",")], args.steps, args.repeats,
+                args.tune)
+        return 0
     if args.crossover:
         crossover(args.kinds.split(","), [int(s) for s in args.sizes.split(",")],
                   args.repeats)
         return 0
+    clients(args.clients.split(","), args.steps, args.repeats)
     return 0
 
 

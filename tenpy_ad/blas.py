@@ -31,11 +31,19 @@ from . import dtypes
 from .config import config
 from .runtime import PROCESS, blas_control
 
-#: below this work a call is left alone: OpenBLAS does not thread it (gemm up to 64^3)
+#: below this work a call is left alone: the libraries run it on one thread by themselves
+#: (OpenBLAS threads a gemm from 64^3, and eigh already at n = 32 on this machine class)
 TINY = {"matmul": 2 * 64 ** 3, "svd": 16 ** 3, "eigh": 16 ** 3, "qr": 16 ** 3,
         "solve": 16 ** 3, "matvec": 64 * 64}
-#: from this work on, "auto" gives the call the process's threads (below: one thread)
-THREADED_FROM = {"matmul": 2 * 1024 ** 3, "svd": 4096 ** 3, "eigh": 4096 ** 3,
+#: from this work on, "auto" gives a call the process's threads (below: one thread).
+#: Measured on 2 shared vCPUs with other jobs running (bench/README.md): two threads lost
+#: 1.3-800x on every decomposition and solve up to n = 1024 (solve: 2048) and on matrix-
+#: vector products up to 2048.  A lone matmul gained from n = 1024 (0.6-0.98x), but in a
+#: program each threaded call leaves OpenBLAS's idle workers spinning on the CPU the rest
+#: of the program needs: threading TRG chi = 32's 2 * 1024^3-flop contractions made it
+#: 1.5x slower.  So threads start where one call takes seconds on one thread (n = 4096),
+#: for machines with more cores; on a small shared machine nothing below is threaded.
+THREADED_FROM = {"matmul": 2 * 4096 ** 3, "svd": 4096 ** 3, "eigh": 4096 ** 3,
                  "qr": 4096 ** 3, "solve": 4096 ** 3, "matvec": 8192 ** 2}
 
 _COMPLEX_FACTOR = 4
@@ -78,6 +86,8 @@ def matvec_work(params, shape, *others):
 
 _work_rules: dict = {}
 _raw_impls: dict = {}
+#: the primitives registered with :func:`threaded` (a view: read-only for callers)
+THREADED_PRIMITIVES = _work_rules
 
 
 def threaded(prim, work: Callable) -> None:

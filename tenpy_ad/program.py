@@ -108,18 +108,23 @@ class Program:
         return buffers
 
     def _kernels(self, setting) -> tuple:
-        """Per step what to call and its BLAS threads (None if no step switches)."""
+        """Per step what to call instead of its impl (None: the impl) and its BLAS threads
+        (None if no step switches)."""
         found = self._by_setting.get(setting)
         if found is None:
-            metadata, memory = self._plan.metadata, self._memory
-            kernels, threads = [], []
-            for k, step in enumerate(self._plan.steps):
+            steps, metadata = self._plan.steps, self._plan.metadata
+            kernels, threads = list(self._memory.kernels), None
+            for k in _core.steps_using(steps, blas.THREADED_PRIMITIVES):
+                step = steps[k]
                 kernel, count = blas.planned(step.prim, step.params,
                                              [metadata[b] for b in step.inputs], setting)
-                kernels.append(kernel if memory.storage[k] < 0 else memory.kernels[k])
-                threads.append(count)
-            if all(count is None for count in threads):
-                threads = None
+                if kernels[k] is None:
+                    kernels[k] = kernel
+                if count is not None:
+                    threads = threads or [None] * len(steps)
+                    threads[k] = count
+            if all(kernel is None for kernel in kernels):
+                kernels = None                     # every step calls its impl
             found = self._by_setting[setting] = (kernels, threads)
         return found
 

@@ -11,6 +11,7 @@ writes the product into its planned array (:mod:`tenpy_ad.memory_plan`).
 """
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -97,41 +98,64 @@ class _Contraction:
         perm_out = tuple(mid.index(c) for c in out)
         self.perm_out = None if perm_out == tuple(range(len(perm_out))) else perm_out
 
-    def _operands(self, a, b):
-        if self.pre_a:
-            a = np.einsum(self.pre_a, a)
-        if self.pre_b:
-            b = np.einsum(self.pre_b, b)
-        if self.perm_a:
-            a = a.transpose(self.perm_a)
-        if self.perm_b:
-            b = b.transpose(self.perm_b)
-        return _blasable(a.reshape(self.shape_a)), _blasable(b.reshape(self.shape_b))
-
     def __call__(self, a, b):
-        c = np.matmul(*self._operands(a, b)).reshape(self.mid_shape)
+        a = _matrices(a, self.pre_a, self.perm_a, self.shape_a)
+        b = _matrices(b, self.pre_b, self.perm_b, self.shape_b)
+        c = np.matmul(a, b).reshape(self.mid_shape)
         return c if self.perm_out is None else c.transpose(self.perm_out)
 
     def into(self, out, a, b):
-        """The same into ``out`` (C-contiguous, of ``mid_shape``); returns the result, a
-        view of ``out``."""
-        np.matmul(*self._operands(a, b), out=out.reshape(self.product_shape))
-        return out if self.perm_out is None else out.transpose(self.perm_out)
+        """The same with planned arrays: ``out`` is ``(product, scratch_a, scratch_b)``, the
+        product C-contiguous of ``mid_shape``, a scratch flat, of its operand's size, for
+        the copy its layout may need.  Returns the result, a view of the product."""
+        product, scratch_a, scratch_b = out
+        a = _matrices(a, self.pre_a, self.perm_a, self.shape_a, scratch_a)
+        b = _matrices(b, self.pre_b, self.perm_b, self.shape_b, scratch_b)
+        np.matmul(a, b, out=product.reshape(self.product_shape))
+        return product if self.perm_out is None else product.transpose(self.perm_out)
+
+    @property
+    def operand_sizes(self) -> tuple:
+        """Elements of each operand as matrices (after the summed-out letters)."""
+        return math.prod(self.shape_a), math.prod(self.shape_b)
 
 
 _plan = lru_cache(maxsize=4096)(_Contraction)
 
 
-def _blasable(x):
-    """``x`` itself when its matrices are row- or column-contiguous (BLAS takes either,
-    transposed views included), else a contiguous copy: on other layouts ``np.matmul``
-    falls back to a naive loop that is many times slower."""
+def _matrices(x, pre, perm, shape, scratch=None):
+    """``x`` as the (stack of) matrices ``shape`` that ``np.matmul`` hands to BLAS: letters
+    only it has summed out (``pre``), axes permuted, reshaped — a view where its layout
+    allows, else a C-ordered copy (into ``scratch`` when given): on other layouts
+    ``np.matmul`` falls back to a naive loop that is many times slower."""
+    if pre:
+        x = np.einsum(pre, x)
+    if perm:
+        x = x.transpose(perm)
+    if scratch is None:
+        return _blasable(x.reshape(shape))
+    try:
+        matrices = np.reshape(x, shape, copy=False)
+    except (ValueError, TypeError):     # no view (TypeError: NumPy < 2.1 cannot tell)
+        matrices = None
+    if matrices is not None and _is_blasable(matrices):
+        return matrices
+    copy = scratch.reshape(x.shape)
+    np.copyto(copy, x)                  # what reshape / ascontiguousarray would allocate
+    return copy.reshape(shape)
+
+
+def _is_blasable(x) -> bool:
+    """Whether ``x``'s matrices are row- or column-contiguous (BLAS takes either,
+    transposed views included)."""
     if x.ndim == 2:
-        if x.flags.c_contiguous or x.flags.f_contiguous:
-            return x
-    elif x.shape[0] == 0 or x[0].flags.c_contiguous or x[0].flags.f_contiguous:
-        return x
-    return np.ascontiguousarray(x)
+        return x.flags.c_contiguous or x.flags.f_contiguous
+    return x.shape[0] == 0 or x[0].flags.c_contiguous or x[0].flags.f_contiguous
+
+
+def _blasable(x):
+    """``x`` itself when :func:`_is_blasable`, else a contiguous copy."""
+    return x if _is_blasable(x) else np.ascontiguousarray(x)
 
 
 def _einsum_impl(subscripts, *xs):
@@ -151,6 +175,11 @@ def _einsum_work(subscripts, *shapes):
 def _einsum_storage(subscripts, shapes, out_shape):
     """A program step's planned array: the matmul's product, before the output's order."""
     return _plan(subscripts, shapes[0], shapes[1]).mid_shape if len(shapes) == 2 else None
+
+
+def _einsum_scratch(subscripts, shapes):
+    """Scratch for the copies of the two operands a program step may need."""
+    return _plan(subscripts, shapes[0], shapes[1]).operand_sizes
 
 
 def _einsum_into(out, subscripts, a, b):
@@ -189,7 +218,7 @@ defjvp(einsum_p, lambda subscripts, t, out, *xs: einsum_strict(subscripts, t, *x
        lambda subscripts, t, out, a, b: einsum_strict(subscripts, a, t))
 defvjp(einsum_p, _first_operand_cotangent, _second_operand_cotangent)
 threaded(einsum_p, _einsum_work)
-writes_into(einsum_p, _einsum_storage, _einsum_into)
+writes_into(einsum_p, _einsum_storage, _einsum_into, _einsum_scratch)
 
 
 def einsum_strict(subscripts: str, *xs):

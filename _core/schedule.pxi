@@ -175,10 +175,11 @@ def plan_memory(Plan plan, object writer, object is_fresh, Py_ssize_t min_bytes)
     then one per scratch array (-1 for a size 0); per array its bytes.
 
     ``writer(k)`` -> ``(kernel, shape, scratch bytes)`` or None says whether step ``k``
-    (one output of at least ``min_bytes``) can write into a planned array; ``is_fresh(prim, params)`` whether
-    a step's results never share memory with its operands.  The other steps' results join
-    their operands' alias class; an array is reserved until the last read of any value of
-    its class, and never planned for a class holding a program output."""
+    (one output of at least ``min_bytes``) can write into a planned array (such a step's
+    result is new memory); ``is_fresh(prim, params)`` whether a step's results never share
+    memory with its operands.  The other steps' results join their operands' alias class;
+    an array is reserved until the last read of any value of its class, and never planned
+    for a class holding a program output."""
     cdef Py_ssize_t n = len(plan.steps), n_buffers = len(plan.metadata)
     cdef Py_ssize_t* parent = <Py_ssize_t*>malloc((n_buffers + 1) * sizeof(Py_ssize_t))
     cdef Py_ssize_t* last = <Py_ssize_t*>malloc((n_buffers + 1) * sizeof(Py_ssize_t))

@@ -7,6 +7,7 @@ from tenpy_ad import blowup
 import ad_blowup
 import eager_chains
 import memory_per_node
+import threads
 import trg_accuracy
 import trg_ad_steps
 import trg_partial
@@ -41,7 +42,12 @@ def test_ad_blowup_prints_the_same_columns(capsys):
     (trg_accuracy, ["--chis", "4", "--betas", "0.3", "--steps", "3"]),
     (memory_per_node, ["--depths", "100,200"]),
     (trg_partial, ["--chis", "4,16", "--steps", "5", "--full-max-chi", "16"]),
-], ids=["eager_chains", "trg_ad_steps", "trg_accuracy", "memory_per_node", "trg_partial"])
+    (threads, ["--clients", "trg16,chain-mul,eigh-64", "--steps", "3", "--repeats", "1"]),
+    (threads, ["--crossover", "--kinds", "matmul,eigh", "--sizes", "16,32", "--repeats",
+               "1"]),
+    (threads, ["--buffers", "4", "--steps", "3", "--repeats", "1"]),
+], ids=["eager_chains", "trg_ad_steps", "trg_accuracy", "memory_per_node", "trg_partial",
+        "threads", "threads_crossover", "threads_buffers"])
 def test_script_runs(script, argv, capsys):
     assert script.main(argv) == 0
     out = capsys.readouterr().out

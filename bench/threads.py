@@ -104,11 +104,12 @@ def crossover(kinds, sizes, repeats: int) -> None:
 
 
 # ------------------------------------------------------------------ clients
+# each returns (run, program): the call to time and its compiled program (None: eager)
 
 def trg_client(chi: int, steps: int):
     from tenpy_ad.models.trg import CompiledTRG
-    program = CompiledTRG(chi, steps, second_order=False)
-    return lambda: program(0.44)
+    trg = CompiledTRG(chi, steps, second_order=False)
+    return (lambda: trg(0.44)), trg.program
 
 
 def chain_client(kind: str, depth: int = 400):
@@ -117,7 +118,7 @@ def chain_client(kind: str, depth: int = 400):
     def run():
         b = tp.tensor(start_value(kind), requires_grad=True)
         chain(kind, b, depth).sum().backward()
-    return run
+    return run, None
 
 
 def eigh_client(n: int, count: int = 8):
@@ -129,7 +130,7 @@ def eigh_client(n: int, count: int = 8):
             a = tp.tensor(m, requires_grad=True)
             w, v = tp.linalg.eigh(a)
             ((w * w).sum() + ((v[:, -4:] ** 2) * w[-4:]).sum()).backward()
-    return run
+    return run, None
 
 
 def matmul_client(n: int):
@@ -137,12 +138,13 @@ def matmul_client(n: int):
     loss = tp.tanh(x @ y * (1.0 / n)).sum()
     program = tp.compile([loss, tp.ad.grad(loss, x)], [x, y])
     a, b = np.random.default_rng(n).standard_normal((2, n, n))
-    return lambda: program(a, b)
+    return (lambda: program(a, b)), program
 
 
 CLIENTS = {"trg16": lambda steps: trg_client(16, steps),
            "trg32": lambda steps: trg_client(32, steps),
-           **{f"chain-{k}": (lambda steps, k=k: chain_client(k)) for k in ("mul", "cube", "svd3")},
+           **{f"chain-{k}": (lambda steps, k=k: chain_client(k))
+              for k in ("mul", "cube", "svd3")},
            **{f"eigh-{n}": (lambda steps, n=n: eigh_client(n)) for n in (64, 128, 256, 512)},
            **{f"matmul-{n}": (lambda steps, n=n: matmul_client(n)) for n in (2048, 4096)}}
 
@@ -153,43 +155,47 @@ def clients(names, steps: int, repeats: int) -> None:
           f"({threads} BLAS threads) vs every BLAS library limited to 1 thread; medians of "
           f"{repeats} interleaved, TRG with {steps} steps")
     print(f"{'client':>12} {'default ms':>11} {'1 thread ms':>11} {'ratio':>6} "
-          f"{'cpu default':>11} {'cpu 1':>8}  threaded steps")
+          f"{'cpu default':>11} {'cpu 1':>8}  steps given the process's threads")
     for name in names:
-        call = CLIENTS[name](steps)
+        call, program = CLIENTS[name](steps)
         call()                                      # warm up (and compile plans)
         wall, cpu = _interleaved({"default": _as_is(call), "one": _process_limited(call)},
                                  repeats)
         print(f"{name:>12} {wall['default']:>11.1f} {wall['one']:>11.1f} "
               f"{wall['default'] / wall['one']:>6.2f} {cpu['default']:>11.1f} "
-              f"{cpu['one']:>8.1f}  {_threaded_steps(name, steps)}", flush=True)
+              f"{cpu['one']:>8.1f}  {_threaded_steps(program)}", flush=True)
 
 
-def _threaded_steps(name: str, steps: int) -> str:
-    """How many of a compiled client's steps the engine gives more than one thread."""
-    program = {"trg16": lambda: trg_client(16, steps), "trg32": lambda: trg_client(32, steps)}
-    if name.startswith("matmul-"):
-        n = int(name.split("-")[1])
-        x, y = tp.input((n, n)), tp.input((n, n))
-        loss = tp.tanh(x @ y * (1.0 / n)).sum()
-        listed = tp.compile([loss, tp.ad.grad(loss, x)], [x, y]).blas_threads()
-    elif name in program:
-        from tenpy_ad.models.trg import CompiledTRG
-        chi = 16 if name == "trg16" else 32
-        listed = CompiledTRG(chi, steps, second_order=False).program.blas_threads()
-    else:
-        return "-"
-    return f"{sum(1 for *_, n in listed if n == runtime.PROCESS)} of {len(listed)} BLAS steps"
+def _threaded_steps(program) -> str:
+    """How many of a compiled client's BLAS steps "auto" gives the process's threads."""
+    if program is None:
+        return "- (eager)"
+    listed = program.blas_threads()
+    return f"{sum(1 for *_, n in listed if n == runtime.PROCESS)} of {len(listed)}"
+
+
+def _tune_allocator(mmap_threshold: int = 32 << 20, trim_threshold: int = 256 << 20) -> bool:
+    """glibc's ``mallopt``: blocks below ``mmap_threshold`` come from the heap, which keeps
+    up to ``trim_threshold`` bytes free instead of returning them to the OS (what
+    tenpy_ad.runtime.tune_allocator did before the planned buffers)."""
+    import ctypes
+    import ctypes.util
+    name = ctypes.util.find_library("c")
+    if not sys.platform.startswith("linux") or name is None:
+        return False
+    mallopt = ctypes.CDLL(name).mallopt
+    return bool(mallopt(-3, mmap_threshold)) and bool(mallopt(-1, trim_threshold))
 
 
 def buffers(chis, steps: int, repeats: int, tune: bool) -> None:
     """TRG value + d/d beta per beta with the memory plan and without, interleaved: wall
-    ms, CPU ms and minor page faults per run; ``tune`` applies runtime.tune_allocator()
-    first (it cannot be undone in a process: compare two runs)."""
+    ms, CPU ms and minor page faults per run; ``tune`` first keeps large freed blocks in the
+    heap (it cannot be undone in a process: compare two runs)."""
     import resource
     from tenpy_ad.models.trg import trg_lnz
-    tuned = runtime.tune_allocator() if tune else False
+    tuned = _tune_allocator() if tune else False
     print(f"# TRG value + d/d beta, {steps} steps, planned buffers vs allocating; "
-          f"tune_allocator {'on' if tuned else 'off'}; medians of {repeats} interleaved")
+          f"allocator tuned: {'yes' if tuned else 'no'}; medians of {repeats} interleaved")
     print(f"{'chi':>4} {'variant':>9} {'ms':>9} {'cpu ms':>9} {'faults':>9} {'MB planned':>11}")
     for chi in chis:
         beta = tp.input((), name="beta")
@@ -265,7 +271,7 @@ def main(argv=None) -> int:
     parser.add_argument("--buffers", metavar="CHIS",
                         help="TRG with and without planned buffers at these chi (e.g. 16,32)")
     parser.add_argument("--tune", action="store_true",
-                        help="with --buffers: apply runtime.tune_allocator() first")
+                        help="with --buffers: keep large freed blocks in the heap (glibc)")
     parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args(argv)
     if args.switch:

@@ -109,13 +109,15 @@ class MemoryPlan:
 
     ``kernels[k]``: the kernel of a planned step (or None); ``storage[k]``: the indices of
     its arrays, the result's then any scratch (None: none); ``views[k]``: ``(dtype, shape)``
-    of the result's array as the kernel sees it; ``sizes[s]``: bytes of array ``s``.  Results of at least ``MIN_BYTES`` are planned: smaller ones come from
-    NumPy's and the allocator's caches without page faults anyway.
+    of the result's array as the kernel sees it; ``sizes[s]``: bytes of array ``s``.
+    Results of at least ``MIN_BYTES`` are planned: smaller ones come from NumPy's and the
+    allocator's caches without page faults anyway.
     """
 
     def __init__(self, plan, enabled: bool = True):
         n = len(plan.steps)
-        self.kernels, self.storage, self.views, self.sizes = [None] * n, [None] * n, [None] * n, []
+        self.kernels, self.storage, self.views = [None] * n, [None] * n, [None] * n
+        self.sizes = []
         if not enabled or n == 0:
             return
         steps, metadata = plan.steps, plan.metadata

@@ -173,6 +173,11 @@ class Program:
         """Number of instructions executed per call."""
         return len(self._plan.steps)
 
+    def release_buffers(self) -> None:
+        """Free the planned arrays kept between calls (the next call allocates them
+        again); a program keeps about its peak working memory otherwise."""
+        self._idle_arrays.clear()
+
     @property
     def memory_plan(self) -> MemoryPlan:
         """Which steps write into planned arrays, and the arrays' sizes."""

@@ -1,29 +1,31 @@
-"""Process-level performance controls: BLAS/LAPACK threads and the allocator.
+"""Process-level performance controls: BLAS/LAPACK threads.
 
 The engine switches BLAS threads around its own calls (how many each call gets is the
-policy of :mod:`tenpy_ad.blas`): :func:`call_with_threads` runs one eager call, and
-a compiled program's run enters the process's :func:`blas_control` once and switches
-between its steps only when the count changes.  The process's setting (the user's) is read when the
-outermost engine call starts and restored when it returns — also when several Python
+policy of :mod:`tenpy_ad.blas`): :func:`call_with_threads` runs one eager call, and a
+compiled program's run enters the process's :func:`blas_control` once and switches between
+its steps only when the count changes.  The process's setting (the user's) is read when
+the outermost engine call starts and restored when it returns — also when several Python
 threads call the engine at once (one process-wide count of active calls) — so code outside
 the engine never sees a changed setting.
 
 Switching costs microseconds: threadpoolctl finds the loaded BLAS libraries once, and for a
-pthreads OpenBLAS (NumPy's and SciPy's builds are two libraries) the compiled core then calls
-its ``openblas_get/set_num_threads`` directly (``tenpy_ad._core.BlasThreads``); other
-libraries go through threadpoolctl's own controller methods.  ``bench/threads.py --switch`` measures the cost.
+pthreads OpenBLAS (NumPy's and SciPy's builds are two libraries) the compiled core then
+calls its ``openblas_get/set_num_threads`` directly (``tenpy_ad._core.BlasThreads``); other
+libraries go through threadpoolctl's own controller methods.  ``bench/threads.py --switch``
+measures the cost.
 
 For scripts: :func:`limit_blas_threads` / :func:`restore_blas_threads` /
 :func:`blas_threads` set every loaded BLAS library process-wide (side-by-side benchmarks
-with other engines, "forced to one thread" baselines); :func:`tune_allocator` keeps large
-freed blocks in the heap (glibc).
+with other engines, "forced to one thread" baselines).
+
+The allocator tuning that used to live here (glibc ``mallopt``: keep large freed blocks in
+the heap) is gone: compiled programs reuse their planned buffers, and with them it no
+longer changed a TRG run measurably (bench/README.md).
 """
 from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
-import sys
 import threading
 
 from threadpoolctl import ThreadpoolController
@@ -117,23 +119,5 @@ def blas_threads(n: int = 1):
         restore_blas_threads(previous)
 
 
-def tune_allocator(mmap_threshold: int = 32 << 20, trim_threshold: int = 256 << 20) -> bool:
-    """Keep freed blocks below ``mmap_threshold`` in the heap (glibc ``mallopt``): the
-    process holds on to up to ``trim_threshold`` bytes of free memory instead of paying
-    page faults for every large temporary.  Returns whether it applied."""
-    if not sys.platform.startswith("linux"):
-        return False
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return False
-    try:
-        mallopt = ctypes.CDLL(name).mallopt
-    except (OSError, AttributeError):
-        return False
-    M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
-    return bool(mallopt(M_MMAP_THRESHOLD, mmap_threshold)) and bool(
-        mallopt(M_TRIM_THRESHOLD, trim_threshold))
-
-
-__all__ = ["PROCESS", "blas_control", "call_with_threads", "process_blas_threads", "limit_blas_threads", "restore_blas_threads",
-           "blas_threads", "tune_allocator"]
+__all__ = ["PROCESS", "blas_control", "call_with_threads", "process_blas_threads",
+           "limit_blas_threads", "restore_blas_threads", "blas_threads"]

@@ -164,14 +164,29 @@ def test_concurrent_calls_get_their_own_arrays():
     assert 1 <= len(f._idle_arrays) <= 4
 
 
+def _held_array(f):
+    (outs,) = f._idle_arrays
+    return weakref.ref(next(o for o in outs if o is not None).base)
+
+
 def test_a_dropped_program_frees_its_arrays():
     x, outputs = _chain_program()
     f = tp.compile(outputs, [x])
     f(np.ones((6, 6)))
-    (outs,) = f._idle_arrays
-    array = weakref.ref(next(o for o in outs if o is not None).base)
-    del f, outs
+    array = _held_array(f)
+    del f
     assert array() is None
+
+
+def test_release_buffers_frees_the_arrays_until_the_next_call():
+    x, outputs = _chain_program()
+    f = tp.compile(outputs, [x])
+    expected = f(np.ones((6, 6)))
+    array = _held_array(f)
+    f.release_buffers()
+    assert array() is None and f._idle_arrays == []
+    assert all(_same_bits(g, e) for g, e in zip(f(np.ones((6, 6))), expected))
+    assert len(f._idle_arrays) == 1
 
 
 def test_an_error_leaves_the_program_usable():

@@ -80,8 +80,9 @@ class _Contraction:
         free_b = [c for c in sb if c not in sa and c in out]
         only_a = "".join(c for c in sa if c not in sb and c not in out)
         only_b = "".join(c for c in sb if c not in sa and c not in out)
-        self.pre_a = f"{sa}->{sa.translate({ord(c): None for c in only_a})}" if only_a else None
-        self.pre_b = f"{sb}->{sb.translate({ord(c): None for c in only_b})}" if only_b else None
+        drop = lambda term, letters: term.translate({ord(c): None for c in letters})
+        self.pre_a = f"{sa}->{drop(sa, only_a)}" if only_a else None
+        self.pre_b = f"{sb}->{drop(sb, only_b)}" if only_b else None
         ra = "".join(c for c in sa if c not in only_a)
         rb = "".join(c for c in sb if c not in only_b)
         perm_a = tuple(ra.index(c) for c in batch + free_a + contract)

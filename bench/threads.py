@@ -146,7 +146,7 @@ CLIENTS = {"trg16": lambda steps: trg_client(16, steps),
            **{f"chain-{k}": (lambda steps, k=k: chain_client(k))
               for k in ("mul", "cube", "svd3")},
            **{f"eigh-{n}": (lambda steps, n=n: eigh_client(n)) for n in (64, 128, 256, 512)},
-           **{f"matmul-{n}": (lambda steps, n=n: matmul_client(n)) for n in (2048, 4096)}}
+           **{f"matmul-{n}": (lambda steps, n=n: matmul_client(n)) for n in (1024, 2048)}}
 
 
 def clients(names, steps: int, repeats: int) -> None:
@@ -174,26 +174,13 @@ def _threaded_steps(program) -> str:
     return f"{sum(1 for *_, n in listed if n == runtime.PROCESS)} of {len(listed)}"
 
 
-def _tune_allocator(mmap_threshold: int = 32 << 20, trim_threshold: int = 256 << 20) -> bool:
-    """glibc's ``mallopt``: blocks below ``mmap_threshold`` come from the heap, which keeps
-    up to ``trim_threshold`` bytes free instead of returning them to the OS (what
-    tenpy_ad.runtime.tune_allocator did before the planned buffers)."""
-    import ctypes
-    import ctypes.util
-    name = ctypes.util.find_library("c")
-    if not sys.platform.startswith("linux") or name is None:
-        return False
-    mallopt = ctypes.CDLL(name).mallopt
-    return bool(mallopt(-3, mmap_threshold)) and bool(mallopt(-1, trim_threshold))
-
-
 def buffers(chis, steps: int, repeats: int, tune: bool) -> None:
     """TRG value + d/d beta per beta with the memory plan and without, interleaved: wall
-    ms, CPU ms and minor page faults per run; ``tune`` first keeps large freed blocks in the
-    heap (it cannot be undone in a process: compare two runs)."""
+    ms, CPU ms and minor page faults per run; ``tune`` applies runtime.tune_allocator()
+    first (it cannot be undone in a process: compare two runs)."""
     import resource
     from tenpy_ad.models.trg import trg_lnz
-    tuned = _tune_allocator() if tune else False
+    tuned = runtime.tune_allocator() if tune else False
     print(f"# TRG value + d/d beta, {steps} steps, planned buffers vs allocating; "
           f"allocator tuned: {'yes' if tuned else 'no'}; medians of {repeats} interleaved")
     print(f"{'chi':>4} {'variant':>9} {'ms':>9} {'cpu ms':>9} {'faults':>9} {'MB planned':>11}")
@@ -271,7 +258,7 @@ def main(argv=None) -> int:
     parser.add_argument("--buffers", metavar="CHIS",
                         help="TRG with and without planned buffers at these chi (e.g. 16,32)")
     parser.add_argument("--tune", action="store_true",
-                        help="with --buffers: keep large freed blocks in the heap (glibc)")
+                        help="with --buffers: apply runtime.tune_allocator() first")
     parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args(argv)
     if args.switch:

@@ -7,8 +7,8 @@ eager forward and backward, the compiled value+grad program, and JAX's jitted
 value_and_grad with its make_jaxpr / lower / compile times.  --peak-memory reports the
 peak traced memory of a compiled run with and without per-step checkpointing.
 
-BLAS runs single-threaded (tenpy_ad.runtime), for both engines; pass --threads to change
-that.
+BLAS runs single-threaded and the allocator keeps large blocks (tenpy_ad.runtime), for
+both engines; pass --threads / --no-tune to change that.
 
     python bench/trg_ad_steps.py --max-steps 40
 """
@@ -23,7 +23,7 @@ import tracemalloc
 import tenpy_ad as tp
 from tenpy_ad.introspection import graph_nodes, table_sizes
 from tenpy_ad.models.trg import ks_rule, trg_lnz
-from tenpy_ad.runtime import limit_blas_threads
+from tenpy_ad.runtime import limit_blas_threads, tune_allocator
 
 from peers import has_module
 from timing import Laps, median_laps
@@ -126,14 +126,16 @@ def main(argv=None) -> int:
                              "(chi = 32 by default: slow)")
     parser.add_argument("--memory-chi", type=int, default=32)
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads (default 1)")
+    parser.add_argument("--no-tune", action="store_true", help="keep the default allocator")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     limit_blas_threads(args.threads)
+    tuned = False if args.no_tune else tune_allocator()
     use_jax = has_module("jax") and not args.no_jax
     out = (lambda row: print(json.dumps(row), flush=True)) if args.json else None
     if not args.json:
-        print(f"# TRG chi={args.chi} beta={args.beta}; BLAS threads {args.threads}; "
-              f"core {tp.core_info()['source_hash']}")
+        print(f"# TRG chi={args.chi} beta={args.beta}; BLAS threads {args.threads}, "
+              f"allocator tuned: {tuned}; core {tp.core_info()['source_hash']}")
         print(f"{'steps':>5} {'k':>3} {'build':>7} {'grad':>7} {'drop':>6} {'compile':>8} "
               f"{'run':>8} {'value ops':>9} {'deriv ops':>9} {'d(lnZ/N)/dbeta':>18}")
     for steps in range(1, args.max_steps + 1):

@@ -92,7 +92,9 @@ def _set_threads(value) -> None:
 
 
 def run_trg(args) -> int:
+    from tenpy_ad.runtime import tune_allocator
     _set_threads(args.threads)
+    tune_allocator()
     from tenpy_ad.errors import TenpyAdError
     from tenpy_ad.models import onsager
     from tenpy_ad.models.trg import CompiledTRG, observables, sweep

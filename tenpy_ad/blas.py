@@ -36,14 +36,16 @@ from .runtime import PROCESS, blas_control
 TINY = {"matmul": 2 * 64 ** 3, "svd": 16 ** 3, "eigh": 16 ** 3, "qr": 16 ** 3,
         "solve": 16 ** 3, "matvec": 64 * 64}
 #: from this work on, "auto" gives a call the process's threads (below: one thread).
-#: Measured on 2 shared vCPUs with other jobs running (bench/README.md): two threads lost
-#: 1.3-800x on every decomposition and solve up to n = 1024 (solve: 2048) and on matrix-
-#: vector products up to 2048.  A lone matmul gained from n = 1024 (0.6-0.98x), but in a
-#: program each threaded call leaves OpenBLAS's idle workers spinning on the CPU the rest
-#: of the program needs: threading TRG chi = 32's 2 * 1024^3-flop contractions made it
-#: 1.5x slower.  So threads start where one call takes seconds on one thread (n = 4096),
-#: for machines with more cores; on a small shared machine nothing below is threaded.
-THREADED_FROM = {"matmul": 2 * 4096 ** 3, "svd": 4096 ** 3, "eigh": 4096 ** 3,
+#: Measured on 2 shared vCPUs (bench/README.md).  With the machine idle, two threads
+#: gained on lone calls from n = 128 (matmul 0.5x, solve 0.6-0.8x, eigh/svd 0.7-0.9x at
+#: n = 256-1024); with other jobs running they lost 1.3-800x on every decomposition, solve
+#: and matrix-vector product up to n = 1024-2048, while a lone matmul still broke even from
+#: n = 1024.  In a program, each threaded call also leaves OpenBLAS's idle workers spinning
+#: on the CPU the rest of the program needs: threading TRG chi = 32's 2 * 1024^3-flop
+#: contractions made it 0.86x (idle) but 1.5x (busy).  So matmuls thread from n = 2048
+#: (idle 0.6x, busy 1.0x); decompositions, solves and products with a vector from sizes
+#: beyond the measured range, for machines with more cores.
+THREADED_FROM = {"matmul": 2 * 2048 ** 3, "svd": 4096 ** 3, "eigh": 4096 ** 3,
                  "qr": 4096 ** 3, "solve": 4096 ** 3, "matvec": 8192 ** 2}
 
 _COMPLEX_FACTOR = 4

@@ -3,7 +3,7 @@ once and reused on every call, and which steps share an array, from the liveness
 and dtypes of the values — computed once, when the program is compiled.
 
 * **Who writes into a planned array.**  Steps with a result of at least ``MIN_BYTES`` (16
-  KiB; NumPy's and the allocator's caches serve smaller ones without page faults) of
+  KiB; smaller ones come cheaply from NumPy's cache and the heap) of
   primitives whose ``array_fn`` is a NumPy ufunc (with no params, one output, the dtype
   NumPy itself would give): ``ufunc(*xs, out=array)``; and of primitives registered with
   :func:`writes_into` (einsum: its ``np.matmul``).  These always return new memory, never
@@ -35,7 +35,7 @@ import numpy as np
 from . import dtypes
 from ._compiled import _core
 
-#: results smaller than this are not planned (NumPy's and the allocator's caches serve them)
+#: results smaller than this are not planned (NumPy's cache and the heap serve them cheaply)
 MIN_BYTES = MIN_BYTES_DEFAULT = 16 << 10
 
 _writers: dict = {}
@@ -110,8 +110,7 @@ class MemoryPlan:
     ``kernels[k]``: the kernel of a planned step (or None); ``storage[k]``: the indices of
     its arrays, the result's then any scratch (None: none); ``views[k]``: ``(dtype, shape)``
     of the result's array as the kernel sees it; ``sizes[s]``: bytes of array ``s``.
-    Results of at least ``MIN_BYTES`` are planned: smaller ones come from NumPy's and the
-    allocator's caches without page faults anyway.
+    Results of at least ``MIN_BYTES`` are planned.
     """
 
     def __init__(self, plan, enabled: bool = True):

@@ -137,14 +137,10 @@ cdef object _nonzero_tuple(list ct):
     return None
 
 
-cdef object _run_tape_vjp(TapeNode node, object ct, bint create_graph):
-    """The input cotangents from ``node``'s VJP rule (on Tensors if ``create_graph``)."""
+cdef tuple _rule_operands(TapeNode node, bint create_graph):
+    """The inputs and outputs a tape node's rule sees: the saved arrays, or (to record the
+    rule itself, ``create_graph``) Tensors connected to the tape."""
     cdef Py_ssize_t j, n_out = node.prim.n_outputs
-    if node.released:
-        raise RuntimeError(
-            f"Trying to backward through the graph a second time: the values saved by "
-            f"'{node.prim.name}' were freed by the previous backward(). Pass "
-            f"retain_graph=True to the first backward() to keep them.")
     xs = node.saved_inputs
     out = node.saved_outputs
     if create_graph:
@@ -154,6 +150,18 @@ cdef object _run_tape_vjp(TapeNode node, object ct, bint create_graph):
             out = tuple([_wrap(out[j], node, <int>j) for j in range(n_out)])
         else:
             out = _wrap(out, node, 0)
+    return xs, out
+
+
+cdef object _run_tape_vjp(TapeNode node, object ct, bint create_graph):
+    """The input cotangents from ``node``'s VJP rule (on Tensors if ``create_graph``)."""
+    cdef Py_ssize_t n_out = node.prim.n_outputs
+    if node.released:
+        raise RuntimeError(
+            f"Trying to backward through the graph a second time: the values saved by "
+            f"'{node.prim.name}' were freed by the previous backward(). Pass "
+            f"retain_graph=True to the first backward() to keep them.")
+    xs, out = _rule_operands(node, create_graph)
     _counters.eager_swept += 1
     input_cts = node.prim.vjp(node.params, ct, out, xs, _parent_mask(node.parents))
     if _check_finite:

@@ -67,19 +67,11 @@ cdef object _NO_SEED = object()
 
 
 cdef object _run_tape_jvp(TapeNode node, tuple in_tans, bint create_graph):
-    cdef Py_ssize_t j, n_out = node.prim.n_outputs
+    cdef Py_ssize_t n_out = node.prim.n_outputs
     if node.released:
         raise RuntimeError(f"jvp: the values saved by '{node.prim.name}' were freed by a "
                            "backward(); pass retain_graph=True to it")
-    xs = node.saved_inputs
-    out = node.saved_outputs
-    if create_graph:
-        xs = tuple([_as_tensor_input(xs[j], node.parents[j], node.parent_slots[j])
-                    for j in range(len(xs))])
-        if n_out > 1:
-            out = tuple([_wrap(out[j], node, <int>j) for j in range(n_out)])
-        else:
-            out = _wrap(out, node, 0)
+    xs, out = _rule_operands(node, create_graph)
     _counters.eager_swept += 1
     result = node.prim.jvp(node.params, in_tans, out, xs)
     if _check_finite:

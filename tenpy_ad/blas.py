@@ -100,11 +100,15 @@ def threaded(prim, work: Callable) -> None:
 
     def impl(params, *xs):
         try:
-            shapes, is_complex = [x.shape for x in xs], xs[0].dtype.kind == "c"
+            found = work(params, *[x.shape for x in xs])
         except AttributeError:      # not arrays (the impl converts them): as they are
             return raw(params, *xs)
-        return blas_control().call(_decide(work, params, shapes, is_complex), raw, params,
-                                   *xs)
+        if found is None or found[1] * _COMPLEX_FACTOR < TINY[found[0]]:
+            return raw(params, *xs)     # tiny whatever the dtype: no switch (the common case)
+        kind, amount = found
+        if xs[0].dtype.kind == "c":
+            amount *= _COMPLEX_FACTOR
+        return blas_control().call(threads_for(kind, amount), raw, params, *xs)
 
     impl.__doc__ = raw.__doc__
     prim.impl = impl

@@ -142,6 +142,18 @@ def partial_svd_grad(n: int) -> Prepared:
     return value_and_grad, {"n": n, "k": 16}
 
 
+def small_op_grad(steps: int) -> Prepared:
+    """A compiled program: value + gradient of ``small_ops.py``'s power iteration (D = 8),
+    thousands of instructions on tiny arrays (the engine's per-operation cost)."""
+    import tenpy_ad.numpy as tnp
+    from small_ops import power_iteration_loss, problem
+    a0 = problem(8)
+    a = tp.input(a0.shape, name="a")
+    loss = power_iteration_loss(a, steps, tnp)
+    program = tp.compile([loss, tp.ad.grad(loss, a)], inputs=[a])
+    return (lambda: program(a0)), {"steps": steps, "instructions": program.n_instructions}
+
+
 WORKLOADS = [
     Workload("grad-mul", "traced-grad", 10000, traced_grad("mul")),
     Workload("grad-cube", "traced-grad", 6000, traced_grad("cube")),
@@ -154,4 +166,5 @@ WORKLOADS = [
     Workload("trg-run", "trg", 8, trg_run),
     Workload("ctmrg-implicit-grad", "models", 16, ctmrg_implicit_grad),
     Workload("partial-svd-grad", "models", 300, partial_svd_grad),
+    Workload("small-op-grad", "models", 600, small_op_grad),
 ]

@@ -51,9 +51,10 @@ def blas_threads(text: str):
     from tenpy_ad.config import parse_blas_threads
     from tenpy_ad.errors import ArgumentError
     try:
-        return parse_blas_threads(text, "--threads")
-    except ArgumentError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+        return parse_blas_threads(text)
+    except ArgumentError:       # argparse names the option itself
+        raise argparse.ArgumentTypeError(
+            f"expected 'auto' or an integer >= 1, got {text!r}") from None
 
 
 def beta(text: str) -> float:

@@ -70,8 +70,6 @@ from .. import structural as st
 from .matrix import add_optional, adjoint, mm, place_block, row
 
 KINDS = ("svd", "hermitian")
-#: steps with a contraction this slow or slower count the change as the error / 0.1
-_SLOWEST_RATE = 0.9
 
 
 # ------------------------------------------------------------------ the numerical solve
@@ -87,6 +85,34 @@ def _operator(kind: str, a: np.ndarray):
 
 def _project(basis, x):
     return x - basis @ (basis.conj().T @ x)
+
+
+def _row_operator(kind: str, a: np.ndarray):
+    """``X -> (H X^T)^T`` for vectors stored as the rows of ``X``."""
+    if kind == "hermitian":
+        transposed = a.T
+        return lambda x: x @ transposed
+    m = a.shape[0]
+    transposed, conjugate = a.T, a.conj()
+    return lambda x: np.concatenate([x[:, m:] @ transposed, x[:, :m] @ conjugate], axis=1)
+
+
+def _row_projector(kind: str, m: int, basis, w):
+    """``X ->`` the rows of ``X`` without their components along the columns of ``basis``
+    and ``w`` (orthonormal, mutually orthogonal); a ``basis`` of the form
+    ``blockdiag(U, V)`` is applied by blocks."""
+    half = basis.shape[1] // 2
+    if kind == "svd" and not basis[:m, half:].any() and not basis[m:, :half].any():
+        u, v = basis[:m, :half], basis[m:, half:]
+
+        def project(x):
+            x = x - np.concatenate([(x[:, :m] @ u.conj()) @ u.T, (x[:, m:] @ v.conj()) @ v.T],
+                                   axis=1)
+            return x - (x @ w.conj()) @ w.T
+        return project
+    fixed = np.concatenate([basis, w], axis=1)
+    conjugate, transposed = fixed.conj(), fixed.T
+    return lambda x: x - (x @ conjugate) @ transposed
 
 
 def _lorentz(x, eps):
@@ -122,8 +148,8 @@ def _impl(params, a, basis, t, r, hint):
     coef = w.conj().T @ r
     x = t - lam[:, None]
     deflated = (w @ (_lorentz(x, eps) * coef), w @ (_inverse_square(x, eps) * coef))
-    lanczos = _ColumnLanczos(h, np.concatenate([basis, w], axis=1), t, r - w @ coef, eps,
-                             max([scale, *np.abs(lam)]))
+    lanczos = _ColumnLanczos(_row_operator(kind, a), _row_projector(kind, a.shape[0], basis, w),
+                             r.shape[0] - basis.shape[1] - w.shape[1], t, r - w @ coef, eps)
     for _ in range(maxiter):
         if lanczos.done():
             break
@@ -139,27 +165,24 @@ def _impl(params, a, basis, t, r, hint):
 
 
 class _ColumnLanczos:
-    """One Lanczos process per column of ``rest`` on ``H`` restricted to the complement of
-    ``fixed``, evaluating ``L(t_i - T_i)`` and ``g(t_i - T_i)`` as it goes.  The
-    unconverged columns advance together (one product with ``a`` per step); converged
-    ones drop out."""
+    """One Lanczos process per column of ``rest`` on ``H`` restricted to the complement
+    (``project``, of dimension ``room``), evaluating ``L(t_i - T_i)`` and ``g(t_i - T_i)``
+    as it goes.  The unconverged columns advance together (one product with ``a`` per
+    step); converged ones drop out.  Vectors are rows: ``q[column, j]``."""
 
-    def __init__(self, h, fixed, t, rest, eps, scale):
-        self.h, self.fixed, self.eps = h, fixed, eps
+    def __init__(self, h, project, room, t, rest, eps):
+        self.h, self.project, self.room, self.eps = h, project, room, eps
         self.result = (np.zeros_like(rest), np.zeros_like(rest))
-        self.roundoff = float(np.finfo(rest.dtype).eps)
         norms = np.linalg.norm(rest, axis=0)
         self.columns = np.flatnonzero(norms > 0)
         count, size = self.columns.size, rest.shape[0]
         self.t, self.norms = t[self.columns], norms[self.columns]
-        self.scale = np.full(count, scale)
-        self.q = np.zeros((count, 8, size), rest.dtype)    # the Lanczos vectors (rows)
+        self.q = np.zeros((count, 8, size), rest.dtype)
         self.q[:, 0] = (rest[:, self.columns] / self.norms).T
         self.tri = np.zeros((count, 8, 8), rest.dtype)     # T, Hermitian
         self.y = np.zeros((2, count, 8), rest.dtype)        # both results' coefficients
-        self.change = np.full((2, count), np.inf)
+        self.residual = np.full(count, np.inf)              # relative, of the shifted solve
         self.size = 0                                       # dimension of T
-        self.room = size - fixed.shape[1]                   # that of the complement
 
     def done(self) -> bool:
         return self.columns.size == 0
@@ -168,65 +191,65 @@ class _ColumnLanczos:
         """Both approximations so far, every column (converged ones are final)."""
         out = tuple(x.copy() for x in self.result)
         for x, y in zip(out, self.y):
-            x[:, self.columns] = np.einsum("cj,cjn->nc", y[:, :self.size],
-                                           self.q[:, :self.size])
+            x[:, self.columns] = np.matmul(y[:, None, :self.size],
+                                           self.q[:, :self.size])[:, 0].T
         return out
 
     def step(self, tol: float) -> None:
         d = self.size
-        hq = self.h(self.q[:, d].T)
-        coef = np.zeros((self.columns.size, d + 1), hq.dtype)
+        q = self.q[:, :d + 1]
+        rows = self.project(self.h(self.q[:, d]))
+        coef = 0
         for _ in range(2):                                  # full reorthogonalisation
-            hq = _project(self.fixed, hq).T
-            c = np.einsum("cjn,cn->cj", self.q[:, :d + 1].conj(), hq)
-            hq = (hq - np.einsum("cj,cjn->cn", c, self.q[:, :d + 1])).T
-            coef += c
-        hq = hq.T
-        beta = np.linalg.norm(hq, axis=1)
+            c = np.matmul(q.conj(), rows[:, :, None])[:, :, 0]
+            rows = rows - np.matmul(c[:, None, :], q)[:, 0]
+            coef = coef + c
+        beta = np.linalg.norm(rows, axis=1)
         self.tri[:, :d + 1, d] = coef
         self.tri[:, d, :d + 1] = coef.conj()
         self.size = d = d + 1
-        y, floor = self._evaluate()
-        change = np.linalg.norm(y - self.y[:, :, :d], axis=2)
-        rate = np.minimum(change / self.change, _SLOWEST_RATE)
-        estimate = change * np.maximum(1.0, rate / (1.0 - rate))
-        self.y[:, :, :d], self.change = y, change
-        accurate = np.all(estimate <= tol * np.linalg.norm(y, axis=2) + floor, axis=0)
-        exhausted = (d >= self.room) | (beta <= 16 * self.roundoff * self.scale)
-        converged = exhausted | ((d >= 2) & accurate)
-        self._finish(converged)
-        self._extend(hq[~converged], beta[~converged])
+        self.y[:, :, :d], last = self._evaluate()
+        self.residual = beta * last / self.norms
+        converged = (d >= self.room) | ~(self.residual > tol)    # NaN (eps = 0): stop
+        if converged.any():
+            self._finish(converged)
+        self._extend(rows[~converged], beta[~converged])
 
     def _evaluate(self):
-        """The coefficients ``f(t - T) e_1 |r|`` for ``f = L, g`` and their sensitivity to
-        roundoff in ``T``."""
+        """The coefficients ``f(t - T) e_1 |r|`` for ``f = L, g``, and the size of the last
+        coefficient of the shifted solves ``(t - T -+ i sqrt(eps)) y = e_1 |r|`` (with
+        ``L(x) + i sqrt(eps) g(x) = 1/(x - i sqrt(eps))``), which makes their residual."""
         d = self.size
-        tri = self.tri[:, :d, :d]
-        theta, z = np.linalg.eigh(0.5 * (tri + np.conj(np.swapaxes(tri, 1, 2))))
-        self.scale = np.maximum(self.scale, np.max(np.abs(theta), axis=1))
-        x = self.t[:, None] - theta
-        first = np.conj(z[:, 0, :]) * self.norms[:, None]
-        square = _inverse_square(x, self.eps)
-        values = (_lorentz(x, self.eps), square)
-        slopes = (np.abs(self.eps - x * x) * square ** 2, 2 * np.abs(x) * square ** 2)
-        y = np.stack([np.einsum("cij,cj->ci", z, f * first) for f in values])
-        sensitivity = np.stack([np.linalg.norm(np.einsum(
-            "cij,cj->ci", np.abs(z), slope * np.abs(first)), axis=1) for slope in slopes])
-        return y, self.roundoff * self.scale * sensitivity
+        x = self.t[:, None, None] * np.eye(d) - self.tri[:, :d, :d]
+        rhs = np.zeros((x.shape[0], d, 1))
+        rhs[:, 0, 0] = self.norms
+        root = np.sqrt(self.eps)
+        try:
+            if root == 0:
+                lorentz = np.linalg.solve(x, rhs)[..., 0]
+                square = np.linalg.solve(x, lorentz[..., None])[..., 0]
+                return np.stack([lorentz, square]), np.abs(lorentz[:, -1])
+            minus = np.linalg.solve(x - 1j * root * np.eye(d), rhs)[..., 0]
+            if not np.iscomplexobj(x):
+                return np.stack([minus.real, minus.imag / root]), np.abs(minus[:, -1])
+            plus = np.linalg.solve(x + 1j * root * np.eye(d), rhs)[..., 0]
+            return (np.stack([(minus + plus) * 0.5, (minus - plus) / (2j * root)]),
+                    np.maximum(np.abs(minus[:, -1]), np.abs(plus[:, -1])))
+        except np.linalg.LinAlgError:                      # eps = 0 at a degeneracy
+            nan = np.full((2, x.shape[0], d), np.nan, self.y.dtype)
+            return nan, np.full(x.shape[0], np.nan)
 
     def _finish(self, converged) -> None:
-        if converged.any():
-            d = self.size
-            for x, y in zip(self.result, self.y):
-                x[:, self.columns[converged]] = np.einsum(
-                    "cj,cjn->nc", y[converged, :d], self.q[converged, :d])
+        d = self.size
+        for x, y in zip(self.result, self.y):
+            x[:, self.columns[converged]] = np.matmul(
+                y[converged, None, :d], self.q[converged, :d])[:, 0].T
         keep = ~converged
-        self.columns, self.t, self.norms, self.scale = (
-            self.columns[keep], self.t[keep], self.norms[keep], self.scale[keep])
-        self.q, self.tri = self.q[keep], self.tri[keep]
-        self.y, self.change = self.y[:, keep], self.change[:, keep]
+        self.columns, self.t, self.norms = self.columns[keep], self.t[keep], self.norms[keep]
+        self.q, self.tri, self.y = self.q[keep], self.tri[keep], self.y[:, keep]
+        self.residual = self.residual[keep]
 
-    def _extend(self, hq, beta) -> None:
+    def _extend(self, rows, beta) -> None:
         d = self.size
         if d == self.q.shape[1]:                            # grow the storage
             count = self.columns.size
@@ -235,7 +258,7 @@ class _ColumnLanczos:
             tri[:, :d, :d] = self.tri
             self.tri = tri
             self.y = np.concatenate([self.y, np.zeros_like(self.y)], axis=2)
-        self.q[:, d] = hq / beta[:, None]
+        self.q[:, d] = rows / beta[:, None]
         self.tri[:, d, d - 1] = beta
         self.tri[:, d - 1, d] = beta
 

@@ -1,5 +1,7 @@
 # The Program interpreter: the steps of a Plan (schedule.pxi) over a buffer list.  Buffers
-# are released right after their last use (the compiler computes ``frees``).
+# are released right after their last use (the compiler computes ``frees``); planned
+# arrays, BLAS thread counts and the functions to call per step come from
+# tenpy_ad/program.py.
 
 
 def set_nonfinite_check(object hook) -> None:
@@ -10,24 +12,36 @@ def set_nonfinite_check(object hook) -> None:
     _check_finite = hook is not None
 
 
-def execute(list steps, list frees, list buffers) -> None:
+def execute(list steps, list frees, list buffers, list kernels=None, list outs=None,
+            list threads=None, BlasThreads blas=None) -> None:
     """Run each Instruction of ``steps`` in turn on ``buffers``; ``frees[k]`` lists the
-    buffers dead after step ``k``."""
-    cdef Py_ssize_t k, m, s, n = len(steps)
+    buffers dead after step ``k``.  Optional per-step lists (None: plain impl calls):
+
+    * ``kernels[k]``: what computes step k instead of ``prim.impl`` (None: the impl),
+      called as the impl is, ``kernel(params, *inputs)``;
+    * ``outs[k]``: an array step k writes its result into, or None; the kernel is then a
+      ufunc, called as ``kernel(*inputs, out=out)``, or ``kernel(out, params, *inputs)``;
+    * ``threads[k]``: the BLAS threads of step k (None: as they are), switched through
+      ``blas``, which the caller has entered.
+    """
+    cdef Py_ssize_t k, n = len(steps)
     cdef Instruction step
-    cdef tuple ins
+    cdef object kernel, out, count
     for k in range(n):
         step = <Instruction>steps[k]
-        ins = step.inputs
-        m = len(ins)
+        kernel = None if kernels is None else kernels[k]
+        if kernel is None:
+            kernel = step.prim.impl
+        out = None if outs is None else outs[k]
+        if threads is not None:
+            count = threads[k]
+            if count is not None:
+                blas.switch(<int>count)
         try:
-            if m == 1:
-                result = step.prim.impl(step.params, buffers[<Py_ssize_t>ins[0]])
-            elif m == 2:
-                result = step.prim.impl(step.params, buffers[<Py_ssize_t>ins[0]],
-                                        buffers[<Py_ssize_t>ins[1]])
+            if out is None:
+                result = _call(kernel, step.params, step.inputs, buffers)
             else:
-                result = step.prim.impl(step.params, *[buffers[<Py_ssize_t>s] for s in ins])
+                result = _call_into(kernel, out, step.params, step.inputs, buffers)
         except Exception as error:
             if hasattr(error, "add_note"):
                 error.add_note(f"tenpy_ad: raised by instruction {k} ({step.prim.name})")
@@ -39,7 +53,28 @@ def execute(list steps, list frees, list buffers) -> None:
                 buffers[<Py_ssize_t>pair[1]] = result[<Py_ssize_t>pair[0]]
         if _check_finite:
             _nonfinite_hook(f"'{step.prim.name}' (program instruction {k})", result,
-                            [buffers[<Py_ssize_t>s] for s in ins])
+                            [buffers[<Py_ssize_t>s] for s in step.inputs])
         for s in <tuple>frees[k]:
             buffers[s] = None
     _counters.instructions_run += n
+
+
+cdef inline object _call(object kernel, object params, tuple ins, list buffers):
+    cdef Py_ssize_t m = len(ins)
+    if m == 1:
+        return kernel(params, buffers[<Py_ssize_t>ins[0]])
+    if m == 2:
+        return kernel(params, buffers[<Py_ssize_t>ins[0]], buffers[<Py_ssize_t>ins[1]])
+    return kernel(params, *[buffers[<Py_ssize_t>s] for s in ins])
+
+
+cdef inline object _call_into(object kernel, object out, object params, tuple ins,
+                              list buffers):
+    cdef Py_ssize_t m = len(ins)
+    if isinstance(kernel, _np.ufunc):
+        if m == 1:
+            return kernel(buffers[<Py_ssize_t>ins[0]], out=out)
+        if m == 2:
+            return kernel(buffers[<Py_ssize_t>ins[0]], buffers[<Py_ssize_t>ins[1]], out=out)
+        return kernel(*[buffers[<Py_ssize_t>s] for s in ins], out=out)
+    return kernel(out, params, *[buffers[<Py_ssize_t>s] for s in ins])

@@ -150,3 +150,133 @@ cdef tuple _input_buffers(TracedTensor node, Py_ssize_t* index):
         Py_INCREF(value)
         PyTuple_SET_ITEM(buffers, j, value)
     return buffers
+
+
+# ---------------------------------------------------------------- memory plan
+# tenpy_ad/memory_plan.py describes the plan; here are its linear passes over the steps.
+
+def steps_using(list steps, object prims) -> list:
+    """The indices of the steps whose primitive is in ``prims`` (a dict or set)."""
+    cdef Py_ssize_t k
+    return [k for k in range(len(steps)) if (<Instruction>steps[k]).prim in prims]
+
+
+cdef inline Py_ssize_t _root(Py_ssize_t* parent, Py_ssize_t b) noexcept:
+    """The representative of ``b``'s alias class (union-find, with path halving)."""
+    while parent[b] != b:
+        parent[b] = parent[parent[b]]
+        b = parent[b]
+    return b
+
+
+def plan_memory(Plan plan, object writer, object is_fresh, Py_ssize_t min_bytes) -> tuple:
+    """``(writers, storage, sizes)``: per step ``writer``'s answer if it writes into a
+    planned array (else None) and the indices of its arrays (None: none) — the result's,
+    then one per scratch array (-1 for a size 0); per array its bytes.
+
+    ``writer(k)`` -> ``(kernel, shape, scratch bytes)`` or None says whether step ``k``
+    (one output of at least ``min_bytes``) can write into a planned array (such a step's
+    result is new memory); ``is_fresh(prim, params)`` whether a step's results never share
+    memory with its operands.  The other steps' results join their operands' alias class;
+    an array is reserved until the last read of any value of its class, and never planned
+    for a class holding a program output."""
+    cdef Py_ssize_t n = len(plan.steps), n_buffers = len(plan.metadata)
+    cdef Py_ssize_t* parent = <Py_ssize_t*>malloc((n_buffers + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t* last = <Py_ssize_t*>malloc((n_buffers + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t k, b
+    cdef list candidates = [None] * n
+    try:
+        if parent == NULL or last == NULL:
+            raise MemoryError()
+        for b in range(n_buffers):
+            parent[b] = b
+            last[b] = -1
+        _alias_classes(plan, writer, is_fresh, min_bytes, candidates, parent, last)
+        for b in plan.outputs:
+            last[<Py_ssize_t>b] = n                      # handed to the caller
+        for b in range(n_buffers):                       # per class: its last read
+            k = _root(parent, b)
+            if last[b] > last[k]:
+                last[k] = last[b]
+        return _assign_arrays(plan, candidates, parent, last)
+    finally:
+        free(parent)
+        free(last)
+
+
+cdef int _alias_classes(Plan plan, object writer, object is_fresh, Py_ssize_t min_bytes,
+                        list candidates, Py_ssize_t* parent, Py_ssize_t* last) except -1:
+    """Last reads per buffer, the candidates (``writer``'s answers) and the alias classes:
+    a result that may be a view joins its operands' class."""
+    cdef list itemsizes = [d.itemsize for d in _dtype_objects], metadata = plan.metadata
+    cdef dict fresh = {}
+    cdef Py_ssize_t k, b, a, ra, rb
+    cdef Instruction step
+    for k in range(len(plan.steps)):
+        step = <Instruction>plan.steps[k]
+        for b in step.inputs:
+            last[b] = k
+        for _, b in step.outputs:
+            last[b] = k                                  # defined here
+        if step.single_output >= 0:
+            code, shape = metadata[step.single_output]
+            if shape and itemsizes[code] * _product(shape) >= min_bytes:
+                candidates[k] = writer(k)
+                if candidates[k] is not None:
+                    continue
+        key = (step.prim, step.params is None)
+        known = fresh.get(key)
+        if known is None:
+            known = fresh[key] = bool(is_fresh(step.prim, step.params))
+        if known:
+            continue
+        for _, b in step.outputs:                        # may be a view of any operand
+            for a in step.inputs:
+                ra, rb = _root(parent, a), _root(parent, b)
+                if ra != rb:
+                    parent[rb] = ra
+    return 0
+
+
+cdef inline Py_ssize_t _product(tuple shape):
+    cdef Py_ssize_t p = 1
+    for d in shape:
+        p *= <Py_ssize_t>d
+    return p
+
+
+cdef tuple _assign_arrays(Plan plan, list candidates, Py_ssize_t* parent, Py_ssize_t* last):
+    """Visit the steps in order: a candidate whose class ends before the program does takes
+    an idle array of its size (or a new one), which is idle again after that end; its
+    scratch arrays (``writer``'s third item: bytes of each) are idle again right after the
+    step."""
+    cdef Py_ssize_t n = len(plan.steps), k, b, end
+    cdef list writers = [None] * n, storage = [None] * n, sizes = [], itemsizes
+    cdef dict idle = {}, released = {}
+    itemsizes = [d.itemsize for d in _dtype_objects]
+    for k in range(n):
+        if candidates[k] is not None:
+            b = (<Instruction>plan.steps[k]).single_output
+            end = last[_root(parent, b)]
+            if end < n:
+                code, shape = plan.metadata[b]
+                arrays = [_take_array(itemsizes[code] * _product(shape), idle, sizes)]
+                released.setdefault(end, []).append(arrays[0])
+                for size in candidates[k][2]:
+                    scratch = _take_array(size, idle, sizes) if size else -1
+                    arrays.append(scratch)
+                    if size:
+                        released.setdefault(k, []).append(scratch)
+                writers[k], storage[k] = candidates[k], tuple(arrays)
+        for s in released.pop(k, ()):
+            idle.setdefault(sizes[s], []).append(s)
+    return writers, storage, sizes
+
+
+cdef Py_ssize_t _take_array(object size, dict idle, list sizes) except -1:
+    """An idle array of ``size`` bytes, or a new one."""
+    pool = idle.get(size)
+    if pool:
+        return pool.pop()
+    sizes.append(size)
+    return len(sizes) - 1

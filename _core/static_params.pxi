@@ -16,6 +16,7 @@ def scalar_bits(x) -> tuple:
     return (a,)
 
 
+@cython.no_gc    # holds an array and bytes only (no cycles): out of the cycle collector's way
 @cython.final
 cdef class ConstValue:
     """A constant array as a static parameter, hashed and compared by dtype, shape and
@@ -56,31 +57,74 @@ cdef class ConstValue:
         return f"<{a.dtype.name}{list(a.shape)} constant>"
 
 
+cdef enum ScalarKind:
+    SCALAR_FLOAT = 0
+    SCALAR_INT = 1
+    SCALAR_COMPLEX = 2
+    SCALAR_BOOL = 3
+
+
+@cython.no_gc    # holds a Python scalar only (no cycles): millions of nodes keep one each
 @cython.final
 cdef class Scalar:
-    """A Python scalar as a static parameter, hashed and compared by its bit pattern:
-    NaNs with one payload merge, ``0.0`` and ``-0.0`` stay apart (C-level hash/eq)."""
+    """A Python scalar as a static parameter, hashed and compared in C by its kind and bit
+    pattern: NaNs with one payload merge, ``0.0`` and ``-0.0`` stay apart, ``1`` and
+    ``1.0`` differ; integers compare by value (exactly, however large)."""
 
     def __init__(self, value):
+        cdef double re, im
         self.value = value
-        self.bits = scalar_bits(value)
+        if type(value) is float:
+            self.kind = SCALAR_FLOAT
+            re = <double>value
+            memcpy(&self.re_bits, &re, sizeof(double))
+        elif type(value) is bool:
+            self.kind = SCALAR_BOOL
+            self.re_bits = 1 if value else 0
+        elif type(value) is int:
+            self.kind = SCALAR_INT
+            self.re_bits = <uint64_t>(<int64_t>value) if -(1 << 62) < value < (1 << 62) \
+                else _fp_bytes(str(value).encode())
+        elif type(value) is complex:
+            self.kind = SCALAR_COMPLEX
+            re, im = value.real, value.imag
+            memcpy(&self.re_bits, &re, sizeof(double))
+            memcpy(&self.im_bits, &im, sizeof(double))
+        else:
+            raise TypeError(f"Scalar: a Python float, int, complex or bool, not "
+                            f"{type(value).__name__}")
+        self._hash = <Py_hash_t>(_mix(_mix(<uint64_t>self.kind, self.re_bits),
+                                      self.im_bits) >> 2)
 
     def __hash__(self):
-        return hash(self.bits)
+        return self._hash
 
     def __eq__(self, other):
         if type(other) is not Scalar:
             return NotImplemented
-        return type(self.value) is type((<Scalar>other).value) and \
-            self.bits == (<Scalar>other).bits
+        cdef Scalar o = <Scalar>other
+        if self.kind != o.kind or self.re_bits != o.re_bits or self.im_bits != o.im_bits:
+            return False
+        return self.kind != SCALAR_INT or self.value == o.value
 
     def __ne__(self, other):
         result = self.__eq__(other)
         return result if result is NotImplemented else not result
 
     @property
+    def bits(self) -> tuple:
+        """The bit patterns the scalar is keyed by."""
+        if self.kind == SCALAR_COMPLEX:
+            return (self.re_bits, self.im_bits)
+        return (self.re_bits,)
+
+    @property
     def fingerprint(self):
-        return _mix(_fp_object(type(self.value).__name__), _fp_object(self.bits))
+        return _mix(_mix(0x7363616C6172, <uint64_t>self.kind), _mix(self.re_bits, self.im_bits))
+
+    def conjugate(self):
+        """The static parameter of the complex conjugate (itself when real)."""
+        return Scalar(self.value.conjugate()) if self.kind == SCALAR_COMPLEX else self
 
     def __reduce__(self):
         return (Scalar, (self.value,))

@@ -8,6 +8,9 @@ import ad_blowup
 import ctmrg
 import eager_chains
 import memory_per_node
+import numpy_dispatch
+import small_ops
+import threads
 import trg_accuracy
 import trg_ad_steps
 import trg_partial
@@ -43,8 +46,15 @@ def test_ad_blowup_prints_the_same_columns(capsys):
     (memory_per_node, ["--depths", "100,200"]),
     (trg_partial, ["--chis", "4,16", "--steps", "5", "--full-max-chi", "16"]),
     (ctmrg, ["--betas", "0.6", "--chis", "4"]),
+    (numpy_dispatch, ["--shape", "2", "--calls", "3", "--repeats", "1"]),
+    (small_ops, ["--dims", "2", "--steps", "3", "--repeats", "1", "--no-peers"]),
+    (threads, ["--clients", "trg16,chain-mul,eigh-64", "--steps", "3", "--repeats", "1"]),
+    (threads, ["--crossover", "--kinds", "matmul,eigh", "--sizes", "16,32", "--repeats",
+               "1"]),
+    (threads, ["--buffers", "4", "--steps", "3", "--repeats", "1"]),
 ], ids=["eager_chains", "trg_ad_steps", "trg_accuracy", "memory_per_node", "trg_partial",
-        "ctmrg"])
+        "ctmrg", "numpy_dispatch", "small_ops", "threads", "threads_crossover",
+        "threads_buffers"])
 def test_script_runs(script, argv, capsys):
     assert script.main(argv) == 0
     out = capsys.readouterr().out

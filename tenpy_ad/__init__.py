@@ -34,6 +34,7 @@ from .debug import debug_nans
 from .serialize import load_graph, load_program
 from . import introspection
 from .introspection import counters, reset_counters
+from .config import config
 
 _core.install(surface=dict(_SURFACE, backward=_backward), bind_traced=_bind_traced,
               errors=errors.ALL, dtypes=list(_dtypes.DTYPES), value_code=_dtypes.value_code)
@@ -46,7 +47,7 @@ __all__ = [
     "compile", "evaluate", "grad", "value_and_grad", "vjp", "jvp", "jit", "checkpoint",
     "fixed_point", "stop_gradient", "debug_nans", "load_graph", "load_program",
     "tree_flatten", "tree_unflatten", "tree_map", "core_info", "counters", "reset_counters",
-    "introspection",
+    "introspection", "config",
 ] + [name for name in numpy.__all__ if name not in ("implements", "supported_names", "linalg")]
 
 

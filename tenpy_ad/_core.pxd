@@ -13,6 +13,8 @@ ctypedef uint64_t hash_t          # 64-bit hashes: intern-table keys and graph f
 ctypedef Py_ssize_t node_id_t     # a row of the metadata table (dense, recycled on release)
 ctypedef int8_t dtype_code_t      # index into the dtype list installed by tenpy_ad.dtypes
 ctypedef uint8_t walk_state_t     # storage of one WalkState per node id during a traversal
+ctypedef void (*set_threads_t)(int) noexcept nogil    # a BLAS library's thread setter
+ctypedef int (*get_threads_t)() noexcept nogil        # ... and getter (blas_threads.pxi)
 
 # ---------------------------------------------------------------- enums
 
@@ -75,7 +77,10 @@ cdef class ConstValue:            # a constant array as a static param (static_p
 
 cdef class Scalar:                # a Python scalar as a static param, by its bits (ditto)
     cdef readonly object value
-    cdef readonly tuple bits
+    cdef readonly int kind        # ScalarKind: float, int, complex or bool
+    cdef uint64_t re_bits         # the bits of the (real part of the) value
+    cdef uint64_t im_bits         # the bits of the imaginary part (0 unless complex)
+    cdef Py_hash_t _hash
 
 # ---------------------------------------------------------------- tensors
 
@@ -136,6 +141,22 @@ cdef class Instruction:           # one row of a Plan (schedule.pxi)
     cdef readonly tuple outputs       # (slot, buffer) pairs, by slot
     cdef Py_ssize_t single_output     # its buffer if there is one output, else -1 (for
                                       # the interpreter: one C read, no tuple unpacking)
+
+cdef class BlasThreads:           # BLAS thread counts during engine calls (blas_threads.pxi)
+    cdef set_threads_t* set_fns       # libraries called directly (pthreads OpenBLAS)
+    cdef get_threads_t* get_fns
+    cdef int* saved                   # their counts before the outermost engine call
+    cdef Py_ssize_t n_direct
+    cdef list py_setters              # libraries called through Python (threadpoolctl)
+    cdef list py_getters
+    cdef list saved_py
+    cdef object lock                  # held by every operation when py_setters exist
+    cdef readonly int depth           # engine calls in progress, all threads together
+    cdef readonly int current         # the count set now; 0: the process's own
+    cdef int enter(self) except -1
+    cdef int switch(self, int n) except -1
+    cdef int leave(self) except -1
+    cdef int _restore(self) except -1
 
 cdef class Plan:                  # what ``schedule`` returns to tenpy_ad.program
     cdef readonly list rows           # Instructions in schedule order (inputs, constants too)

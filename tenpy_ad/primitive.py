@@ -117,23 +117,32 @@ constant_p = primitive("constant", lambda params: params.array, _constant_rule,
                        format_params=repr)
 
 _scalar_constants: dict = {}
-_frozen_constants: dict = {}
+_array_constants: dict = {}
+_SNAPSHOT_SIZE = 256          # writeable arrays up to this size are cached by their bytes
 
 
-def _constant_of_frozen_array(value, code):
-    """The cached ConstValue of a read-only ndarray (rule constants such as identity
-    matrices are built once and reused: their bytes are hashed only once)."""
-    if type(value) is not np.ndarray or value.flags.writeable:
+def _constant_of_array(value, code):
+    """The ConstValue of an ndarray, cached by the array's identity: a read-only array
+    (rule constants such as identity matrices) can never change, a small writeable one is
+    checked against a snapshot of its bytes, so its bytes are copied and hashed once, not
+    at every use."""
+    if type(value) is not np.ndarray:
+        return None
+    frozen = not value.flags.writeable
+    if not frozen and value.size > _SNAPSHOT_SIZE:
         return None
     key = (id(value), code)
-    entry = _frozen_constants.get(key)
+    entry = _array_constants.get(key)
     if entry is not None and entry[0] is value:
-        return entry[1]
+        if frozen or (entry[1] == value.tobytes() and entry[2].array.shape == value.shape
+                      and entry[3] is value.dtype):
+            return entry[2]
     target = dtypes.value_code(value.dtype) if code is None else code
     params = ConstValue(value.astype(dtypes.DTYPES[target], copy=False))
-    if len(_frozen_constants) > 4096:
-        _frozen_constants.clear()
-    _frozen_constants[key] = (value, params)      # holding ``value`` keeps its id valid
+    if len(_array_constants) > 4096:
+        _array_constants.clear()
+    # holding ``value`` keeps its id valid; the snapshot tells a mutated array apart
+    _array_constants[key] = (value, None if frozen else value.tobytes(), params, value.dtype)
     return params
 
 
@@ -150,7 +159,7 @@ def constant(value, code: int | None = None) -> TracedTensor:
                 _scalar_constants.clear()
             _scalar_constants[cache_key] = params
     else:
-        params = _constant_of_frozen_array(value, code)
+        params = _constant_of_array(value, code)
         if params is None:
             array = np.asarray(value)
             target = dtypes.value_code(array.dtype) if code is None else code

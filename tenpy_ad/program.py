@@ -4,6 +4,16 @@
 only what the outputs need (dead-code elimination), computes each buffer's last use so it is
 released right after, and pre-evaluates constants.  The Program holds no graph nodes, so
 dropping a graph frees it even while its Program lives on.
+
+Two plans are made when it is compiled and used on every call:
+
+* a memory plan (:mod:`tenpy_ad.memory_plan`): steps that can write into arrays allocated
+  once (ufuncs, einsum's matmul) reuse them from call to call and from step to step, so
+  repeated runs do not page-fault fresh temporaries.  Concurrent calls of one Program get
+  separate sets of arrays; nothing returned to the caller is ever overwritten.
+* BLAS threads per step (:mod:`tenpy_ad.blas`), for the current ``tp.config.blas_threads``:
+  a run switches only where the count changes and restores the process's setting at the
+  end.
 """
 from __future__ import annotations
 
@@ -11,12 +21,15 @@ from typing import Sequence
 
 import numpy as np
 
-from . import dtypes
+from . import blas, dtypes
 from ._compiled import _core
-from .errors import ArgumentError, GraphError, ProgramInputError
-from .primitive import TracedTensor, constant_p
-from .traced import input_p
 from ._gcpause import paused_gc
+from .config import config
+from .errors import ArgumentError, GraphError, ProgramInputError
+from .memory_plan import MemoryPlan
+from .primitive import TracedTensor, constant_p
+from .runtime import blas_control
+from .traced import input_p
 
 
 def _type_label(code: int, shape: tuple) -> str:
@@ -28,7 +41,7 @@ def _type_label(code: int, shape: tuple) -> str:
 class Program:
     """A compiled graph; call it with arrays for its inputs to get arrays for its outputs."""
 
-    def __init__(self, outputs, inputs: Sequence[TracedTensor]):
+    def __init__(self, outputs, inputs: Sequence[TracedTensor], reuse_buffers: bool = True):
         self._single = type(outputs) is TracedTensor
         outputs = [outputs] if self._single else list(outputs)
         inputs = list(inputs)
@@ -42,9 +55,9 @@ class Program:
         if len({x.id for x in inputs}) != len(inputs):
             raise GraphError("compile: an input is listed twice")
         with paused_gc():
-            self._compile(outputs, inputs)
+            self._compile(outputs, inputs, reuse_buffers)
 
-    def _compile(self, outputs, inputs):
+    def _compile(self, outputs, inputs, reuse_buffers):
         plan = _core.schedule(outputs, inputs, input_p, constant_p)
         if plan.unbound is not None:
             raise GraphError(f"compile: the graph depends on {plan.unbound!r}, which is "
@@ -53,6 +66,9 @@ class Program:
         self._input_specs = [(buf, x.shape, x.dtype, x.name)
                              for buf, x in zip(plan.inputs, inputs)]
         self._frees = self._liveness()
+        self._memory = MemoryPlan(plan, enabled=reuse_buffers)
+        self._idle_arrays = []            # sets of planned arrays not in use by a call
+        self._by_setting = {}             # blas_threads setting -> (kernels, threads)
 
     def _liveness(self) -> list:
         """Per step, the buffers whose last use it is (outputs are never freed)."""
@@ -91,9 +107,51 @@ class Program:
                 buffers[buf] = array
         return buffers
 
+    def _kernels(self, setting) -> tuple:
+        """Per step what to call instead of its impl (None: the impl) and its BLAS threads
+        (None if no step switches)."""
+        found = self._by_setting.get(setting)
+        if found is None:
+            steps, metadata = self._plan.steps, self._plan.metadata
+            kernels, threads = list(self._memory.kernels), None
+            for k in _core.steps_using(steps, blas.THREADED_PRIMITIVES):
+                step = steps[k]
+                kernel, count = blas.planned(step.prim, step.params,
+                                             [metadata[b] for b in step.inputs], setting)
+                if kernels[k] is None:
+                    kernels[k] = kernel
+                if count is not None:
+                    threads = threads or [None] * len(steps)
+                    threads[k] = count
+            if all(kernel is None for kernel in kernels):
+                kernels = None                     # every step calls its impl
+            found = self._by_setting[setting] = (kernels, threads)
+        return found
+
+    def _run(self, buffers) -> None:
+        kernels, threads = self._kernels(config.blas_threads)
+        try:
+            outs = self._idle_arrays.pop()        # atomic: each call gets its own set
+        except IndexError:
+            outs = self._memory.new_arrays()
+        try:
+            if threads is None:
+                _core.execute(self._plan.steps, self._frees, buffers, kernels, outs)
+                return
+            control = blas_control()
+            control.enter_call()
+            try:
+                _core.execute(self._plan.steps, self._frees, buffers, kernels, outs,
+                              threads, control)
+            finally:
+                control.leave_call()
+        finally:
+            if outs is not None:
+                self._idle_arrays.append(outs)
+
     def __call__(self, *args):
         buffers = self._bind_inputs(args)
-        _core.execute(self._plan.steps, self._frees, buffers)
+        self._run(buffers)
         results = []
         for b in self._plan.outputs:
             value = buffers[b]
@@ -114,6 +172,26 @@ class Program:
     def n_instructions(self) -> int:
         """Number of instructions executed per call."""
         return len(self._plan.steps)
+
+    def release_buffers(self) -> None:
+        """Free the planned arrays kept between calls (the next call allocates them
+        again); a program keeps about its peak working memory otherwise."""
+        self._idle_arrays.clear()
+
+    @property
+    def memory_plan(self) -> MemoryPlan:
+        """Which steps write into planned arrays, and the arrays' sizes."""
+        return self._memory
+
+    def blas_threads(self, setting=None) -> list:
+        """``(step, primitive name, threads)`` of every step that sets BLAS threads under
+        ``setting`` (default ``tp.config.blas_threads``): ``0`` is the process's own
+        setting (see :mod:`tenpy_ad.blas`)."""
+        _, threads = self._kernels(config.blas_threads if setting is None else setting)
+        steps = self._plan.steps
+        return [] if threads is None else [(k, steps[k].prim.name, count)
+                                           for k, count in enumerate(threads)
+                                           if count is not None]
 
     @property
     def n_nodes(self) -> int:
@@ -146,9 +224,13 @@ class Program:
         return "\n".join(lines)
 
 
-def compile(outputs, inputs: Sequence[TracedTensor]) -> Program:  # noqa: A001
-    """Compile ``outputs`` (a TracedTensor or a list) as functions of ``inputs``."""
-    return Program(outputs, inputs)
+def compile(outputs, inputs: Sequence[TracedTensor], reuse_buffers: bool = True  # noqa: A001
+            ) -> Program:
+    """Compile ``outputs`` (a TracedTensor or a list) as functions of ``inputs``.
+
+    ``reuse_buffers=False`` turns the memory plan off (every step allocates its result, as
+    NumPy does); results are bit-identical either way."""
+    return Program(outputs, inputs, reuse_buffers)
 
 
 def evaluate(outputs, feed: dict):

@@ -8,6 +8,8 @@ The same user code runs
 * ``"compiled"``  the same graph          -> run by ``tp.compile``;
 * ``"jit"``       the function transform  -> ``tp.jit(fn)`` called on the ndarrays.
 
+Tensors and placeholders have the arrays' dtypes, int64 and bool included.
+
 :func:`run` gives back what one mode computed, as ndarrays; :func:`check_modes` compares
 every mode with a NumPy reference; :func:`grad_in` differentiates a scalar loss in a mode.
 """
@@ -48,7 +50,7 @@ def _run_numpy(fn, arrays):
 
 
 def _run_eager(fn, arrays):
-    tensors = [tp.tensor(a) for a in arrays]
+    tensors = [tp.tensor(a, dtype=a.dtype) for a in arrays]   # not ints made float64
     outs, many = _listed(fn(*tensors))
     values = []
     for o in outs:

@@ -183,3 +183,6 @@ def test_einsum_path_of_tensors():
     a, b, c = rand((2, 3), seed=114), rand((3, 4), seed=115), rand((4, 5), seed=116)
     got = np.einsum_path("ij,jk,kl->il", tp.tensor(a), tp.input((3, 4)), c)
     assert got[0] == np.einsum_path("ij,jk,kl->il", a, b, c)[0]
+    sublists = (tp.tensor(a), [0, 1], b, [1, 2], tp.input((4, 5)), [2, 3], [0, 3])
+    expected = np.einsum_path(a, [0, 1], b, [1, 2], c, [2, 3], [0, 3])
+    assert np.einsum_path(*sublists)[0] == expected[0]       # the first operand as subscripts

@@ -46,6 +46,16 @@ def integer(low: int, high: int | None = None, why: str = ""):
     return parse
 
 
+def blas_threads(text: str):
+    """An argument type: ``auto`` or a number of threads >= 1."""
+    from tenpy_ad.config import parse_blas_threads
+    from tenpy_ad.errors import ArgumentError
+    try:
+        return parse_blas_threads(text, "--threads")
+    except ArgumentError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def beta(text: str) -> float:
     """An argument type: an inverse temperature in ``(0, BETA_MAX]``."""
     try:
@@ -131,9 +141,10 @@ def add_beta_options(parser: Parser, default_text: str) -> None:
 
 def add_process_options(parser: Parser) -> None:
     """--threads and --workers."""
-    parser.add_argument("--threads", type=integer(1), default=1, metavar="N",
-                        help="BLAS/LAPACK threads per process (default 1: fastest on small "
-                             "shared machines)")
+    parser.add_argument("--threads", type=blas_threads, default=None, metavar="N|auto",
+                        help="BLAS/LAPACK threads of the engine's calls, tp.config.blas_threads "
+                             "(default: $TENPY_AD_BLAS_THREADS, else 'auto': one thread for "
+                             "the small and medium calls where threads only fight)")
     parser.add_argument("--workers", type=integer(1), metavar="N",
                         help="spread a sweep (--betas) over N processes (default: this one)")
 

@@ -11,10 +11,16 @@ from tenpy_ad.cli.output import note, progress
 WINDOW_EACH_SIDE, WINDOW_HALF_WIDTH = 3, 0.05
 
 
-def set_blas_threads(threads: int) -> None:
-    """The one place ``--threads`` takes effect: BLAS/LAPACK threads of this process."""
-    from tenpy_ad.runtime import limit_blas_threads
-    limit_blas_threads(threads)
+def set_blas_threads(threads) -> None:
+    """The one place ``--threads`` takes effect: ``tp.config.blas_threads`` of this process
+    (and, through the environment, of its worker processes); None keeps the default."""
+    import os
+    import tenpy_ad as tp
+    from tenpy_ad.config import ENVIRONMENT_VARIABLE
+    if threads is None:
+        return
+    tp.config.blas_threads = threads
+    os.environ[ENVIRONMENT_VARIABLE] = str(threads)
 
 
 def prepare_process(threads: int) -> None:

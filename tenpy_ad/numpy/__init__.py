@@ -19,6 +19,7 @@ from . import (arithmetic as _arithmetic, comparison as _comparison,
                rearranging as _rearranging, reductions as _reductions, rounding as _rounding,
                shaping as _shaping, sorting as _sorting, splitting as _splitting,
                statistics as _statistics, transcendental as _transcendental)
+from . import _linalg_protocol    # noqa: F401 - registers np.linalg's functions
 from ._dispatch import implements, supported_names
 from .arithmetic import *      # noqa: F401,F403 - each family lists its names in __all__
 from .comparison import *      # noqa: F401,F403

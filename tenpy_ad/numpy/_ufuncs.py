@@ -53,6 +53,8 @@ def _numpy_key(x):
         return t
     if t is bool:
         return _BOOL
+    if t is np.ndarray or isinstance(x, np.generic):
+        return x.dtype
     return np.asarray(x).dtype
 
 

@@ -20,6 +20,8 @@ from ..ops import elementwise as ew
 from ..ops import piecewise as pw
 from ..ops import transcendental as tr
 from ..primitive import Tensor, TracedTensor, code_of_value
+from ._arrays import numpy_functions
+from ._dispatch import implements
 from ._operands import PY_SCALARS, is_tensor
 from ._ufuncs import loop_codes, ufunc_function
 
@@ -28,13 +30,61 @@ def _inexact_tensor(x) -> bool:
     return is_tensor(x) and dtypes.is_inexact(code_of_value(x))
 
 
-def _scaled(x1, x2):
-    """A Python scalar factor of a floating tensor stays a static parameter (``scale``)."""
-    if type(x2) in PY_SCALARS:
-        return scale(x1, x2) if _inexact_tensor(x1) else None
-    if type(x1) in PY_SCALARS and _inexact_tensor(x2):
-        return scale(x2, x1)
+def _scalar_value(x):
+    """The Python value of a scalar operand (Python or NumPy scalar, 0-d array), or
+    None for anything else."""
+    t = type(x)
+    if t is float or t is int or t is complex or t is bool:
+        return x
+    if isinstance(x, np.generic) or (t is np.ndarray and x.ndim == 0):
+        return x.item() if x.dtype.kind in "biufc" else None
     return None
+
+
+def _static_scalar(ufunc, op, tensor, scalar, scalar_first: bool = False):
+    """``ufunc(tensor, scalar)`` (or with the scalar first) as one node with the scalar as
+    a static parameter, when the tensor is floating; the tensor is converted first to the
+    dtype NumPy's promotion gives (a NumPy scalar is not weak)."""
+    if not _inexact_tensor(tensor):
+        return None
+    value = _scalar_value(scalar)
+    if value is None:
+        return None
+    if type(scalar) is float or type(scalar) is int:
+        code = code_of_value(tensor)           # a weak scalar keeps the tensor's dtype
+    else:
+        operands = (scalar, tensor) if scalar_first else (tensor, scalar)
+        code = loop_codes(ufunc, operands)[-1]
+    if code != code_of_value(tensor):
+        tensor = ew.convert(tensor, code)
+    if isinstance(value, complex) and not dtypes.is_complex(code):
+        return None
+    return op(tensor, value)
+
+
+def _scaled(x1, x2):
+    """A scalar factor of a floating tensor stays a static parameter (``scale``)."""
+    if is_tensor(x1):
+        return _static_scalar(np.multiply, ew.scale, x1, x2)
+    return _static_scalar(np.multiply, ew.scale, x2, x1, scalar_first=True)
+
+
+def _shifted(x1, x2):
+    """A scalar term of a floating tensor stays a static parameter (``shift``)."""
+    if is_tensor(x1):
+        return _static_scalar(np.add, ew.shift, x1, x2)
+    return _static_scalar(np.add, ew.shift, x2, x1, scalar_first=True)
+
+
+def _shifted_difference(x1, x2):
+    """``x - c`` is ``x + (-c)`` and ``c - x`` is ``(-x) + c``, exactly, in IEEE
+    arithmetic: one ``shift`` node (after a negation)."""
+    if is_tensor(x1):
+        value = _scalar_value(x2)
+        return None if value is None else _static_scalar(
+            np.subtract, lambda t, v: ew.shift(t, -v), x1, x2)
+    return _static_scalar(np.subtract, lambda t, v: ew.shift(ew.neg(t), v), x2, x1,
+                          scalar_first=True)
 
 
 def _static_power(ufunc):
@@ -63,8 +113,11 @@ def _real_scalar(x) -> bool:
     return isinstance(x, np.generic) and x.dtype.kind in "biuf"
 
 
-add = ufunc_function(np.add, ew.add, "``x1 + x2`` elementwise.")
-subtract = ufunc_function(np.subtract, ew.sub, "``x1 - x2`` elementwise.")
+add = ufunc_function(np.add, ew.add, "``x1 + x2`` elementwise; a scalar term of a floating "
+                     "tensor is a static ``shift``.", shortcut=_shifted)
+subtract = ufunc_function(np.subtract, ew.sub, "``x1 - x2`` elementwise; a scalar operand of "
+                          "a floating tensor is a static ``shift``.",
+                          shortcut=_shifted_difference)
 multiply = ufunc_function(np.multiply, ew.mul, "``x1 * x2`` elementwise; a Python scalar "
                           "factor of a floating tensor is a static ``scale``.",
                           shortcut=_scaled)
@@ -147,8 +200,13 @@ def scale_real(x, factor):
     return scale(x, factor)
 
 
-def astype(x, dtype):
-    """Convert to ``dtype`` (complex to real is refused: take ``.real`` explicitly)."""
+@implements(*numpy_functions("astype"))
+def astype(x, dtype, *, copy: bool = True, device=None):
+    """Convert to ``dtype`` (complex to real is refused: take ``.real`` explicitly).
+    ``copy`` is accepted and has no effect (tensors are immutable); ``device`` is None or
+    ``"cpu"``."""
+    if device not in (None, "cpu"):
+        raise ArgumentError(f"astype: device must be None or 'cpu', got {device!r}")
     if not is_tensor(x):
         return np.asarray(x).astype(dtype)
     return ew.convert(x, dtypes.code_of(dtype))

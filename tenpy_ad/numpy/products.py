@@ -286,10 +286,12 @@ def _linalg_cross(x1, x2, /, *, axis=-1):
 
 
 def einsum_path(subscripts, *operands, optimize="greedy", einsum_call=False):
-    """``np.einsum_path`` of tensors: the contraction order depends on shapes only."""
-    stand_ins = [np.broadcast_to(np.zeros((), dtype=x.dtype), shape_of(x)) if is_tensor(x)
-                 else x for x in operands]
-    return np.einsum_path(subscripts, *stand_ins, optimize=optimize, einsum_call=einsum_call)
+    """``np.einsum_path`` of tensors: the contraction order depends on shapes only.  In
+    the sublist form the first operand comes as ``subscripts``."""
+    def stand_in(x):
+        return np.broadcast_to(np.zeros((), dtype=x.dtype), shape_of(x)) if is_tensor(x) else x
+    return np.einsum_path(stand_in(subscripts), *map(stand_in, operands), optimize=optimize,
+                          einsum_call=einsum_call)
 
 
 def multi_dot(arrays, *, out=None):

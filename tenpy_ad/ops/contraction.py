@@ -5,15 +5,20 @@ repeated letters inside an operand become contractions with identity matrices, a
 or more operands are contracted pairwise in the order ``np.einsum_path`` picks.
 
 The implementation turns each binary contraction into transpose + reshape + one batched
-``matmul`` (BLAS), planned once per (subscripts, shapes) and cached.
+``matmul`` (BLAS), planned once per (subscripts, shapes) and cached; its BLAS threads
+follow the size of that matmul (:mod:`tenpy_ad.blas`), and a compiled program's step
+writes the product into its planned array (:mod:`tenpy_ad.memory_plan`).
 """
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
 
+from ..blas import threaded
 from ..errors import ShapeError
+from ..memory_plan import writes_into
 from ..primitive import bind, code_of_value, primitive, shape_of
 from ..rules import defjvp, defvjp
 from . import elementwise as ew
@@ -61,61 +66,97 @@ def letter_sizes(subscripts: str, terms, shapes, broadcast: str = "") -> dict:
     return sizes
 
 
-@lru_cache(maxsize=4096)
-def _plan(subscripts: str, shape_a: tuple, shape_b: tuple):
-    """A function computing the binary contraction with one batched matmul."""
-    (sa, sb), out = parse(subscripts)
-    size = dict(zip(sa, shape_a)) | dict(zip(sb, shape_b))
-    batch = [c for c in sa if c in sb and c in out]
-    contract = [c for c in sa if c in sb and c not in out]
-    free_a = [c for c in sa if c not in sb and c in out]
-    free_b = [c for c in sb if c not in sa and c in out]
-    only_a = "".join(c for c in sa if c not in sb and c not in out)
-    only_b = "".join(c for c in sb if c not in sa and c not in out)
-    pre_a = f"{sa}->{sa.translate({ord(c): None for c in only_a})}" if only_a else None
-    pre_b = f"{sb}->{sb.translate({ord(c): None for c in only_b})}" if only_b else None
-    ra = "".join(c for c in sa if c not in only_a)
-    rb = "".join(c for c in sb if c not in only_b)
-    perm_a = tuple(ra.index(c) for c in batch + free_a + contract)
-    perm_b = tuple(rb.index(c) for c in batch + contract + free_b)
-    prod = lambda letters: int(np.prod([size[c] for c in letters], dtype=np.int64))
-    nb, m, k, n = prod(batch), prod(free_a), prod(contract), prod(free_b)
-    mid = batch + free_a + free_b
-    result_shape = tuple(size[c] for c in mid)
-    perm_out = tuple(mid.index(c) for c in out)
-    identity_a = perm_a == tuple(range(len(perm_a)))
-    identity_b = perm_b == tuple(range(len(perm_b)))
-    identity_out = perm_out == tuple(range(len(perm_out)))
+class _Contraction:
+    """A binary contraction as transposes + reshapes + one (batched) ``matmul``, planned
+    once per (subscripts, shapes): ``flops`` of one matrix product (for the BLAS threads),
+    ``mid_shape`` of the product (batch, free of a, free of b), and the output's order."""
 
-    def run(a, b):
-        if pre_a:
-            a = np.einsum(pre_a, a)
-        if pre_b:
-            b = np.einsum(pre_b, b)
-        if not identity_a:
-            a = a.transpose(perm_a)
-        if not identity_b:
-            b = b.transpose(perm_b)
-        if nb == 1:
-            c = np.matmul(_blasable(a.reshape(m, k)), _blasable(b.reshape(k, n)))
-        else:
-            c = np.matmul(_blasable(a.reshape(nb, m, k)), _blasable(b.reshape(nb, k, n)))
-        c = c.reshape(result_shape)
-        return c if identity_out else c.transpose(perm_out)
+    def __init__(self, subscripts: str, shape_a: tuple, shape_b: tuple):
+        (sa, sb), out = parse(subscripts)
+        size = dict(zip(sa, shape_a)) | dict(zip(sb, shape_b))
+        batch = [c for c in sa if c in sb and c in out]
+        contract = [c for c in sa if c in sb and c not in out]
+        free_a = [c for c in sa if c not in sb and c in out]
+        free_b = [c for c in sb if c not in sa and c in out]
+        only_a = "".join(c for c in sa if c not in sb and c not in out)
+        only_b = "".join(c for c in sb if c not in sa and c not in out)
+        drop = lambda term, letters: term.translate({ord(c): None for c in letters})
+        self.pre_a = f"{sa}->{drop(sa, only_a)}" if only_a else None
+        self.pre_b = f"{sb}->{drop(sb, only_b)}" if only_b else None
+        ra = "".join(c for c in sa if c not in only_a)
+        rb = "".join(c for c in sb if c not in only_b)
+        perm_a = tuple(ra.index(c) for c in batch + free_a + contract)
+        perm_b = tuple(rb.index(c) for c in batch + contract + free_b)
+        self.perm_a = None if perm_a == tuple(range(len(perm_a))) else perm_a
+        self.perm_b = None if perm_b == tuple(range(len(perm_b))) else perm_b
+        prod = lambda letters: int(np.prod([size[c] for c in letters], dtype=np.int64))
+        nb, m, k, n = prod(batch), prod(free_a), prod(contract), prod(free_b)
+        self.shape_a, self.shape_b = ((m, k), (k, n)) if nb == 1 else ((nb, m, k), (nb, k, n))
+        self.product_shape = (m, n) if nb == 1 else (nb, m, n)
+        self.flops = 2 * m * k * n
+        mid = batch + free_a + free_b
+        self.mid_shape = tuple(size[c] for c in mid)
+        perm_out = tuple(mid.index(c) for c in out)
+        self.perm_out = None if perm_out == tuple(range(len(perm_out))) else perm_out
 
-    return run
+    def __call__(self, a, b):
+        a = _matrices(a, self.pre_a, self.perm_a, self.shape_a)
+        b = _matrices(b, self.pre_b, self.perm_b, self.shape_b)
+        c = np.matmul(a, b).reshape(self.mid_shape)
+        return c if self.perm_out is None else c.transpose(self.perm_out)
+
+    def into(self, out, a, b):
+        """The same with planned arrays: ``out`` is ``(product, scratch_a, scratch_b)``, the
+        product C-contiguous of ``mid_shape``, a scratch flat, of its operand's size, for
+        the copy its layout may need.  Returns the result, a view of the product."""
+        product, scratch_a, scratch_b = out
+        a = _matrices(a, self.pre_a, self.perm_a, self.shape_a, scratch_a)
+        b = _matrices(b, self.pre_b, self.perm_b, self.shape_b, scratch_b)
+        np.matmul(a, b, out=product.reshape(self.product_shape))
+        return product if self.perm_out is None else product.transpose(self.perm_out)
+
+    @property
+    def operand_sizes(self) -> tuple:
+        """Elements of each operand as matrices (after the summed-out letters)."""
+        return math.prod(self.shape_a), math.prod(self.shape_b)
+
+
+_plan = lru_cache(maxsize=4096)(_Contraction)
+
+
+def _matrices(x, pre, perm, shape, scratch=None):
+    """``x`` as the (stack of) matrices ``shape`` that ``np.matmul`` hands to BLAS: letters
+    only it has summed out (``pre``), axes permuted, reshaped — a view where its layout
+    allows, else a C-ordered copy (into ``scratch`` when given): on other layouts
+    ``np.matmul`` falls back to a naive loop that is many times slower."""
+    if pre:
+        x = np.einsum(pre, x)
+    if perm:
+        x = x.transpose(perm)
+    if scratch is None:
+        return _blasable(x.reshape(shape))
+    try:
+        matrices = np.reshape(x, shape, copy=False)
+    except (ValueError, TypeError):     # no view (TypeError: NumPy < 2.1 cannot tell)
+        matrices = None
+    if matrices is not None and _is_blasable(matrices):
+        return matrices
+    copy = scratch.reshape(x.shape)
+    np.copyto(copy, x)                  # what reshape / ascontiguousarray would allocate
+    return copy.reshape(shape)
+
+
+def _is_blasable(x) -> bool:
+    """Whether ``x``'s matrices are row- or column-contiguous (BLAS takes either,
+    transposed views included)."""
+    if x.ndim == 2:
+        return x.flags.c_contiguous or x.flags.f_contiguous
+    return x.shape[0] == 0 or x[0].flags.c_contiguous or x[0].flags.f_contiguous
 
 
 def _blasable(x):
-    """``x`` itself when its matrices are row- or column-contiguous (BLAS takes either,
-    transposed views included), else a contiguous copy: on other layouts ``np.matmul``
-    falls back to a naive loop that is many times slower."""
-    if x.ndim == 2:
-        if x.flags.c_contiguous or x.flags.f_contiguous:
-            return x
-    elif x.shape[0] == 0 or x[0].flags.c_contiguous or x[0].flags.f_contiguous:
-        return x
-    return np.ascontiguousarray(x)
+    """``x`` itself when :func:`_is_blasable`, else a contiguous copy."""
+    return x if _is_blasable(x) else np.ascontiguousarray(x)
 
 
 def _einsum_impl(subscripts, *xs):
@@ -123,6 +164,27 @@ def _einsum_impl(subscripts, *xs):
         return np.einsum(subscripts, xs[0])
     a, b = xs
     return _plan(subscripts, a.shape, b.shape)(a, b)
+
+
+def _einsum_work(subscripts, *shapes):
+    """BLAS work of one einsum: the matmul of a binary contraction (one operand: none)."""
+    if len(shapes) != 2:
+        return None
+    return "matmul", _plan(subscripts, shapes[0], shapes[1]).flops
+
+
+def _einsum_storage(subscripts, shapes, out_shape):
+    """A program step's planned array: the matmul's product, before the output's order."""
+    return _plan(subscripts, shapes[0], shapes[1]).mid_shape if len(shapes) == 2 else None
+
+
+def _einsum_scratch(subscripts, shapes):
+    """Scratch for the copies of the two operands a program step may need."""
+    return _plan(subscripts, shapes[0], shapes[1]).operand_sizes
+
+
+def _einsum_into(out, subscripts, a, b):
+    return _plan(subscripts, a.shape, b.shape).into(out, a, b)
 
 
 def _operand_cotangent(ct, out_letters, others, other_letters, target_letters, target_shape):
@@ -156,6 +218,8 @@ einsum_p = primitive("einsum", _einsum_impl, _einsum_rule, format_params=repr)
 defjvp(einsum_p, lambda subscripts, t, out, *xs: einsum_strict(subscripts, t, *xs[1:]),
        lambda subscripts, t, out, a, b: einsum_strict(subscripts, a, t))
 defvjp(einsum_p, _first_operand_cotangent, _second_operand_cotangent)
+threaded(einsum_p, _einsum_work)
+writes_into(einsum_p, _einsum_storage, _einsum_into, _einsum_scratch)
 
 
 def einsum_strict(subscripts: str, *xs):

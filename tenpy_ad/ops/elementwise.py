@@ -142,20 +142,18 @@ def div(x, y):
 
 # ------------------------------------------------------------------ scale (static scalar)
 
-def _scale_rule(factor, x):
-    if isinstance(factor.value, complex) and not is_complex_value(x):
-        raise DTypeError(f"scale: a complex factor needs a complex operand (got "
+def _scale_rule(scalar, x):
+    """Shape rule of the static-scalar operations: a complex scalar needs a complex
+    operand (the surface promotes it first)."""
+    if isinstance(scalar.value, complex) and not is_complex_value(x):
+        raise DTypeError(f"scale/shift: a complex scalar needs a complex operand (got "
                          f"{describe(x)}); promote the operand first")
     return x
 
 
 scale_p = primitive("scale", lambda factor, x: np.multiply(x, factor.value), _scale_rule,
                     format_params=repr, elementwise=True)
-deflinear(scale_p, lambda factor, ct, out, x: bind1(scale_p, _conjugate(factor), ct))
-
-
-def _conjugate(factor):
-    return factor if type(factor.value) is float else Scalar(factor.value.conjugate())
+deflinear(scale_p, lambda factor, ct, out, x: bind1(scale_p, factor.conjugate(), ct))
 
 
 def scale(x, factor):
@@ -164,6 +162,21 @@ def scale(x, factor):
         return x          # exact for real x (complex x * 1 turns 0+inf j into nan+inf j)
     factor = complex(factor) if isinstance(factor, complex) else float(factor)
     return bind1(scale_p, Scalar(factor), x)
+
+
+# ------------------------------------------------------------------ shift (static scalar)
+
+shift_p = primitive("shift", lambda term, x: np.add(x, term.value), _scale_rule,
+                    format_params=repr, elementwise=True)
+defjvp(shift_p, lambda term, t, out, x: t)
+defvjp(shift_p, lambda term, ct, out, x: ct)
+
+
+def shift(x, term):
+    """``x + term`` for a Python scalar ``term`` kept as a static parameter (one node where
+    a constant would need a constant, a broadcast and an addition)."""
+    term = complex(term) if isinstance(term, complex) else float(term)
+    return bind1(shift_p, Scalar(term), x)
 
 
 # ------------------------------------------------------------------ power (static exponent)

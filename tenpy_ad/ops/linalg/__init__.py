@@ -6,7 +6,8 @@ One module per primitive or family (``svd``, ``qr``, ``eigh``, ``eig``, ``solve`
 solvers in ``leading`` and the solve of their derivatives in ``complement_solve``), their
 shared matrix helpers (``matrix``: every helper acts on the last two axes, so each rule
 serves stacks of matrices unchanged), the safe LAPACK calls (``lapack``), the
-broadening and gauge-check defaults (``config``) and the complex gauge check (``gauge``).
+broadening and gauge-check defaults (``config``), the complex gauge check (``gauge``) and
+the BLAS work of each primitive (``threads``).
 The public, NumPy-style functions are in :mod:`tenpy_ad.linalg`.
 """
 from .cholesky import cholesky_p
@@ -24,6 +25,7 @@ from .svd import svd_p
 from .complement_solve import complement_solve_p
 from .partial_eigh import eigsh_p
 from .partial_svd import svds_p
+from . import threads as _threads       # their BLAS work and fresh results
 
 __all__ = ["config", "svd_p", "qr_p", "eigh_p", "eig_p", "solve_p", "inv_p", "det_p",
            "slogdet_p", "cholesky_p", "pinv_p", "rank_p", "expm_p", "gauge_check_p", "svds_p",

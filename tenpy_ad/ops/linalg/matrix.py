@@ -12,6 +12,7 @@ import functools
 import numpy as np
 
 from ... import dtypes
+from ...blas import matmul as blas_matmul
 from ...primitive import TracedTensor, bind, code_of_value, shape_of
 from .. import elementwise as ew
 from .. import structural as st
@@ -51,7 +52,7 @@ def mm(a, b):
     """Matrix product (of stacks of one batch shape, or with NumPy's ``@`` broadcasting)."""
     ta, tb = type(a), type(b)
     if ta is np.ndarray and tb is np.ndarray:
-        return a @ b
+        return blas_matmul(a, b)            # with the BLAS threads its size calls for
     if ta is TracedTensor and tb is TracedTensor and a.dtype_code == b.dtype_code:
         if a.ndim == 2 and b.ndim == 2:
             return einsum_strict("ij,jk->ik", a, b)    # the primitive: nothing to promote

@@ -1,0 +1,164 @@
+"""A compiled program's memory plan: which steps write their result into arrays allocated
+once and reused on every call, and which steps share an array, from the liveness, shapes
+and dtypes of the values — computed once, when the program is compiled.
+
+* **Who writes into a planned array.**  Steps with a result of at least ``MIN_BYTES`` (16
+  KiB; smaller ones come cheaply from NumPy's cache and the heap) of
+  primitives whose ``array_fn`` is a NumPy ufunc (with no params, one output, the dtype
+  NumPy itself would give): ``ufunc(*xs, out=array)``; and of primitives registered with
+  :func:`writes_into` (einsum: its ``np.matmul``).  These always return new memory, never
+  a view of an operand.
+* **Aliasing.**  Other steps may return views of their operands (transpose, reshape,
+  slicing, ...), so their results join their operands' *alias class* (union-find over the
+  buffers), unless the primitive is registered with :func:`fresh_outputs`.  A planned
+  array stays reserved until the last read of any value of its class; a class holding a
+  program output gets no planned array at all (its steps allocate as usual), so nothing
+  handed to the caller is overwritten by a later call.
+* **Reuse.**  Steps are visited in order; a step takes a free array of its byte size (or a
+  new one), and the array returns to the pool after the last read of its class — never
+  while the step reads its operands (no in-place writes).  Scratch arrays (einsum's copies
+  of operands that need a BLAS-friendly layout) return to the pool right after the step.
+* **Threads.**  :meth:`MemoryPlan.new_arrays` allocates a fresh set of arrays; a Program
+  keeps a pool of sets and gives each concurrent call its own.
+
+Results are bit-identical with and without the plan (the same NumPy/BLAS calls, only the
+destination differs): ``tests/test_buffers.py``.  The passes over the steps are the
+compiled core's ``plan_memory`` (linear in the number of steps).
+"""
+from __future__ import annotations
+
+import functools
+from typing import Callable
+
+import numpy as np
+
+from . import dtypes
+from ._compiled import _core
+
+#: results smaller than this are not planned (NumPy's cache and the heap serve them cheaply)
+MIN_BYTES = MIN_BYTES_DEFAULT = 16 << 10
+
+_writers: dict = {}
+_fresh: set = set()
+
+
+def writes_into(prim, storage_shape: Callable, kernel: Callable,
+                scratch: Callable | None = None) -> None:
+    """Let program steps of ``prim`` write into a planned array.
+
+    ``storage_shape(params, operand_shapes, output_shape)`` -> the shape of the array the
+    kernel needs (of the output's dtype and size), or None when it cannot for these
+    operands; ``scratch(params, operand_shapes)`` -> element counts (of the output's dtype)
+    of scratch arrays the kernel may use during the step.  ``kernel(out, params, *arrays)``
+    computes the step into ``out`` — the array, or ``(array, *scratch)`` with flat scratch
+    arrays (None for a count 0) — and returns the result (the array or a view of it).
+    """
+    _writers[prim] = (storage_shape, kernel, scratch)
+    _fresh.add(prim)
+
+
+def fresh_outputs(prim) -> None:
+    """Declare that ``prim``'s impl never returns memory shared with its operands."""
+    _fresh.add(prim)
+
+
+def _is_fresh(prim, params) -> bool:
+    """Whether the impl's results never share memory with its operands (a ufunc always
+    allocates its result)."""
+    return prim in _fresh or (params is None and isinstance(prim.array_fn, np.ufunc))
+
+
+@functools.lru_cache(maxsize=1024)
+def _ufunc_result_code(ufunc, codes: tuple):
+    """The dtype code NumPy gives ``ufunc`` on operands of ``codes`` (None: not one of
+    ours, or no loop)."""
+    try:
+        resolved = ufunc.resolve_dtypes(tuple(dtypes.DTYPES[c] for c in codes) + (None,))
+        return dtypes.code_of(resolved[-1])
+    except (TypeError, ValueError, KeyError):
+        return None
+
+
+def writer(prim, params, operands: list, output: tuple):
+    """``(kernel, storage shape, scratch bytes)`` of a step that can write into a planned
+    array, or None; ``operands`` and ``output`` are ``(dtype code, shape)``."""
+    code, shape = output
+    if not shape or 0 in shape:
+        return None                 # 0-d and empty results: nothing to gain
+    ufunc = prim.array_fn
+    if params is None and isinstance(ufunc, np.ufunc):
+        if ufunc.nout == 1 and ufunc.nin == len(operands) and \
+                _ufunc_result_code(ufunc, tuple(c for c, _ in operands)) == code:
+            return ufunc, shape, ()
+        return None
+    registered = _writers.get(prim)
+    if registered is None:
+        return None
+    storage_shape, kernel, scratch = registered
+    shapes = [s for _, s in operands]
+    planned_shape = storage_shape(params, shapes, shape)
+    if planned_shape is None:
+        return None
+    itemsize = dtypes.DTYPES[code].itemsize
+    counts = () if scratch is None else scratch(params, shapes)
+    return kernel, planned_shape, tuple(c * itemsize for c in counts)
+
+
+class MemoryPlan:
+    """Per step the planned array it writes into (or none), and the arrays' sizes.
+
+    ``kernels[k]``: the kernel of a planned step (or None); ``storage[k]``: the indices of
+    its arrays, the result's then any scratch (None: none); ``views[k]``: ``(dtype, shape)``
+    of the result's array as the kernel sees it; ``sizes[s]``: bytes of array ``s``.
+    Results of at least ``MIN_BYTES`` are planned.
+    """
+
+    def __init__(self, plan, enabled: bool = True):
+        n = len(plan.steps)
+        self.kernels, self.storage, self.views = [None] * n, [None] * n, [None] * n
+        self.sizes = []
+        if not enabled or n == 0:
+            return
+        steps, metadata = plan.steps, plan.metadata
+
+        def step_writer(k):
+            step = steps[k]
+            return writer(step.prim, step.params, [metadata[b] for b in step.inputs],
+                          metadata[step.outputs[0][1]])
+
+        # MIN_BYTES is read here, not bound at import: the tests lower it
+        writers, self.storage, self.sizes = _core.plan_memory(plan, step_writer, _is_fresh,
+                                                              MIN_BYTES)
+        for k, found in enumerate(writers):
+            if found is not None:
+                self.kernels[k] = found[0]
+                self.views[k] = (dtypes.DTYPES[metadata[steps[k].outputs[0][1]][0]], found[1])
+
+    @property
+    def n_planned(self) -> int:
+        """Steps that write into planned arrays."""
+        return sum(1 for s in self.storage if s is not None)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of one set of planned arrays."""
+        return sum(self.sizes)
+
+    def new_arrays(self) -> list:
+        """A fresh set of arrays, as the per-step ``outs`` list of the executor."""
+        if not self.sizes:
+            return None
+        storages = [np.empty(size, np.uint8) for size in self.sizes]
+        outs = [None] * len(self.storage)
+        for k, indices in enumerate(self.storage):
+            if indices is not None:
+                dtype, shape = self.views[k]
+                out = storages[indices[0]].view(dtype).reshape(shape)
+                if len(indices) > 1:
+                    out = (out,) + tuple(None if s < 0 else storages[s].view(dtype)
+                                         for s in indices[1:])
+                outs[k] = out
+        return outs
+
+
+__all__ = ["MemoryPlan", "writes_into", "fresh_outputs", "writer"]

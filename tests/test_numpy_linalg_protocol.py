@@ -1,0 +1,80 @@
+"""``np.linalg.<name>(tensor)`` dispatches to tenpy_ad with NumPy's signatures and defaults:
+values against NumPy's in every mode, NumPy's defaults where ``tp.linalg``'s differ, and
+the functions without a tenpy_ad version refused by name."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tenpy_ad as tp
+from tenpy_ad.errors import NotDifferentiableError, ShapeError
+
+from modes import check_modes
+
+RNG = np.random.default_rng(7)
+A = RNG.standard_normal((3, 3)) + 3 * np.eye(3)
+STACK = RNG.standard_normal((2, 4, 3))
+B = RNG.standard_normal((3, 2))
+SPD = A @ A.T + np.eye(3)
+
+#: (NumPy-written function, arguments); each is run in every mode against NumPy
+CASES = {
+    "det": (np.linalg.det, A), "inv": (np.linalg.inv, A),
+    "slogdet": (np.linalg.slogdet, A),
+    "solve": (np.linalg.solve, A, B), "solve_vector": (np.linalg.solve, A, B[:, 0]),
+    "cholesky": (np.linalg.cholesky, SPD),
+    "cholesky_upper": (lambda a: np.linalg.cholesky(a, upper=True), SPD),
+    "eigvalsh": (np.linalg.eigvalsh, SPD),
+    "eigvalsh_U": (lambda a: np.linalg.eigvalsh(a, "U"), A),
+    "eigh_values": (lambda a: np.linalg.eigh(a)[0], SPD),
+    "eigh_gauge_free": (lambda a: np.abs(np.linalg.eigh(a)[1]), SPD),
+    "svd_values": (lambda a: np.linalg.svd(a, compute_uv=False), STACK),
+    "svd_square": (lambda a: np.abs(np.linalg.svd(a)[0]), A),
+    "svd_reduced": (lambda a: np.abs(np.linalg.svd(a, full_matrices=False)[2]), STACK),
+    "svdvals": (np.linalg.svdvals, STACK),
+    "qr": (lambda a: np.abs(np.linalg.qr(a)[1]), STACK),
+    "pinv": (np.linalg.pinv, STACK), "lstsq": (lambda a, b: np.linalg.lstsq(a, b)[0], A, B),
+    "matrix_power": (lambda a: np.linalg.matrix_power(a, 3), A),
+    "norm": (np.linalg.norm, STACK), "norm_nuc": (lambda a: np.linalg.norm(a, "nuc"), A),
+    "norm_axis": (lambda a: np.linalg.norm(a, 1, axis=-1, keepdims=True), STACK),
+    "matrix_norm": (np.linalg.matrix_norm, STACK),
+    "matrix_norm_2": (lambda a: np.linalg.matrix_norm(a, ord=2, keepdims=True), STACK),
+    "vector_norm": (np.linalg.vector_norm, STACK),
+    "vector_norm_axes": (lambda a: np.linalg.vector_norm(a, axis=(0, 2), ord=3), STACK),
+    "vector_norm_keepdims": (
+        lambda a: np.linalg.vector_norm(a, axis=(-1, 0), keepdims=True, ord=np.inf), STACK),
+    "vector_norm_axis": (lambda a: np.linalg.vector_norm(a, axis=1, ord=1), STACK),
+    "diagonal": (lambda a: np.linalg.diagonal(a, offset=-1), STACK),
+    "trace": (lambda a: np.linalg.trace(a, offset=1), STACK),
+    "matrix_transpose": (np.linalg.matrix_transpose, STACK),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_numpy_linalg_matches_numpy_in_every_mode(name):
+    fn, *args = CASES[name]
+    check_modes(fn, *args)
+
+
+def test_eig_is_complex_with_numpy_values():
+    w = np.asarray(np.linalg.eigvals(tp.tensor(SPD)))
+    assert w.dtype == np.complex128
+    np.testing.assert_allclose(np.sort(w.real), np.linalg.eigvalsh(SPD), rtol=1e-12)
+    np.testing.assert_allclose(w.imag, 0.0, atol=1e-12)
+
+
+def test_svd_has_numpy_defaults():
+    u, s, vh = np.linalg.svd(tp.tensor(STACK))
+    assert (u.shape, s.shape, vh.shape) == ((2, 4, 4), (2, 3), (2, 3, 3))
+    x = tp.tensor(STACK, requires_grad=True)
+    np.linalg.svd(x, full_matrices=False, hermitian=True)[1].sum().backward()   # only a hint
+    u, _, vh = np.linalg.svd(STACK, full_matrices=False)
+    np.testing.assert_allclose(np.asarray(x.grad), u @ vh, rtol=1e-12)     # d sum(s) = u vh
+    with pytest.raises(ShapeError, match="full_matrices=False"):      # the extra vectors
+        np.linalg.svd(x)[1].sum().backward()
+
+
+@pytest.mark.parametrize("name", ["cond", "matrix_rank", "tensorinv", "tensorsolve"])
+def test_functions_without_a_version_are_refused_by_name(name):
+    with pytest.raises(NotDifferentiableError, match=f"np.linalg.{name} is not"):
+        getattr(np.linalg, name)(tp.tensor(A), *([B] if name == "tensorsolve" else []))

@@ -2,10 +2,11 @@
 derivatives use (``complement_solve``).
 
 Shapes above ``leading.DENSE_SIZE`` run ARPACK, the small ones LAPACK (the rules are the
-same).  ``complement_solve`` is checked directly with orthonormal kept vectors (the QR
-factor of an operand: the solve is defined for orthonormal ``U``) and shifts above the
-spectrum of ``F`` (the definite case its callers produce); the hint is arbitrary (it only
-deflates, the result does not depend on it).
+same).  ``complement_solve`` is checked directly (both outputs, ``L(K) r`` and ``g(K) r``)
+with orthonormal kept vectors (the QR factor of an operand: the solve is defined for
+orthonormal kept vectors), shifts above ``H``'s spectrum (the case its callers produce)
+and inside it (``K`` indefinite: the broadened inverse is defined for any spectrum), and a
+broadening large enough to matter; the hint is arbitrary (it only deflates).
 """
 import numpy as np
 
@@ -29,17 +30,17 @@ def _eigsh_invariants(x, k, which):
     return (v * w) @ tp.conj(v).T + v @ tp.conj(v).T * w[0]
 
 
-_HINT = np.random.default_rng(7).standard_normal((8, 2))
-
-
-def _complement_solve(kind, a, z, b):
-    u = tp.linalg.qr(z)[0]
+def _complement_solve(kind, a, z, r, inside):
+    """Both outputs of the solve; shifts above ``|H| <= |a|_F`` or inside the spectrum."""
+    basis = tp.linalg.qr(z)[0]
     if kind == "hermitian":
         a = (a + tp.conj(a).T) * 0.5
-    # shifts above |F| (|F| <= |a|_F^2 or |a|_F): a definite system
-    size = tp.sum(tp.abs(a) ** 2)
-    shifts = (size if kind == "gram" else tp.sqrt(size)) * np.array([1.5, 2.0, 3.0])
-    return complement_solve(kind, a, u, shifts, b, _HINT.astype(b.dtype))
+    size = tp.sqrt(tp.sum(tp.abs(a) ** 2))
+    shifts = size * (np.array([0.05, -0.2, 0.3]) if inside else np.array([1.5, 2.0, 3.0]))
+    hint = np.random.default_rng(7).standard_normal((r.shape[0], 2)).astype(r.dtype)
+    lorentz, square = complement_solve(kind, a, basis, shifts, r, hint,
+                                       eps=0.5 if inside else 1.0)
+    return lorentz + square * 3.0
 
 
 SPECS = [
@@ -49,7 +50,9 @@ SPECS = [
     *[Spec(f"eigsh_{which}_{n}_k{k}", lambda x, which=which, k=k: _eigsh_invariants(x, k, which),
            ((n, n),))
       for n, k, which in ((5, 2, "LA"), (5, 2, "LM"), (18, 3, "LA"), (18, 3, "LM"))],
-    *[Spec(f"complement_solve_{kind}",
-           lambda a, z, b, kind=kind: _complement_solve(kind, a, z, b), (a, (8, 3), (8, 3)))
-      for kind, a in (("gram", (8, 6)), ("hermitian", (8, 8)))],
+    *[Spec(f"complement_solve_{kind}" + ("_inside" if inside else ""),
+           lambda a, z, r, kind=kind, inside=inside: _complement_solve(kind, a, z, r, inside),
+           (a, (size, 3), (size, 3)))
+      for kind, a, size in (("svd", (8, 6), 14), ("hermitian", (8, 8), 8))
+      for inside in (False, True)],
 ]

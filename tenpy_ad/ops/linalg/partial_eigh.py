@@ -4,11 +4,12 @@ NumPy's ``eigh``, and its rules.
 
 As for :mod:`.partial_svd`, the derivative is exact for the truncated function and uses
 products of ``a`` only: the part of ``dV`` orthogonal to the kept vectors is
-``X = M^-1 (Q dA V)`` with ``M = W - Q A Q`` on range(Q) (``complement_solve``, kind
-"hermitian"; definite because the kept eigenvalues lead); within the kept pairs the rules
-are ``eigh``'s, with the Lorentzian broadening ``eps`` and the complex gauge check.  A
-third output, ``hint`` (the next ``p`` eigenvectors by ``which``), only speeds up the solves
-and carries no derivative.
+``X = L(K) (Q dA V)`` with ``K_i = w_i - A`` on the discarded subspace and
+``L(x) = x/(x^2 + eps)`` (:func:`.complement_solve.coupling_hermitian`): ``eigh``'s
+broadened ``1/(w_i - lambda_j)`` for every discarded ``lambda_j``.  Within the kept pairs
+the rules are ``eigh``'s, with the Lorentzian broadening ``eps`` and the complex gauge
+check.  A third output, ``hint`` (the next ``p`` eigenvectors by ``which``), only speeds up
+the solves and carries no derivative.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from ...primitive import bind, code_of_value, describe, is_complex_value, primit
 from ...rules import defrules
 from .. import elementwise as ew
 from .. import structural as st
-from .complement_solve import complement_solve, solve_params
+from .complement_solve import coupling_hermitian, solve_params
 from .gauge import gauge_checked
 from .leading import leading_eigenpairs
 from .matrix import add_optional, adjoint, broadened_inverse_gaps, diag, diag_embed, mm
@@ -46,9 +47,9 @@ def _shape_rule(params, a):
     return [(dtypes.real_code(code), (k,)), (code, (n, k)), (code, (n, p))]
 
 
-def _solve(params, a, v, w, rhs, hint):
-    return complement_solve("hermitian", a, v, w, rhs, hint,
-                            solve_params("hermitian", params[3], params[4], params[5]))
+def _coupling(params, a, v, w, rhs, hint):
+    return coupling_hermitian(a, v, w, rhs, hint,
+                              solve_params("hermitian", params[3], params[4], params[5]))
 
 
 def _jvp(params, tangents, out, xs):
@@ -58,13 +59,13 @@ def _jvp(params, tangents, out, xs):
     dav = mm(da, v)
     dp = mm(adjoint(v), dav)
     dw = ew.real(diag(dp))
-    x = _solve(params, a, v, w, dav - mm(v, dp), hint)
+    x = _coupling(params, a, v, w, dav - mm(v, dp), hint)
     dv = mm(v, broadened_inverse_gaps(w, params[3]) * dp) + x
     return dw, dv, None
 
 
 def _vjp(params, cts, out, xs, active):
-    """``gA = V (diag(gw) + G o V^H gV) V^H + P V^H`` with ``P = M^-1 (Q gV)``."""
+    """``gA = V (diag(gw) + G o V^H gV) V^H + P V^H`` with ``P = L(K) (Q gV)``."""
     gw, gv, g_hint = cts
     if g_hint is not None:
         raise NotImplementedError("eigsh: the deflation hint (3rd output of eigsh_p) is an "
@@ -77,7 +78,7 @@ def _vjp(params, cts, out, xs, active):
         core = add_optional(core, broadened_inverse_gaps(w, params[3]) * j)
     ct_a = None if core is None else mm(mm(v, core), adjoint(v))
     if gv is not None:
-        p = _solve(params, a, v, w, gv - mm(v, j), hint)
+        p = _coupling(params, a, v, w, gv - mm(v, j), hint)
         ct_a = add_optional(ct_a, mm(p, adjoint(v)))
         if is_complex_value(v):
             largest = st.reduce_max(ew.abs(j), (0, 1))

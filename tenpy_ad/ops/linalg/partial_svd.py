@@ -3,38 +3,47 @@
 
 The derivative is that of the truncated function ``a -> (u, s, vh)`` itself, exact,
 including the coupling of the kept triplets to the discarded subspace, and it never needs
-the discarded singular vectors: with ``Q = I - U U^H``, ``Q_v = I - V V^H``, the parts of
-``dU``, ``dV`` orthogonal to the kept vectors are
+the discarded singular vectors: the parts of ``dU``, ``dV`` orthogonal to the kept vectors
+are
 
-    X = M^-1 (R_u S + A R_v),   Y = (R_v + A^H X) S^-1,
-    R_u = Q dA V,   R_v = Q_v dA^H U,   M = S^2 - Q A A^H Q on range(Q)
+    (X; Y) = L(K) (R_u; R_v),   R_u = Q dA V,   R_v = Q_v dA^H U,
+    K_i = s_i - [[0, A], [A^H, 0]]  on the discarded subspace,  L(x) = x/(x^2 + eps)
 
-(``complement_solve``, conjugate gradients with products of ``a`` only); the VJP is the
-transpose.  Within the kept triplets the rules are ``svd``'s: Lorentzian broadening of the
-gaps (``eps``), the complex phase term and the gauge check.  So ``svds(a, k)`` has the
-gradients of ``svd(a)`` sliced to ``[:k]``.
+(:func:`.complement_solve.coupling_svd`, a Lanczos solve with products of ``a`` only):
+the full SVD rule's broadened terms ``L(s_i - sigma_j)``, ``L(s_i + sigma_j)`` for every
+discarded ``sigma_j``; the VJP is the transpose.  Within the kept triplets the rules are
+``svd``'s: Lorentzian broadening of the gaps (``eps``), the complex phase term and the
+gauge check.  So ``svds(a, k)`` has the gradients of ``svd(a)`` sliced to ``[:k]``, with
+the same semantics at (near-)degeneracies, within the kept values and across the cut.
 
-A fourth output, ``hint``, holds the next ``p`` left singular vectors; it only speeds up
-the solves (see :mod:`.complement_solve`) and carries no derivative.
+A fourth output, ``hint``, holds the next ``p`` singular vectors as ``blockdiag(u', v')``
+((m + n) x 2p); it only speeds up the solves (see :mod:`.complement_solve`) and carries no
+derivative.
 """
 from __future__ import annotations
+
+import numpy as np
 
 from ... import dtypes
 from ...errors import ShapeError
 from ...primitive import bind, code_of_value, describe, is_complex_value, primitive
 from ...rules import defrules
 from .. import elementwise as ew
-from .complement_solve import complement_solve, solve_params
+from .. import structural as st
+from .complement_solve import coupling_svd, solve_params
 from .gauge import gauge_checked
 from .leading import leading_triplets
 from .matrix import (add_optional, adjoint, combine_gaps, diag, diag_embed, gap_factors,
-                     largest_abs, lorentz, mm, row)
+                     largest_abs, lorentz, mm)
 
 
 def _impl(params, a):
     k, p, _, tol, maxiter, dense = params
     u, s, vh = leading_triplets(a, k + p, k, tol, maxiter, dense)
-    return u[:, :k], s[:k], vh[:k], u[:, k:]
+    m, n = a.shape
+    hint = np.zeros((m + n, 2 * p), u.dtype)
+    hint[:m, :p], hint[m:, p:] = u[:, k:], vh[k:].conj().T
+    return u[:, :k], s[:k], vh[:k], hint
 
 
 def _shape_rule(params, a):
@@ -44,12 +53,13 @@ def _shape_rule(params, a):
                          f"{describe(a)}")
     m, n = a.shape
     code = code_of_value(a)
-    return [(code, (m, k)), (dtypes.real_code(code), (k,)), (code, (k, n)), (code, (m, p))]
+    return [(code, (m, k)), (dtypes.real_code(code), (k,)), (code, (k, n)),
+            (code, (m + n, 2 * p))]
 
 
-def _solve(params, a, u, s, rhs, hint):
-    return complement_solve("gram", a, u, s * s, rhs, hint,
-                            solve_params("gram", params[2], params[3], params[4]))
+def _coupling(params, a, u, v, s, r_u, r_v, hint):
+    return coupling_svd(a, u, v, s, r_u, r_v, hint,
+                        solve_params("svd", params[2], params[3], params[4]))
 
 
 def _jvp(params, tangents, out, xs):
@@ -70,16 +80,15 @@ def _jvp(params, tangents, out, xs):
         omega_u, omega_v = omega_u + phase, omega_v - phase
     r_u = mm(da, v) - mm(u, dp)                        # Q dA V
     r_v = mm(adjoint(da), u) - mm(v, dph)              # Q_v dA^H U
-    x = _solve(params, a, u, s, r_u * row(s) + mm(a, r_v), hint)
-    y = (r_v + mm(adjoint(a), x)) * row(inv_s)
+    x, y = _coupling(params, a, u, v, s, r_u, r_v, hint)
     du = mm(u, omega_u) + x
     dv = mm(v, omega_v) + y
     return du, ds, adjoint(dv), None
 
 
 def _vjp(params, cts, out, xs, active):
-    """``gA = U core V^H + P V^H + U ((G_v + A^H P) S^-1)^H`` with ``core`` as in ``svd``,
-    ``G_u = Q gU``, ``G_v = Q_v gV`` and ``P = M^-1 (G_u S + A G_v)``."""
+    """``gA = U core V^H + P_u V^H + U P_v^H`` with ``core`` as in ``svd`` and
+    ``(P_u; P_v) = L(K) (Q gU; Q_v gV)`` (``L(K)`` is self-adjoint)."""
     eps = params[2]
     a = xs[0]
     gu, gs, gvh, g_hint = cts
@@ -106,11 +115,10 @@ def _vjp(params, cts, out, xs, active):
     g_left = None if gu is None else gu - mm(u, j)
     g_right = None if gv is None else gv - mm(v, kmat)
     if g_left is not None or g_right is not None:
-        rhs = add_optional(None if g_left is None else g_left * row(s),
-                           None if g_right is None else mm(a, g_right))
-        p = _solve(params, a, u, s, rhs, hint)
-        right = add_optional(mm(adjoint(a), p), g_right) * row(inv_s)
-        ct_a = add_optional(ct_a, mm(p, vh) + mm(u, adjoint(right)))
+        p_u, p_v = _coupling(params, a, u, v, s,
+                             st.full_like(u, 0) if g_left is None else g_left,
+                             st.full_like(v, 0) if g_right is None else g_right, hint)
+        ct_a = add_optional(ct_a, mm(p_u, vh) + mm(u, adjoint(p_v)))
     if ct_a is None:
         return (None,)
     if complex_input and (j is not None or kmat is not None):

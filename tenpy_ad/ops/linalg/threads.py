@@ -37,7 +37,7 @@ def _partial_work(kind: str):
 
 
 def _block_products(params, a, u, t, b, hint):
-    """complement_solve: its conjugate gradients multiply ``a`` by blocks of ``b``."""
+    """complement_solve: its Lanczos processes multiply ``a`` by blocks of ``b``."""
     return "matmul", 2 * a[-2] * a[-1] * (b[-1] if len(b) > 1 else 1)
 
 

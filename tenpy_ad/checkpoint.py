@@ -28,7 +28,7 @@ from .errors import ArgumentError
 from .functional import jvp as function_jvp, vjp as function_vjp
 from .ops import structural as st
 from .primitive import Tensor, TracedTensor, bind, bind1, constant, primitive, shape_of
-from .rules import deflinear, defrules
+from .rules import deflinear, per_output_count
 from .program import compile as compile_program
 from .traced import input as placeholder
 
@@ -112,17 +112,7 @@ def _jvp(region, tangents, out, xs):
     return _single(tuple(tangents_out))
 
 
-_primitives: dict = {}
-
-
-def _checkpoint_primitive(n_outputs: int):
-    prim = _primitives.get(n_outputs)
-    if prim is None:
-        prim = primitive(f"checkpoint/{n_outputs}", _impl, _shape_rule, n_outputs=n_outputs,
-                         format_params=repr)
-        defrules(prim, _jvp, _vjp)
-        _primitives[n_outputs] = prim
-    return prim
+_checkpoint_primitive = per_output_count("checkpoint", _impl, _shape_rule, _jvp, _vjp)
 
 
 def checkpoint(fn: Callable) -> Callable:

@@ -32,10 +32,9 @@ from . import dtypes
 from .errors import ArgumentError, ConvergenceError, DTypeError, GraphError, ShapeError
 from .functional import jvp as function_jvp, vjp as function_vjp
 from .ops import structural as st
-from .primitive import (Tensor, TracedTensor, bind, code_of_value, constant, primitive,
-                        shape_of)
+from .primitive import Tensor, TracedTensor, bind, code_of_value, constant, shape_of
 from .program import compile as compile_program
-from .rules import defrules
+from .rules import per_output_count
 from .solvers import solve_affine, solve_by_iteration
 from .traced import input as placeholder
 from .tree import tree_flatten, tree_unflatten
@@ -159,19 +158,6 @@ def _shape_rule(problem, *operands):
     return avals[0] if problem.n_x == 1 else avals
 
 
-_primitives: dict = {}
-
-
-def _primitive(n_x: int):
-    prim = _primitives.get(n_x)
-    if prim is None:
-        prim = primitive(f"fixed_point/{n_x}", _impl, _shape_rule, n_outputs=n_x,
-                         format_params=repr)
-        defrules(prim, _jvp, _vjp)
-        _primitives[n_x] = prim
-    return prim
-
-
 def _solve(step, x0: list, args: list, label: str, tol: float, max_iter: int, method: str,
            solver: str, anderson: int = 0, stats: dict | None = None,
            linearize: Callable | None = None) -> list:
@@ -271,6 +257,9 @@ def _jvp(problem, tangents, out, xs):
     solution = _solve(tangent_step, [_zeros_like(o) for o in x_star], x_star + theta + d_theta,
                       **_derived(problem, "tangent"))
     return solution[0] if n == 1 else tuple(solution)
+
+
+_primitive = per_output_count("fixed_point", _impl, _shape_rule, _jvp, _vjp)
 
 
 def _split(params: list, n: int, n_theta: int):

@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ._compiled import _core
-from .primitive import Primitive, bind, bind1
+from .primitive import Primitive, bind, bind1, primitive
 
 __all__ = ["defjvp", "defvjp", "deflinear", "defrules", "linear_jvp", "zero_rule"]
 
@@ -37,6 +37,22 @@ def defrules(prim: Primitive, jvp: Callable, vjp: Callable) -> Primitive:
     prim.jvp = jvp
     prim.vjp = vjp
     return prim
+
+
+def per_output_count(name: str, impl: Callable, shape_rule: Callable, jvp: Callable,
+                     vjp: Callable) -> Callable[[int], Primitive]:
+    """A family of primitives ``name/n`` with ``n`` outputs and whole rules
+    (:func:`defrules`), each registered on first use: ``family(n)`` -> the primitive."""
+    made: dict = {}
+
+    def family(n_outputs: int) -> Primitive:
+        prim = made.get(n_outputs)
+        if prim is None:
+            prim = primitive(f"{name}/{n_outputs}", impl, shape_rule, n_outputs=n_outputs,
+                             format_params=repr)
+            made[n_outputs] = defrules(prim, jvp, vjp)
+        return prim
+    return family
 
 
 def zero_rule(params, g, out, *xs):

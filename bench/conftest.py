@@ -8,10 +8,9 @@ freed blocks kept in the heap.
 import pytest
 
 import tenpy_ad as tp
-from tenpy_ad.runtime import limit_blas_threads, tune_allocator
+from tenpy_ad.runtime import limit_blas_threads
 
 limit_blas_threads(1)
-tune_allocator()
 
 
 @pytest.fixture

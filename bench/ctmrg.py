@@ -28,7 +28,7 @@ from functools import partial
 
 import tenpy_ad as tp
 from tenpy_ad.models import ctmrg, onsager
-from tenpy_ad.runtime import limit_blas_threads, tune_allocator
+from tenpy_ad.runtime import limit_blas_threads
 
 from timing import Laps, median_laps
 
@@ -145,7 +145,6 @@ def main(argv=None) -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     limit_blas_threads(args.threads)
-    tune_allocator()
     if not args.json:
         print(f"# CTMRG 2D Ising; BLAS threads {args.threads}; core "
               f"{tp.core_info()['source_hash']}; errors against Onsager/Yang")

@@ -10,7 +10,7 @@ import sys
 
 from tenpy_ad.models import onsager
 from tenpy_ad.models.trg import CompiledTRG
-from tenpy_ad.runtime import limit_blas_threads, tune_allocator
+from tenpy_ad.runtime import limit_blas_threads
 
 from timing import Laps
 
@@ -24,7 +24,6 @@ def main(argv=None) -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     limit_blas_threads(1)
-    tune_allocator()
     betas = [onsager.BETA_C if b == "bc" else float(b) for b in args.betas.split(",")]
     if not args.json:
         print(f"# TRG {args.steps} steps vs Onsager (errors are |TRG - exact|)")

@@ -7,8 +7,8 @@ eager forward and backward, the compiled value+grad program, and JAX's jitted
 value_and_grad with its make_jaxpr / lower / compile times.  --peak-memory reports the
 peak traced memory of a compiled run with and without per-step checkpointing.
 
-BLAS runs single-threaded and the allocator keeps large blocks (tenpy_ad.runtime), for
-both engines; pass --threads / --no-tune to change that.
+BLAS runs single-threaded for both engines (tenpy_ad.runtime; --threads to change);
+--tune keeps large freed blocks in the heap (runtime.tune_allocator).
 
     python bench/trg_ad_steps.py --max-steps 40
 """
@@ -126,11 +126,12 @@ def main(argv=None) -> int:
                              "(chi = 32 by default: slow)")
     parser.add_argument("--memory-chi", type=int, default=32)
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads (default 1)")
-    parser.add_argument("--no-tune", action="store_true", help="keep the default allocator")
+    parser.add_argument("--tune", action="store_true",
+                        help="keep large freed blocks in the heap (runtime.tune_allocator)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     limit_blas_threads(args.threads)
-    tuned = False if args.no_tune else tune_allocator()
+    tuned = tune_allocator() if args.tune else False
     use_jax = has_module("jax") and not args.no_jax
     out = (lambda row: print(json.dumps(row), flush=True)) if args.json else None
     if not args.json:

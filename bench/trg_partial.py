@@ -28,7 +28,7 @@ import numpy as np
 
 from tenpy_ad.models import onsager
 from tenpy_ad.models.trg import CompiledTRG, ising_tensor, ks_rule, trg_step
-from tenpy_ad.runtime import limit_blas_threads, tune_allocator
+from tenpy_ad.runtime import limit_blas_threads
 
 from timing import Laps
 
@@ -138,7 +138,6 @@ def main(argv=None) -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     limit_blas_threads(args.threads)
-    tune_allocator()
     beta = onsager.BETA_C if args.beta == "bc" else float(args.beta)
     if args.forward:
         if not args.json:

@@ -17,10 +17,10 @@ measures the cost.
 For scripts: :func:`limit_blas_threads` / :func:`restore_blas_threads` /
 :func:`blas_threads` set every loaded BLAS library process-wide (side-by-side benchmarks
 with other engines, "forced to one thread" baselines).  :func:`tune_allocator` (glibc)
-keeps large freed blocks in the heap; the command line and the benchmark scripts opt in,
-as it changes the whole process.  Compiled programs reuse their planned buffers, but the
-allocations inside the decompositions and solvers remain: with the plan, tuning still
-saved 13 % of a TRG chi = 16 run and 2 % at chi = 32 (bench/README.md).
+keeps large freed blocks in the heap.  Nothing applies it by default (it changes the whole
+process), and nothing needs it: with planned buffers and the partial SVD, a TRG value+grad
+run took the same time with and without it (chi = 16: 242/248 ms without, 238/242 ms with;
+chi = 32: 1317/1524 ms without, 1379/1473 ms with; bench/README.md).
 """
 from __future__ import annotations
 

@@ -25,9 +25,7 @@ def set_blas_threads(threads) -> None:
 
 def prepare_process(threads: int) -> None:
     """Process-wide settings of a command-line run (and of each of its workers)."""
-    from tenpy_ad.runtime import tune_allocator
     set_blas_threads(threads)
-    tune_allocator()
 
 
 def run_points(point, betas: list, workers: int | None, threads: int) -> list:

@@ -19,6 +19,13 @@ cdef dict _errors = {}               # class name -> exception class of tenpy_ad
 cdef list _dtype_objects = []        # dtype code -> numpy dtype
 cdef dict _code_of_dtype = {}        # numpy dtype -> dtype code (the supported ones)
 cdef object _value_code = None       # tenpy_ad.dtypes.value_code, for the other dtypes
+# the primitives the operators' fast paths bind (arithmetic.pxi, constants.pxi)
+cdef Primitive _add_p = None, _sub_p = None, _mul_p = None, _div_p = None, _neg_p = None
+cdef Primitive _scale_p = None, _shift_p = None, _constant_p = None
+
+# ------------------------------------------------ constant arrays (constants.pxi)
+
+cdef dict _array_constants = {}      # id(array) << 3 | code -> (array, bytes|None, ConstValue, dtype)
 
 # ------------------------------------------------ counters (counters.pxi)
 
@@ -70,20 +77,27 @@ cdef tuple _ZERO_SLOTS = ((), (0,), (0, 0), (0, 0, 0))   # parent slots of 0..3 
 
 
 def install(*, dict surface, object bind_traced, dict errors, list dtypes,
-            object value_code) -> None:
+            object value_code, dict primitives) -> None:
     """Hand the core its Python-side pieces (tenpy_ad calls this once, at import).
 
     ``surface``: the functions the tensor operators forward to (tenpy_ad.numpy, plus
     ``backward``); ``bind_traced``: applies a shape rule and interns the node; ``errors``:
     the exception classes by name; ``dtypes``: the numpy dtype of each dtype code;
-    ``value_code(dtype)``: the code values of any other dtype compute in.
+    ``value_code(dtype)``: the code values of any other dtype compute in; ``primitives``:
+    by name, those the operators' fast paths bind (add, sub, mul, div, neg, scale, shift,
+    constant).
     """
     global _bind_traced, _dtype_objects, _value_code
+    global _add_p, _sub_p, _mul_p, _div_p, _neg_p, _scale_p, _shift_p, _constant_p
     _surface.update(surface)
     _bind_traced = bind_traced
     _errors.update(errors)
     _dtype_objects = list(dtypes)
     _value_code = value_code
+    _add_p, _sub_p, _mul_p, _div_p = (primitives["add"], primitives["sub"], primitives["mul"],
+                                      primitives["div"])
+    _neg_p, _scale_p, _shift_p = primitives["neg"], primitives["scale"], primitives["shift"]
+    _constant_p = primitives["constant"]
     _code_of_dtype.clear()
     for code, dtype in enumerate(_dtype_objects):
         _code_of_dtype[dtype] = code

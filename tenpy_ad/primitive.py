@@ -117,33 +117,7 @@ constant_p = primitive("constant", lambda params: params.array, _constant_rule,
                        format_params=repr)
 
 _scalar_constants: dict = {}
-_array_constants: dict = {}
-_SNAPSHOT_SIZE = 256          # writeable arrays up to this size are cached by their bytes
-
-
-def _constant_of_array(value, code):
-    """The ConstValue of an ndarray, cached by the array's identity: a read-only array
-    (rule constants such as identity matrices) can never change, a small writeable one is
-    checked against a snapshot of its bytes, so its bytes are copied and hashed once, not
-    at every use."""
-    if type(value) is not np.ndarray:
-        return None
-    frozen = not value.flags.writeable
-    if not frozen and value.size > _SNAPSHOT_SIZE:
-        return None
-    key = (id(value), code)
-    entry = _array_constants.get(key)
-    if entry is not None and entry[0] is value:
-        if frozen or (entry[1] == value.tobytes() and entry[2].array.shape == value.shape
-                      and entry[3] is value.dtype):
-            return entry[2]
-    target = dtypes.value_code(value.dtype) if code is None else code
-    params = ConstValue(value.astype(dtypes.DTYPES[target], copy=False))
-    if len(_array_constants) > 4096:
-        _array_constants.clear()
-    # holding ``value`` keeps its id valid; the snapshot tells a mutated array apart
-    _array_constants[key] = (value, None if frozen else value.tobytes(), params, value.dtype)
-    return params
+_constant_params = _core.constant_params     # arrays: cached by identity + byte snapshot
 
 
 def constant(value, code: int | None = None) -> TracedTensor:
@@ -159,7 +133,7 @@ def constant(value, code: int | None = None) -> TracedTensor:
                 _scalar_constants.clear()
             _scalar_constants[cache_key] = params
     else:
-        params = _constant_of_array(value, code)
+        params = _constant_params(value, -1 if code is None else code)
         if params is None:
             array = np.asarray(value)
             target = dtypes.value_code(array.dtype) if code is None else code

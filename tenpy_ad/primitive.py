@@ -25,8 +25,6 @@ TracedTensor = _core.TracedTensor
 Tensor = _core.Tensor
 
 _intern = _core.intern
-_intern_like = _core.intern_like
-_intern_multi = _core.intern_multi
 
 PRIMITIVES: dict[str, Primitive] = {}
 
@@ -53,22 +51,10 @@ def primitive(name: str, impl: Callable, shape_rule: Callable, n_outputs: int = 
 
 # ------------------------------------------------------------------ binding
 
-def bind_traced(prim: Primitive, params, args: tuple):
-    """Intern ``prim(params)(*args)``; non-traced operands become constants."""
-    for a in args:
-        if type(a) is not TracedTensor:
-            args = tuple(a if type(a) is TracedTensor else constant(a) for a in args)
-            break
-    aval = prim.shape_rule(params, *args)
-    if prim.n_outputs == 1:
-        if type(aval) is TracedTensor:
-            return _intern_like(prim, params, args, aval)
-        return _intern(prim, params, args, aval[0], aval[1])
-    return _intern_multi(prim, params, args, list(aval))
-
-
-# bind / bind1 / bind2 live in the compiled core: they are on every hot path (it calls
-# bind_traced, handed over by tenpy_ad/__init__.py).
+# bind / bind1 / bind2 live in the compiled core: they are on every hot path.
+# bind_traced(prim, params, args) interns prim(params)(*args) after its shape rule;
+# non-traced operands become constants (``constant``, handed over by tenpy_ad/__init__.py).
+bind_traced = _core.bind_traced
 bind = _core.bind
 bind1 = _core.bind1
 bind2 = _core.bind2

@@ -84,6 +84,8 @@ cdef class ArraySurface:
         return _fn("power")(other, self)
 
     def __neg__(self):
+        if _floating_code(self) >= 0:
+            return bind1(_neg_p, None, self)       # what tnp.negative binds
         return _fn("negative")(self)
 
     def __pos__(self):

@@ -204,7 +204,7 @@ def gap_factors(s_rows, s_cols, eps, same_indices: bool):
     With ``same_indices`` (row i and column i are the same triplet) the entries i == j are
     pinned to 0, also for eps = 0 (that diagonal belongs to the ``ds`` and phase terms).
     """
-    rows, cols = col(s_rows), row(s_cols)
+    rows, cols = _outer_operands(s_rows, s_cols)
     if not same_indices:
         return lorentz(cols - rows, eps) * 0.5, lorentz(cols + rows, eps) * 0.5
     pin, half_off = _leading_diagonal(shape_of(s_rows)[-1], shape_of(s_cols)[-1],
@@ -212,6 +212,18 @@ def gap_factors(s_rows, s_cols, eps, same_indices: bool):
     minus = lorentz(cols - rows, eps, pin) * 0.5
     plus = lorentz(cols + rows, eps, pin) * half_off
     return minus, plus
+
+
+def _outer_operands(v_rows, v_cols):
+    """``col(v_rows)`` and ``row(v_cols)`` (vectors of one batch shape) broadcast to the
+    rows x cols matrices, as the ``-``/``+`` between them would broadcast them (the same
+    nodes, without the surface's promotion and broadcasting pass); arrays stay as they
+    are (NumPy broadcasts them)."""
+    rows, cols = col(v_rows), row(v_cols)
+    if type(rows) is np.ndarray and type(cols) is np.ndarray:
+        return rows, cols
+    shape = shape_of(rows)[:-1] + shape_of(cols)[-1:]
+    return st.broadcast_to(rows, shape), st.broadcast_to(cols, shape)
 
 
 @functools.lru_cache(maxsize=256)
@@ -238,5 +250,5 @@ def combine_gaps(f_minus, f_plus, a, b):
 
 def broadened_inverse_gaps(w, eps):
     """``1/(w_j - w_i)`` off the diagonal, broadened; 0 on it."""
-    return lorentz(row(w) - col(w), eps,
-                   frozen("eye", shape_of(w)[-1], code_of_value(w)))
+    rows, cols = _outer_operands(w, w)
+    return lorentz(cols - rows, eps, frozen("eye", shape_of(w)[-1], code_of_value(w)))

@@ -36,6 +36,10 @@ cdef Counters _counters
 cdef Py_ssize_t _release_depth = 0   # 1 while the outermost deallocation drains the queue
 cdef list _release_queue = []        # references waiting to be dropped, iteratively
 
+# ------------------------------------------------ fingerprints (fingerprints.pxi)
+
+cdef dict _fp_strings = {}           # str param -> its fingerprint
+
 # ------------------------------------------------ metadata table (metadata.pxi)
 
 cdef Py_ssize_t _capacity = 0        # rows allocated

@@ -13,10 +13,10 @@ import numpy as np
 
 from ... import dtypes
 from ...blas import matmul as blas_matmul
-from ...primitive import TracedTensor, bind, code_of_value, shape_of
+from ...primitive import TracedTensor, bind, bind1, code_of_value, shape_of
 from .. import elementwise as ew
 from .. import structural as st
-from ..contraction import einsum_strict
+from ..contraction import einsum_p, einsum_strict
 
 _BATCH_LETTERS = "ABCDEFGHLMNOPQRSTUVWXYZ"
 
@@ -45,6 +45,9 @@ def adjoint(x):
     if type(x) is np.ndarray:
         x = x.T if x.ndim == 2 else np.swapaxes(x, -1, -2)     # .T: the cheap common case
         return x.conj() if x.dtype.kind == "c" else x
+    if type(x) is TracedTensor and x.ndim == 2:                # what transpose binds
+        x = bind1(st.transpose_p, (1, 0), x)
+        return ew.conj(x) if x.dtype_code > dtypes.FLOAT64 else x
     return ew.conj(st.transpose(x, _swap_last(len(shape_of(x)))))
 
 
@@ -54,8 +57,8 @@ def mm(a, b):
     if ta is np.ndarray and tb is np.ndarray:
         return blas_matmul(a, b)            # with the BLAS threads its size calls for
     if ta is TracedTensor and tb is TracedTensor and a.dtype_code == b.dtype_code:
-        if a.ndim == 2 and b.ndim == 2:
-            return einsum_strict("ij,jk->ik", a, b)    # the primitive: nothing to promote
+        if a.ndim == 2 and b.ndim == 2:                # the primitive: nothing to promote
+            return bind(einsum_p, "ij,jk->ik", a, b)
         if a.ndim == b.ndim and a.shape[:-2] == b.shape[:-2]:
             z = batch_letters(a.ndim)
             return einsum_strict(f"{z}ij,{z}jk->{z}ik", a, b)

@@ -110,17 +110,10 @@ cdef class TracedTensor(ArraySurface):
         raise TypeError("TracedTensor cannot be pickled; save a compiled Program instead")
 
 
-cdef extern from "Python.h":
-    void PyObject_GC_UnTrack(void* op)
-
-
 cdef TracedTensor _new_node(Primitive prim, object params, tuple inputs, int slot):
     cdef TracedTensor node = TracedTensor.__new__(TracedTensor)
     node.prim = prim
     node.params = params
-    # a tuple of nodes (which the cycle collector does not track) cannot be part of a
-    # cycle: untracked, the collector never visits the millions of a deep graph
-    PyObject_GC_UnTrack(<void*>inputs)
     node.inputs = inputs
     node.slot = slot
     node.id = _meta_alloc()

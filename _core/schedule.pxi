@@ -6,6 +6,10 @@
 # none can be part of a reference cycle, so they are kept out of the cycle collector
 # (whose first pass after a compile would otherwise visit every one of them).
 
+cdef extern from "Python.h":
+    void PyObject_GC_UnTrack(void* op)
+
+
 cdef inline tuple _untracked(tuple t):
     """``t``, which holds only numbers and other untracked tuples, out of the cycle
     collector's way (as CPython's collector itself does with such tuples, lazily)."""

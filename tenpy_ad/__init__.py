@@ -35,7 +35,6 @@ from .serialize import load_graph, load_program
 from . import introspection
 from .introspection import counters, reset_counters
 from .config import config
-
 from .ops import elementwise as _ew
 from .primitive import constant_p as _constant_p
 

@@ -177,8 +177,7 @@ def last_uses(Plan plan) -> list:
     what the interpreter releases right after the step."""
     cdef Py_ssize_t n = len(plan.steps), n_buffers = len(plan.metadata), k, b
     cdef Py_ssize_t* last = <Py_ssize_t*>malloc((n_buffers + 1) * sizeof(Py_ssize_t))
-    cdef list frees = [()] * n, pending
-    cdef Instruction step
+    cdef list frees = [()] * n
     try:
         if last == NULL:
             raise MemoryError()
@@ -192,7 +191,7 @@ def last_uses(Plan plan) -> list:
         for b in range(n_buffers):                       # ascending, as the buffers go
             k = last[b]
             if k >= 0:
-                frees[k] = _untracked((b,)) if frees[k] == () else frees[k] + (b,)
+                frees[k] = frees[k] + (b,) if len(<tuple>frees[k]) else _untracked((b,))
         for k in range(n):
             if len(<tuple>frees[k]) > 1:
                 _untracked(<tuple>frees[k])

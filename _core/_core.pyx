@@ -15,6 +15,7 @@ every extension class.  Then, in include order:
 * ``static_params.pxi`` ConstValue and Scalar: params keyed by their exact bits
 * ``node.pxi``          TracedTensor, the interned graph node
 * ``intern_table.pxi``  the C hash table that interns nodes, and ``intern*``
+* ``constants.pxi``     constant arrays as params, cached by identity and a byte snapshot
 * ``structural_equality.pxi`` memoised iterative comparison of graphs of other origins
 * ``graph_walk.pxi``    topological order, its scratch arrays, multi-output sibling groups
 * ``graph_sweep.pxi``   the reverse (VJP) and forward (JVP) sweeps over traced graphs
@@ -27,6 +28,7 @@ every extension class.  Then, in include order:
 * ``operands.pxi``      facts about operands of any kind (shape, dtype code, complexness)
 * ``rule_adapters.pxi`` derivative rules assembled from one rule per input
 * ``dispatch.pxi``      applying a primitive in the mode its operands call for
+* ``arithmetic.pxi``    the operators' fast paths (+ - * / on the common operand pairs)
 """
 cimport cython
 from cpython.ref cimport PyObject, Py_INCREF
@@ -52,6 +54,7 @@ include "primitive.pxi"
 include "static_params.pxi"
 include "node.pxi"
 include "intern_table.pxi"
+include "constants.pxi"
 include "structural_equality.pxi"
 include "graph_walk.pxi"
 include "graph_sweep.pxi"
@@ -64,3 +67,4 @@ include "eager_forward.pxi"
 include "operands.pxi"
 include "rule_adapters.pxi"
 include "dispatch.pxi"
+include "arithmetic.pxi"

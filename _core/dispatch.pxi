@@ -2,7 +2,8 @@
 #
 #   TracedTensor among the operands -> intern a node (elementwise primitives copy the
 #                                      metadata of their first operand, others run their
-#                                      shape rule through ``bind_traced``)
+#                                      shape rule through ``bind_traced``, which
+#                                      makes constants of the other operands)
 #   eager Tensor among the operands -> compute now and record the tape (``eager_apply``)
 #   otherwise                        -> compute with NumPy and return the array
 
@@ -14,13 +15,41 @@ cdef inline int _check_plain(Primitive prim, object params, tuple args) except -
     return 0
 
 
+cdef inline TracedTensor _as_node(object x):
+    """A graph operand: ``x`` itself if traced, else its (interned) constant node."""
+    if type(x) is TracedTensor:
+        return <TracedTensor>x
+    if type(x) is _ndarray:
+        params = constant_params(x, -1)           # cached for rule constants
+        if params is not None:
+            return _constant_node(<ConstValue>params)
+    return _constant_fn(x)
+
+
+cpdef object bind_traced(Primitive prim, object params, tuple args):
+    """Intern ``prim(params)(*args)`` after its shape rule; non-traced operands become
+    constants."""
+    cdef Py_ssize_t i, n = len(args)
+    for i in range(n):
+        if type(args[i]) is not TracedTensor:
+            args = tuple([_as_node(a) for a in args])
+            break
+    aval = prim.shape_rule(params, *args)
+    if prim.n_outputs != 1:
+        return intern_multi(prim, params, args, list(aval))
+    if type(aval) is TracedTensor:
+        return intern_like(prim, params, args, <TracedTensor>aval)
+    code, shape = aval
+    return intern(prim, params, args, code, shape)
+
+
 cpdef object bind1(Primitive prim, object params, object x):
     """Apply a one-operand primitive in the mode its operand calls for."""
     cdef type t = type(x)
     if t is TracedTensor:
         if prim.elementwise:
             return intern_like(prim, params, (x,), <TracedTensor>x)
-        return _bind_traced(prim, params, (x,))
+        return bind_traced(prim, params, (x,))
     if t is Tensor:
         return eager_apply(prim, params, (x,))
     if not prim.elementwise:
@@ -41,7 +70,7 @@ cpdef object bind2(Primitive prim, object params, object x, object y):
         if (prim.elementwise and tx is TracedTensor and ty is TracedTensor
                 and _meta_same((<TracedTensor>x).id, (<TracedTensor>y).id)):
             return intern_like(prim, params, (x, y), <TracedTensor>x)
-        return _bind_traced(prim, params, (x, y))
+        return bind_traced(prim, params, (x, y))
     if tx is Tensor or ty is Tensor:
         return eager_apply(prim, params, (x, y))
     _check_plain(prim, params, (x, y))
@@ -52,7 +81,7 @@ def bind(Primitive prim, object params, *args):
     """Apply a primitive with any number of operands."""
     for a in args:
         if type(a) is TracedTensor:
-            return _bind_traced(prim, params, args)
+            return bind_traced(prim, params, args)
     for a in args:
         if type(a) is Tensor:
             return eager_apply(prim, params, args)

@@ -14,11 +14,18 @@ cdef object _array2string = _np.array2string
 # ------------------------------------------------ installed by tenpy_ad
 
 cdef dict _surface = {}              # operator name -> tenpy_ad.numpy_api function
-cdef object _bind_traced = None      # tenpy_ad.primitive.bind_traced (shape rule + intern)
+cdef object _constant_fn = None      # tenpy_ad.primitive.constant (a non-array operand's node)
 cdef dict _errors = {}               # class name -> exception class of tenpy_ad.errors
 cdef list _dtype_objects = []        # dtype code -> numpy dtype
 cdef dict _code_of_dtype = {}        # numpy dtype -> dtype code (the supported ones)
 cdef object _value_code = None       # tenpy_ad.dtypes.value_code, for the other dtypes
+# the primitives the operators' fast paths bind (arithmetic.pxi, constants.pxi)
+cdef Primitive _add_p = None, _sub_p = None, _mul_p = None, _div_p = None, _neg_p = None
+cdef Primitive _scale_p = None, _shift_p = None, _constant_p = None
+
+# ------------------------------------------------ constant arrays (constants.pxi)
+
+cdef dict _array_constants = {}      # id(array) << 3 | code -> (array, bytes|None, ConstValue, dtype)
 
 # ------------------------------------------------ counters (counters.pxi)
 
@@ -28,6 +35,10 @@ cdef Counters _counters
 
 cdef Py_ssize_t _release_depth = 0   # 1 while the outermost deallocation drains the queue
 cdef list _release_queue = []        # references waiting to be dropped, iteratively
+
+# ------------------------------------------------ fingerprints (fingerprints.pxi)
+
+cdef dict _fp_strings = {}           # str param -> its fingerprint
 
 # ------------------------------------------------ metadata table (metadata.pxi)
 
@@ -69,21 +80,28 @@ cdef int[4] _MASK_OFFSET = [0, 1, 3, 7]
 cdef tuple _ZERO_SLOTS = ((), (0,), (0, 0), (0, 0, 0))   # parent slots of 0..3 inputs
 
 
-def install(*, dict surface, object bind_traced, dict errors, list dtypes,
-            object value_code) -> None:
+def install(*, dict surface, object constant, dict errors, list dtypes,
+            object value_code, dict primitives) -> None:
     """Hand the core its Python-side pieces (tenpy_ad calls this once, at import).
 
     ``surface``: the functions the tensor operators forward to (tenpy_ad.numpy, plus
-    ``backward``); ``bind_traced``: applies a shape rule and interns the node; ``errors``:
+    ``backward``); ``constant(value)``: the constant node of a value; ``errors``:
     the exception classes by name; ``dtypes``: the numpy dtype of each dtype code;
-    ``value_code(dtype)``: the code values of any other dtype compute in.
+    ``value_code(dtype)``: the code values of any other dtype compute in; ``primitives``:
+    by name, those the operators' fast paths bind (add, sub, mul, div, neg, scale, shift,
+    constant).
     """
-    global _bind_traced, _dtype_objects, _value_code
+    global _constant_fn, _dtype_objects, _value_code
+    global _add_p, _sub_p, _mul_p, _div_p, _neg_p, _scale_p, _shift_p, _constant_p
     _surface.update(surface)
-    _bind_traced = bind_traced
+    _constant_fn = constant
     _errors.update(errors)
     _dtype_objects = list(dtypes)
     _value_code = value_code
+    _add_p, _sub_p, _mul_p, _div_p = (primitives["add"], primitives["sub"], primitives["mul"],
+                                      primitives["div"])
+    _neg_p, _scale_p, _shift_p = primitives["neg"], primitives["scale"], primitives["shift"]
+    _constant_p = primitives["constant"]
     _code_of_dtype.clear()
     for code, dtype in enumerate(_dtype_objects):
         _code_of_dtype[dtype] = code

@@ -1,7 +1,23 @@
 # The compiler's pass over a graph: order the nodes "as late as possible", give each a
 # buffer, and describe the work as a Plan of Instruction rows (one per node, one per
 # sibling group of a multi-output primitive).  tenpy_ad.program builds a Program from it.
+#
+# A plan of a 10^6-node graph holds millions of rows and small tuples of buffer numbers:
+# none can be part of a reference cycle, so they are kept out of the cycle collector
+# (whose first pass after a compile would otherwise visit every one of them).
 
+cdef extern from "Python.h":
+    void PyObject_GC_UnTrack(void* op)
+
+
+cdef inline tuple _untracked(tuple t):
+    """``t``, which holds only numbers and other untracked tuples, out of the cycle
+    collector's way (as CPython's collector itself does with such tuples, lazily)."""
+    PyObject_GC_UnTrack(<void*>t)
+    return t
+
+
+@cython.no_gc    # holds a primitive, its params and tuples of buffer numbers: no cycles
 @cython.final
 cdef class Instruction:
     """``outputs <- prim(params)(*inputs)`` over buffer indices: ``inputs`` holds the
@@ -96,13 +112,17 @@ cdef int _fill_plan(Plan plan, GraphWalk walk, Primitive input_prim,
     cdef SiblingGroups groups = SiblingGroups.__new__(SiblingGroups)
     cdef list rows = [], steps = [], multi = []
     cdef list metadata = [None] * walk.n, template = [None] * walk.n
-    cdef TracedTensor node
+    cdef TracedTensor node, previous = None
     cdef Instruction row
     cdef Py_ssize_t k, j
+    cdef tuple meta = None
     plan.unbound = None
     for k in range(walk.n):
         node = <TracedTensor>walk.order[k]
-        metadata[k] = (_dtype_codes[node.id], _meta_shape(node.id))
+        if previous is None or not _meta_same(node.id, previous.id):
+            meta = _untracked((_dtype_codes[node.id], _untracked(_meta_shape(node.id))))
+        metadata[k] = meta                    # shared by runs of one dtype and shape
+        previous = node
         if node.prim is input_prim or node.prim is constant_prim:
             if node.prim is constant_prim:
                 template[k] = node.params.array
@@ -133,7 +153,7 @@ cdef inline Instruction _instruction(TracedTensor node, tuple inputs, Py_ssize_t
     row.params = node.params
     row.inputs = inputs
     if node.prim.n_outputs == 1:
-        row.outputs = ((0, buffer),)
+        row.outputs = _untracked((_untracked((0, buffer)),))
         row.single_output = buffer
     else:
         row.single_output = -1
@@ -149,7 +169,35 @@ cdef tuple _input_buffers(TracedTensor node, Py_ssize_t* index):
         value = index[(<TracedTensor>node.inputs[j]).id]
         Py_INCREF(value)
         PyTuple_SET_ITEM(buffers, j, value)
-    return buffers
+    return _untracked(buffers)
+
+
+def last_uses(Plan plan) -> list:
+    """Per step, the tuple of buffers whose last read it is (program outputs excluded):
+    what the interpreter releases right after the step."""
+    cdef Py_ssize_t n = len(plan.steps), n_buffers = len(plan.metadata), k, b
+    cdef Py_ssize_t* last = <Py_ssize_t*>malloc((n_buffers + 1) * sizeof(Py_ssize_t))
+    cdef list frees = [()] * n
+    try:
+        if last == NULL:
+            raise MemoryError()
+        for b in range(n_buffers):
+            last[b] = -1
+        for k in range(n):
+            for b in (<Instruction>plan.steps[k]).inputs:
+                last[b] = k
+        for b in plan.outputs:
+            last[<Py_ssize_t>b] = -1                     # handed to the caller
+        for b in range(n_buffers):                       # ascending, as the buffers go
+            k = last[b]
+            if k >= 0:
+                frees[k] = frees[k] + (b,) if len(<tuple>frees[k]) else _untracked((b,))
+        for k in range(n):
+            if len(<tuple>frees[k]) > 1:
+                _untracked(<tuple>frees[k])
+        return frees
+    finally:
+        free(last)
 
 
 # ---------------------------------------------------------------- memory plan
@@ -212,6 +260,9 @@ cdef int _alias_classes(Plan plan, object writer, object is_fresh, Py_ssize_t mi
     cdef dict fresh = {}
     cdef Py_ssize_t k, b, a, ra, rb
     cdef Instruction step
+    cdef object meta, big_meta = None, small_meta = None    # the last seen of each size
+    cdef Primitive last_prim = None
+    cdef bint last_none = False, known = False
     for k in range(len(plan.steps)):
         step = <Instruction>plan.steps[k]
         for b in step.inputs:
@@ -219,15 +270,22 @@ cdef int _alias_classes(Plan plan, object writer, object is_fresh, Py_ssize_t mi
         for _, b in step.outputs:
             last[b] = k                                  # defined here
         if step.single_output >= 0:
-            code, shape = metadata[step.single_output]
-            if shape and itemsizes[code] * _product(shape) >= min_bytes:
+            meta = metadata[step.single_output]          # shared by runs of one shape
+            if meta is not small_meta and (meta is big_meta or _big_enough(
+                    <tuple>meta, itemsizes, min_bytes)):
+                big_meta = meta
                 candidates[k] = writer(k)
                 if candidates[k] is not None:
                     continue
-        key = (step.prim, step.params is None)
-        known = fresh.get(key)
-        if known is None:
-            known = fresh[key] = bool(is_fresh(step.prim, step.params))
+            else:
+                small_meta = meta
+        if step.prim is not last_prim or (step.params is None) != last_none:
+            last_prim, last_none = step.prim, step.params is None
+            key = (last_prim, last_none)
+            found = fresh.get(key)
+            if found is None:
+                found = fresh[key] = bool(is_fresh(step.prim, step.params))
+            known = found
         if known:
             continue
         for _, b in step.outputs:                        # may be a view of any operand
@@ -236,6 +294,12 @@ cdef int _alias_classes(Plan plan, object writer, object is_fresh, Py_ssize_t mi
                 if ra != rb:
                     parent[rb] = ra
     return 0
+
+
+cdef inline bint _big_enough(tuple meta, list itemsizes, Py_ssize_t min_bytes) except -1:
+    """Whether a value of ``meta = (dtype code, shape)`` is large enough to be planned."""
+    code, shape = meta
+    return bool(shape) and <Py_ssize_t>itemsizes[code] * _product(shape) >= min_bytes
 
 
 cdef inline Py_ssize_t _product(tuple shape):
@@ -268,8 +332,9 @@ cdef tuple _assign_arrays(Plan plan, list candidates, Py_ssize_t* parent, Py_ssi
                     if size:
                         released.setdefault(k, []).append(scratch)
                 writers[k], storage[k] = candidates[k], tuple(arrays)
-        for s in released.pop(k, ()):
-            idle.setdefault(sizes[s], []).append(s)
+        if released:
+            for s in released.pop(k, ()):
+                idle.setdefault(sizes[s], []).append(s)
     return writers, storage, sizes
 
 

@@ -21,30 +21,39 @@ cdef class ArraySurface:
         return _fn("__array_function__")(func, types, args, kwargs)
 
     # ---------------------------------------------------------------- arithmetic
+    # + - * / try the fast paths of arithmetic.pxi first (same nodes, no Python frames)
 
     def __add__(self, other):
-        return _fn("add")(self, other)
+        result = _arithmetic(OP_ADD, self, other, False)
+        return _fn("add")(self, other) if result is None else result
 
     def __radd__(self, other):
-        return _fn("add")(other, self)
+        result = _arithmetic(OP_ADD, self, other, True)
+        return _fn("add")(other, self) if result is None else result
 
     def __sub__(self, other):
-        return _fn("subtract")(self, other)
+        result = _arithmetic(OP_SUB, self, other, False)
+        return _fn("subtract")(self, other) if result is None else result
 
     def __rsub__(self, other):
-        return _fn("subtract")(other, self)
+        result = _arithmetic(OP_SUB, self, other, True)
+        return _fn("subtract")(other, self) if result is None else result
 
     def __mul__(self, other):
-        return _fn("multiply")(self, other)
+        result = _arithmetic(OP_MUL, self, other, False)
+        return _fn("multiply")(self, other) if result is None else result
 
     def __rmul__(self, other):
-        return _fn("multiply")(other, self)
+        result = _arithmetic(OP_MUL, self, other, True)
+        return _fn("multiply")(other, self) if result is None else result
 
     def __truediv__(self, other):
-        return _fn("divide")(self, other)
+        result = _arithmetic(OP_DIV, self, other, False)
+        return _fn("divide")(self, other) if result is None else result
 
     def __rtruediv__(self, other):
-        return _fn("divide")(other, self)
+        result = _arithmetic(OP_DIV, self, other, True)
+        return _fn("divide")(other, self) if result is None else result
 
     def __floordiv__(self, other):
         return _fn("floor_divide")(self, other)
@@ -75,6 +84,8 @@ cdef class ArraySurface:
         return _fn("power")(other, self)
 
     def __neg__(self):
+        if _floating_code(self) >= 0:
+            return bind1(_neg_p, None, self)       # what tnp.negative binds
         return _fn("negative")(self)
 
     def __pos__(self):

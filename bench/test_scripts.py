@@ -5,6 +5,7 @@ import pytest
 from tenpy_ad import blowup
 
 import ad_blowup
+import build_cost
 import ctmrg
 import eager_chains
 import memory_per_node
@@ -40,6 +41,7 @@ def test_ad_blowup_prints_the_same_columns(capsys):
 
 @pytest.mark.parametrize("script,argv", [
     (eager_chains, ["--kind", "svd3", "--depths", "5,10", "--repeats", "1", "--no-torch"]),
+    (build_cost, ["--calls", "5", "--repeats", "1", "--depth", "20", "--chain-repeats", "1"]),
     (trg_ad_steps, ["--max-steps", "2", "--compare-steps", "3", "--repeats", "1",
                     "--no-jax"]),
     (trg_accuracy, ["--chis", "4", "--betas", "0.3", "--steps", "3"]),
@@ -52,7 +54,7 @@ def test_ad_blowup_prints_the_same_columns(capsys):
     (threads, ["--crossover", "--kinds", "matmul,eigh", "--sizes", "16,32", "--repeats",
                "1"]),
     (threads, ["--buffers", "4", "--steps", "3", "--repeats", "1"]),
-], ids=["eager_chains", "trg_ad_steps", "trg_accuracy", "memory_per_node", "trg_partial",
+], ids=["eager_chains", "build_cost", "trg_ad_steps", "trg_accuracy", "memory_per_node", "trg_partial",
         "ctmrg", "numpy_dispatch", "small_ops", "threads", "threads_crossover",
         "threads_buffers"])
 def test_script_runs(script, argv, capsys):

@@ -16,7 +16,7 @@ Eager::
 """
 from ._compiled import _core
 from . import dtypes as _dtypes, errors
-from .primitive import Tensor, TracedTensor, PRIMITIVES, bind_traced as _bind_traced, constant
+from .primitive import Tensor, TracedTensor, PRIMITIVES, constant
 from . import numpy
 from .numpy import *       # noqa: F401,F403 - NumPy's names are also tp.<name>
 from .numpy import SURFACE as _SURFACE
@@ -35,9 +35,16 @@ from .serialize import load_graph, load_program
 from . import introspection
 from .introspection import counters, reset_counters
 from .config import config
+from .ops import elementwise as _ew
+from .primitive import constant_p as _constant_p
 
-_core.install(surface=dict(_SURFACE, backward=_backward), bind_traced=_bind_traced,
-              errors=errors.ALL, dtypes=list(_dtypes.DTYPES), value_code=_dtypes.value_code)
+# the primitives the operators' fast paths bind in the core (same nodes as tenpy_ad.numpy)
+_OPERATOR_PRIMITIVES = {"add": _ew.add_p, "sub": _ew.sub_p, "mul": _ew.mul_p,
+                        "div": _ew.div_p, "neg": _ew.neg_p, "scale": _ew.scale_p,
+                        "shift": _ew.shift_p, "constant": _constant_p}
+_core.install(surface=dict(_SURFACE, backward=_backward), constant=constant,
+              errors=errors.ALL, dtypes=list(_dtypes.DTYPES), value_code=_dtypes.value_code,
+              primitives=_OPERATOR_PRIMITIVES)
 
 __version__ = "0.1.0"
 

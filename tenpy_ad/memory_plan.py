@@ -129,6 +129,8 @@ class MemoryPlan:
         # MIN_BYTES is read here, not bound at import: the tests lower it
         writers, self.storage, self.sizes = _core.plan_memory(plan, step_writer, _is_fresh,
                                                               MIN_BYTES)
+        if not self.sizes:
+            return                  # no step writes into a planned array
         for k, found in enumerate(writers):
             if found is not None:
                 self.kernels[k] = found[0]

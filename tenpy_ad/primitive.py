@@ -25,8 +25,6 @@ TracedTensor = _core.TracedTensor
 Tensor = _core.Tensor
 
 _intern = _core.intern
-_intern_like = _core.intern_like
-_intern_multi = _core.intern_multi
 
 PRIMITIVES: dict[str, Primitive] = {}
 
@@ -53,22 +51,10 @@ def primitive(name: str, impl: Callable, shape_rule: Callable, n_outputs: int = 
 
 # ------------------------------------------------------------------ binding
 
-def bind_traced(prim: Primitive, params, args: tuple):
-    """Intern ``prim(params)(*args)``; non-traced operands become constants."""
-    for a in args:
-        if type(a) is not TracedTensor:
-            args = tuple(a if type(a) is TracedTensor else constant(a) for a in args)
-            break
-    aval = prim.shape_rule(params, *args)
-    if prim.n_outputs == 1:
-        if type(aval) is TracedTensor:
-            return _intern_like(prim, params, args, aval)
-        return _intern(prim, params, args, aval[0], aval[1])
-    return _intern_multi(prim, params, args, list(aval))
-
-
-# bind / bind1 / bind2 live in the compiled core: they are on every hot path (it calls
-# bind_traced, handed over by tenpy_ad/__init__.py).
+# bind / bind1 / bind2 live in the compiled core: they are on every hot path.
+# bind_traced(prim, params, args) interns prim(params)(*args) after its shape rule;
+# non-traced operands become constants (``constant``, handed over by tenpy_ad/__init__.py).
+bind_traced = _core.bind_traced
 bind = _core.bind
 bind1 = _core.bind1
 bind2 = _core.bind2
@@ -117,33 +103,7 @@ constant_p = primitive("constant", lambda params: params.array, _constant_rule,
                        format_params=repr)
 
 _scalar_constants: dict = {}
-_array_constants: dict = {}
-_SNAPSHOT_SIZE = 256          # writeable arrays up to this size are cached by their bytes
-
-
-def _constant_of_array(value, code):
-    """The ConstValue of an ndarray, cached by the array's identity: a read-only array
-    (rule constants such as identity matrices) can never change, a small writeable one is
-    checked against a snapshot of its bytes, so its bytes are copied and hashed once, not
-    at every use."""
-    if type(value) is not np.ndarray:
-        return None
-    frozen = not value.flags.writeable
-    if not frozen and value.size > _SNAPSHOT_SIZE:
-        return None
-    key = (id(value), code)
-    entry = _array_constants.get(key)
-    if entry is not None and entry[0] is value:
-        if frozen or (entry[1] == value.tobytes() and entry[2].array.shape == value.shape
-                      and entry[3] is value.dtype):
-            return entry[2]
-    target = dtypes.value_code(value.dtype) if code is None else code
-    params = ConstValue(value.astype(dtypes.DTYPES[target], copy=False))
-    if len(_array_constants) > 4096:
-        _array_constants.clear()
-    # holding ``value`` keeps its id valid; the snapshot tells a mutated array apart
-    _array_constants[key] = (value, None if frozen else value.tobytes(), params, value.dtype)
-    return params
+_constant_params = _core.constant_params     # arrays: cached by identity + byte snapshot
 
 
 def constant(value, code: int | None = None) -> TracedTensor:
@@ -159,7 +119,7 @@ def constant(value, code: int | None = None) -> TracedTensor:
                 _scalar_constants.clear()
             _scalar_constants[cache_key] = params
     else:
-        params = _constant_of_array(value, code)
+        params = _constant_params(value, -1 if code is None else code)
         if params is None:
             array = np.asarray(value)
             target = dtypes.value_code(array.dtype) if code is None else code

@@ -65,24 +65,10 @@ class Program:
         self._plan = plan                  # holds no graph node once ``unbound`` is None
         self._input_specs = [(buf, x.shape, x.dtype, x.name)
                              for buf, x in zip(plan.inputs, inputs)]
-        self._frees = self._liveness()
+        self._frees = _core.last_uses(plan)  # per step: the buffers dead after it
         self._memory = MemoryPlan(plan, enabled=reuse_buffers)
         self._idle_arrays = []            # sets of planned arrays not in use by a call
         self._by_setting = {}             # blas_threads setting -> (kernels, threads)
-
-    def _liveness(self) -> list:
-        """Per step, the buffers whose last use it is (outputs are never freed)."""
-        steps = self._plan.steps
-        last_use = {}
-        for k, step in enumerate(steps):
-            for b in step.inputs:
-                last_use[b] = k
-        keep = set(self._plan.outputs)
-        frees = [[] for _ in steps]
-        for b, k in last_use.items():
-            if b not in keep:
-                frees[k].append(b)
-        return [tuple(f) for f in frees]
 
     # ------------------------------------------------------------------ running
 

@@ -31,10 +31,12 @@ def parse(subscripts: str) -> tuple[list[str], str]:
 
 
 def _einsum_rule(subscripts, *xs):
-    codes = tuple(code_of_value(x) for x in xs)
-    if len(set(codes)) != 1:
+    code = code_of_value(xs[0])
+    if len(xs) == 1:
+        return code, _einsum_shape(subscripts, (xs[0].shape,))
+    if code_of_value(xs[1]) != code:
         raise ShapeError(f"einsum '{subscripts}': operand dtypes differ")
-    return codes[0], _einsum_shape(subscripts, tuple(x.shape for x in xs))
+    return code, _einsum_shape(subscripts, (xs[0].shape, xs[1].shape))
 
 
 @lru_cache(maxsize=8192)
@@ -224,9 +226,18 @@ writes_into(einsum_p, _einsum_storage, _einsum_into, _einsum_scratch)
 
 def einsum_strict(subscripts: str, *xs):
     """The einsum primitive itself: 1 or 2 operands of one dtype, distinct letters."""
+    if len(xs) == 2:
+        return bind(einsum_p, subscripts, *xs)
+    perm = _permutation(subscripts)
+    if perm is None:
+        return bind(einsum_p, subscripts, *xs)
+    return st.transpose(xs[0], perm)       # the identity returns the operand itself
+
+
+@lru_cache(maxsize=4096)
+def _permutation(subscripts: str):
+    """The axis permutation a one-operand einsum is (None: it sums or is not one)."""
     ins, out = parse(subscripts)
-    if len(xs) == 1 and ins[0] == out:
-        return xs[0]
-    if len(xs) == 1 and sorted(ins[0]) == sorted(out):
-        return st.transpose(xs[0], tuple(ins[0].index(c) for c in out))
-    return bind(einsum_p, subscripts, *xs)
+    if len(ins) != 1 or sorted(ins[0]) != sorted(out):
+        return None
+    return tuple(ins[0].index(c) for c in out)

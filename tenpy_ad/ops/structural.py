@@ -41,11 +41,16 @@ def reshape(x, shape: tuple):
 # ------------------------------------------------------------------ transpose
 
 def _transpose_rule(perm, x):
-    if sorted(perm) != list(range(x.ndim)):
+    shape = x.shape
+    if not _is_permutation(perm, len(shape)):
         raise ShapeError(f"transpose: axes {list(perm)} are not a permutation for "
                          f"{describe(x)}")
-    shape = x.shape
-    return code_of_value(x), tuple(shape[p] for p in perm)
+    return code_of_value(x), tuple([shape[p] for p in perm])
+
+
+@lru_cache(maxsize=1024)
+def _is_permutation(perm: tuple, ndim: int) -> bool:
+    return sorted(perm) == list(range(ndim))
 
 
 transpose_p = primitive("transpose", lambda perm, x: np.transpose(x, perm), _transpose_rule,
@@ -61,11 +66,23 @@ def _inverse(perm: tuple) -> tuple:
 
 
 def transpose(x, perm: tuple):
-    if type(perm) is not tuple or not all(type(p) is int for p in perm):
-        perm = tuple(int(p) for p in perm)
+    ints = _int_perms.get(perm) if type(perm) is tuple else None
+    perm = _int_perm(perm) if ints is None else ints
     if perm == _identity_perm(len(shape_of(x))):
         return x
     return bind1(transpose_p, perm, x)
+
+
+_int_perms: dict = {}     # permutation -> the same as a tuple of Python ints (the params)
+
+
+def _int_perm(perm) -> tuple:
+    """``perm`` as a tuple of Python ints (NumPy integers would make distinct params)."""
+    ints = tuple([int(p) for p in perm])
+    if len(_int_perms) > 4096:
+        _int_perms.clear()
+    _int_perms[ints] = ints
+    return ints
 
 
 @lru_cache(maxsize=64)

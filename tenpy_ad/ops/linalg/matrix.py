@@ -13,10 +13,10 @@ import numpy as np
 
 from ... import dtypes
 from ...blas import matmul as blas_matmul
-from ...primitive import TracedTensor, bind, code_of_value, shape_of
+from ...primitive import TracedTensor, bind, bind1, code_of_value, shape_of
 from .. import elementwise as ew
 from .. import structural as st
-from ..contraction import einsum_strict
+from ..contraction import einsum_p, einsum_strict
 
 _BATCH_LETTERS = "ABCDEFGHLMNOPQRSTUVWXYZ"
 
@@ -45,6 +45,9 @@ def adjoint(x):
     if type(x) is np.ndarray:
         x = x.T if x.ndim == 2 else np.swapaxes(x, -1, -2)     # .T: the cheap common case
         return x.conj() if x.dtype.kind == "c" else x
+    if type(x) is TracedTensor and x.ndim == 2:                # what transpose binds
+        x = bind1(st.transpose_p, (1, 0), x)
+        return ew.conj(x) if x.dtype_code > dtypes.FLOAT64 else x
     return ew.conj(st.transpose(x, _swap_last(len(shape_of(x)))))
 
 
@@ -54,8 +57,8 @@ def mm(a, b):
     if ta is np.ndarray and tb is np.ndarray:
         return blas_matmul(a, b)            # with the BLAS threads its size calls for
     if ta is TracedTensor and tb is TracedTensor and a.dtype_code == b.dtype_code:
-        if a.ndim == 2 and b.ndim == 2:
-            return einsum_strict("ij,jk->ik", a, b)    # the primitive: nothing to promote
+        if a.ndim == 2 and b.ndim == 2:                # the primitive: nothing to promote
+            return bind(einsum_p, "ij,jk->ik", a, b)
         if a.ndim == b.ndim and a.shape[:-2] == b.shape[:-2]:
             z = batch_letters(a.ndim)
             return einsum_strict(f"{z}ij,{z}jk->{z}ik", a, b)
@@ -204,7 +207,7 @@ def gap_factors(s_rows, s_cols, eps, same_indices: bool):
     With ``same_indices`` (row i and column i are the same triplet) the entries i == j are
     pinned to 0, also for eps = 0 (that diagonal belongs to the ``ds`` and phase terms).
     """
-    rows, cols = col(s_rows), row(s_cols)
+    rows, cols = _outer_operands(s_rows, s_cols)
     if not same_indices:
         return lorentz(cols - rows, eps) * 0.5, lorentz(cols + rows, eps) * 0.5
     pin, half_off = _leading_diagonal(shape_of(s_rows)[-1], shape_of(s_cols)[-1],
@@ -212,6 +215,18 @@ def gap_factors(s_rows, s_cols, eps, same_indices: bool):
     minus = lorentz(cols - rows, eps, pin) * 0.5
     plus = lorentz(cols + rows, eps, pin) * half_off
     return minus, plus
+
+
+def _outer_operands(v_rows, v_cols):
+    """``col(v_rows)`` and ``row(v_cols)`` (vectors of one batch shape) broadcast to the
+    rows x cols matrices, as the ``-``/``+`` between them would broadcast them (the same
+    nodes, without the surface's promotion and broadcasting pass); arrays stay as they
+    are (NumPy broadcasts them)."""
+    rows, cols = col(v_rows), row(v_cols)
+    if type(rows) is np.ndarray and type(cols) is np.ndarray:
+        return rows, cols
+    shape = shape_of(rows)[:-1] + shape_of(cols)[-1:]
+    return st.broadcast_to(rows, shape), st.broadcast_to(cols, shape)
 
 
 @functools.lru_cache(maxsize=256)
@@ -238,5 +253,5 @@ def combine_gaps(f_minus, f_plus, a, b):
 
 def broadened_inverse_gaps(w, eps):
     """``1/(w_j - w_i)`` off the diagonal, broadened; 0 on it."""
-    return lorentz(row(w) - col(w), eps,
-                   frozen("eye", shape_of(w)[-1], code_of_value(w)))
+    rows, cols = _outer_operands(w, w)
+    return lorentz(cols - rows, eps, frozen("eye", shape_of(w)[-1], code_of_value(w)))

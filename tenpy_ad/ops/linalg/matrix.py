@@ -17,6 +17,7 @@ from ...primitive import TracedTensor, bind, bind1, code_of_value, shape_of
 from .. import elementwise as ew
 from .. import structural as st
 from ..contraction import einsum_p, einsum_strict
+from .gaps import outer_operands, spectral_gaps
 
 _BATCH_LETTERS = "ABCDEFGHLMNOPQRSTUVWXYZ"
 
@@ -207,37 +208,7 @@ def gap_factors(s_rows, s_cols, eps, same_indices: bool):
     With ``same_indices`` (row i and column i are the same triplet) the entries i == j are
     pinned to 0, also for eps = 0 (that diagonal belongs to the ``ds`` and phase terms).
     """
-    rows, cols = _outer_operands(s_rows, s_cols)
-    if not same_indices:
-        return lorentz(cols - rows, eps) * 0.5, lorentz(cols + rows, eps) * 0.5
-    pin, half_off = _leading_diagonal(shape_of(s_rows)[-1], shape_of(s_cols)[-1],
-                                      code_of_value(s_rows))
-    minus = lorentz(cols - rows, eps, pin) * 0.5
-    plus = lorentz(cols + rows, eps, pin) * half_off
-    return minus, plus
-
-
-def _outer_operands(v_rows, v_cols):
-    """``col(v_rows)`` and ``row(v_cols)`` (vectors of one batch shape) broadcast to the
-    rows x cols matrices, as the ``-``/``+`` between them would broadcast them (the same
-    nodes, without the surface's promotion and broadcasting pass); arrays stay as they
-    are (NumPy broadcasts them)."""
-    rows, cols = col(v_rows), row(v_cols)
-    if type(rows) is np.ndarray and type(cols) is np.ndarray:
-        return rows, cols
-    shape = shape_of(rows)[:-1] + shape_of(cols)[-1:]
-    return st.broadcast_to(rows, shape), st.broadcast_to(cols, shape)
-
-
-@functools.lru_cache(maxsize=256)
-def _leading_diagonal(rows: int, cols: int, code: int) -> tuple:
-    """Read-only rows x cols arrays of dtype ``code``: ones at (i, i) (else 0), and 0.5
-    off that diagonal."""
-    pin = np.eye(rows, cols, dtype=dtypes.DTYPES[code])
-    half_off = (1 - pin) * 0.5
-    pin.flags.writeable = False
-    half_off.flags.writeable = False
-    return pin, half_off
+    return spectral_gaps(s_rows, s_cols, eps, same_indices)
 
 
 def combine_gaps(f_minus, f_plus, a, b):
@@ -253,5 +224,5 @@ def combine_gaps(f_minus, f_plus, a, b):
 
 def broadened_inverse_gaps(w, eps):
     """``1/(w_j - w_i)`` off the diagonal, broadened; 0 on it."""
-    rows, cols = _outer_operands(w, w)
+    rows, cols = outer_operands(w, w)
     return lorentz(cols - rows, eps, frozen("eye", shape_of(w)[-1], code_of_value(w)))

@@ -1,0 +1,140 @@
+"""The broadened spectral-gap factors of the decomposition rules as one primitive.
+
+``spectral_gaps(s_rows, s_cols)`` gives the two matrices
+
+    minus[i, j] = 0.5 L(s_j - s_i),    plus[i, j] = w L(s_j + s_i),
+
+with ``L(x) = x / (x^2 + eps + pin)`` the broadened ``1/x`` and ``w`` = 0.5 (or, with
+``same_indices``, 0 on the diagonal i == j and 0.5 elsewhere; ``pin`` = 1 there, so those
+entries are 0 even for eps = 0).  Written with elementwise ops this is a dozen nodes per
+SVD rule; as one primitive it is one node (one step of a program, one NumPy pass in an
+eager backward), which is most of what a rule costs on small matrices.  The values are
+those of the elementwise form, operation for operation.
+
+The derivatives use ``L'(x) = (c - x^2) / (x^2 + c)^2`` with ``c = eps + pin``, written with
+the library's ops, so the rules differentiate again to any order.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ... import dtypes
+from ...errors import ShapeError
+from ...primitive import bind, code_of_value, describe, primitive, shape_of
+from ...rules import defrules
+from .. import structural as st
+
+
+@functools.lru_cache(maxsize=256)
+def leading_diagonal(rows: int, cols: int, code: int) -> tuple:
+    """Read-only rows x cols arrays of dtype ``code``: ones at (i, i) (else 0), and 0.5
+    off that diagonal."""
+    pin = np.eye(rows, cols, dtype=dtypes.DTYPES[code])
+    half_off = (1 - pin) * 0.5
+    pin.flags.writeable = False
+    half_off.flags.writeable = False
+    return pin, half_off
+
+
+def _pin_and_weight(params, rows: int, cols: int, code: int):
+    """``pin`` (None: no pinned entries) and the weight of ``plus``."""
+    if not params[1]:
+        return None, 0.5
+    return leading_diagonal(rows, cols, code)
+
+
+def _impl(params, s_rows, s_cols):
+    eps = params[0]
+    pin, weight = _pin_and_weight(params, s_rows.shape[-1], s_cols.shape[-1],
+                                  dtypes.value_code(s_rows.dtype))
+    rows, cols = s_rows[..., :, None], s_cols[..., None, :]
+    out = []
+    for x, w in ((cols - rows, 0.5), (cols + rows, weight)):
+        denominator = x * x + eps
+        if pin is not None:
+            denominator = denominator + pin
+        out.append((x / denominator) * w)
+    return tuple(out)
+
+
+def _shape_rule(params, s_rows, s_cols):
+    rows, cols = shape_of(s_rows), shape_of(s_cols)
+    code = code_of_value(s_rows)
+    if (not rows or not cols or rows[:-1] != cols[:-1] or code != code_of_value(s_cols)
+            or dtypes.is_complex(code)):
+        raise ShapeError(f"spectral_gaps: expected real vectors of one batch shape and "
+                         f"dtype, got {describe(s_rows)} and {describe(s_cols)}")
+    shape = tuple(rows) + tuple(cols[-1:])
+    return [(code, shape), (code, shape)]
+
+
+def outer_operands(v_rows, v_cols):
+    """The vectors ``v_rows`` (as a column) and ``v_cols`` (as a row), of one batch shape,
+    broadcast to the rows x cols matrices (arrays stay as they are: NumPy broadcasts
+    them)."""
+    rows = st.reshape(v_rows, tuple(shape_of(v_rows)) + (1,))
+    cols = st.reshape(v_cols, tuple(shape_of(v_cols)[:-1]) + (1, shape_of(v_cols)[-1]))
+    if type(rows) is np.ndarray and type(cols) is np.ndarray:
+        return rows, cols
+    shape = tuple(shape_of(rows)[:-1]) + tuple(shape_of(cols)[-1:])
+    return st.broadcast_to(rows, shape), st.broadcast_to(cols, shape)
+
+
+def _slopes(params, s_rows, s_cols):
+    """``0.5 L'(s_j - s_i)`` and ``w L'(s_j + s_i)``."""
+    eps = params[0]
+    pin, weight = _pin_and_weight(params, shape_of(s_rows)[-1], shape_of(s_cols)[-1],
+                                  code_of_value(s_rows))
+    rows, cols = outer_operands(s_rows, s_cols)
+    slopes = []
+    c = eps if pin is None else pin + eps           # a float or a constant array
+    for x, w in ((cols - rows, 0.5), (cols + rows, weight)):
+        square = x * x
+        denominator = square + c
+        slopes.append((-square + c) / (denominator * denominator) * w)
+    return slopes
+
+
+def _jvp(params, tangents, out, xs):
+    t_rows, t_cols = tangents
+    zero_rows = st.full_like(xs[0], 0) if t_rows is None else t_rows
+    zero_cols = st.full_like(xs[1], 0) if t_cols is None else t_cols
+    d_rows, d_cols = outer_operands(zero_rows, zero_cols)
+    slope_minus, slope_plus = _slopes(params, *xs)
+    return slope_minus * (d_cols - d_rows), slope_plus * (d_cols + d_rows)
+
+
+def _vjp(params, cts, out, xs, active):
+    ct_minus, ct_plus = cts
+    slope_minus, slope_plus = _slopes(params, *xs)
+    g_minus = None if ct_minus is None else ct_minus * slope_minus
+    g_plus = None if ct_plus is None else ct_plus * slope_plus
+    last = len(shape_of(g_minus if g_minus is not None else g_plus)) - 1
+    to_cols = _sum(g_plus, g_minus, 1.0, last - 1)
+    to_rows = _sum(g_plus, g_minus, -1.0, last)
+    return (to_rows if active[0] else None, to_cols if active[1] else None)
+
+
+def _sum(g_plus, g_minus, sign: float, axis: int):
+    """``sum_axis(g_plus + sign * g_minus)`` with None for zero terms."""
+    if g_minus is None:
+        total = g_plus
+    elif g_plus is None:
+        total = g_minus if sign > 0 else -g_minus
+    else:
+        total = g_plus + g_minus if sign > 0 else g_plus - g_minus
+    return st.reduce_sum(total, (axis,))
+
+
+spectral_gaps_p = primitive(
+    "spectral_gaps", _impl, _shape_rule, n_outputs=2,
+    format_params=lambda p: f"eps={p[0]:g} same_indices={p[1]}")
+defrules(spectral_gaps_p, _jvp, _vjp)
+
+
+def spectral_gaps(s_rows, s_cols, eps: float, same_indices: bool):
+    """``(0.5 L(s_j - s_i), w L(s_j + s_i))`` for ``s_i`` in ``s_rows``, ``s_j`` in
+    ``s_cols`` (see the module docstring)."""
+    return bind(spectral_gaps_p, (float(eps), bool(same_indices)), s_rows, s_cols)

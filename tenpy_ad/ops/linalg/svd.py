@@ -28,13 +28,15 @@ import scipy.linalg.lapack
 
 from ... import dtypes
 from ...errors import ShapeError
-from ...primitive import (Tensor, TracedTensor, bind, code_of_value, describe,
-                         is_complex_value, primitive, shape_of)
+from ...primitive import bind, code_of_value, describe, is_complex_value, primitive, shape_of
 from ...rules import defrules
 from .. import elementwise as ew
 from .. import structural as st
 from . import lapack
+from .complement_solve import coupling_svd, exact_hint, exact_params
 from .gauge import gauge_checked
+from .partial_svd import kept_triplets_vjp
+from .truncation import block, column_range, combined_range, differentiable, outside
 from .matrix import (add_optional, adjoint, combine_gaps, diag, diag_embed, gap_factors,
                      largest_abs, lorentz, mm, place_block, row)
 
@@ -137,47 +139,6 @@ def _svd_jvp(params, tangents, out, xs):
     return du, ds, adjoint(dv)
 
 
-def _leading_extent(g, axis: int, full: int) -> int:
-    """How many leading entries along ``axis`` the cotangent ``g`` can have non-zero.
-
-    Truncation (``u[:, :k]``, ``s[:k]``, ``vh[:k]``) makes the cotangents of the discarded
-    triplets zero.  A traced cotangent shows it structurally (it is the zero-padding
-    ``scatter_slice`` of the slice).  A plain array is inspected (O(size), against the
-    O(n^3) products that knowing it saves): the VJP is linear in the cotangent, so leaving
-    out its zero entries is exact.  An eager Tensor cotangent is being differentiated
-    itself (``create_graph``): its values say nothing about its derivative, so it is never
-    inspected."""
-    if g is None:
-        return 0
-    if type(g) is TracedTensor:
-        if g.prim is st.scatter_slice_p:
-            shape, spec = g.params
-            start, stop, step = spec[axis]
-            if start == 0 and step == 1 and all(
-                    spec[i] == (0, d, 1) for i, d in enumerate(shape) if i != axis):
-                return stop
-        return full
-    if type(g) is Tensor:
-        return full
-    array = np.asarray(g)
-    if full and (array.flat[-1] != 0 or array[(slice(None),) * axis + (full - 1,)].any()):
-        return full                        # the untruncated case, decided cheaply
-    others = tuple(i for i in range(array.ndim) if i != axis)
-    nonzero = np.flatnonzero(np.any(array != 0, axis=others) if others else array != 0)
-    return int(nonzero[-1]) + 1 if nonzero.size else 0
-
-
-def _leading_block(g, axis: int, extent: int, full: int):
-    """``g`` restricted to its first ``extent`` entries along ``axis``."""
-    if g is None or extent == full:
-        return g
-    if (type(g) is TracedTensor and g.prim is st.scatter_slice_p
-            and _leading_extent(g, axis, full) == extent):
-        return g.inputs[0]
-    index = (slice(None),) * axis + (slice(0, extent),)
-    return g[index]
-
-
 def _pad_rows(block, rows: int):
     """``block`` (r x c) placed in the top rows of a ``rows`` x c zero matrix."""
     return place_block(block, (rows, shape_of(block)[-1]), (0, 0))
@@ -200,13 +161,15 @@ def _svd_vjp(params, cts, out, xs, active):
     m, n = shape_of(a)[-2:]
     kk = shape_of(s)[-1]
     last = len(shape_of(s))            # the triplet axis: u's last, s's and vh's last but one
-    k1 = max(_leading_extent(gu, last, kk), _leading_extent(gs, last - 1, kk),
-             _leading_extent(gvh, last - 1, kk))
-    if k1 == 0:
+    lo, k1 = combined_range([column_range(gu, last, kk), column_range(gs, last - 1, kk),
+                             column_range(gvh, last - 1, kk)])
+    if k1 <= lo:
         return (st.full_like(a, 0),)
-    gu = _leading_block(gu, last, k1, kk)
-    gs = _leading_block(gs, last - 1, k1, kk)
-    gvh = _leading_block(gvh, last - 1, k1, kk)
+    if (lo, k1) != (0, kk) and differentiable(gu, gs, gvh):
+        return (_kept_vjp(eps, lo, k1, a, u, s, vh, gu, gs, gvh),)
+    gu = block(gu, last, 0, k1, kk)
+    gs = block(gs, last - 1, 0, k1, kk)
+    gvh = block(gvh, last - 1, 0, k1, kk)
     partial = k1 < kk
     u1, s1, vh1 = (u[..., :k1], s[..., :k1], vh[..., :k1, :]) if partial else (u, s, vh)
     complex_input = is_complex_value(a)
@@ -249,6 +212,27 @@ def _svd_vjp(params, cts, out, xs, active):
                          None if kmat is None else largest_abs(kmat))
         ct_a = gauge_checked(ct_a, residual, reference, "svd")
     return (ct_a,)
+
+
+def _kept_vjp(eps, lo, hi, a, u, s, vh, gu, gs, gvh):
+    """The VJP of the SVD truncated to the triplets ``lo:hi``, in a form whose own
+    derivatives are exact: the partial SVD's rule (:func:`.partial_svd.kept_triplets_vjp`),
+    with the coupling to the discarded subspace solved by ``complement_solve`` on the
+    discarded triplets as a whole (exact mode: dense products with them).  Those enter as
+    a constant: the solve's rules differentiate ``a`` and the kept triplets only."""
+    kk = shape_of(s)[-1]
+    axis = len(shape_of(s)) - 1        # the triplet axis of s and vh; u's is the next
+    u1, s1, vh1 = u[..., lo:hi], s[..., lo:hi], vh[..., lo:hi, :]
+    rest_v = adjoint(outside(vh, axis, lo, hi, kk))
+    hint = exact_hint(st.concatenate([outside(u, axis + 1, lo, hi, kk), rest_v], axis),
+                      outside(s, axis, lo, hi, kk))
+    params = exact_params("svd", eps)
+
+    def coupling(r_u, r_v):
+        return coupling_svd(a, u1, adjoint(vh1), s1, r_u, r_v, hint, params)
+    return kept_triplets_vjp(eps, a, u1, s1, vh1, block(gu, axis + 1, lo, hi, kk),
+                             block(gs, axis, lo, hi, kk), block(gvh, axis, lo, hi, kk),
+                             coupling)
 
 
 svd_p = primitive("svd", _svd_impl, _svd_rule, n_outputs=3,

@@ -68,6 +68,14 @@ Lanczos processes run orthogonally to them.  Treating them as exact is a backwar
 perturbation of ``A`` by their residual, the same size as the kept triplets' own.
 Near-degenerate partners of kept values land there and the iteration sees a gapped
 spectrum.
+
+Exact mode (params ``(kind, eps, tol, maxiter, True)``, :func:`exact_params`): the hint is
+the complete decomposition of ``H`` on the complement (:func:`exact_hint`: the discarded
+singular vectors or eigenvectors over a row of their values; what they leave has the
+eigenvalue 0), and both outputs are dense products with it, no iteration.  ``svd`` and
+``eigh`` truncated use it for VJPs that may be differentiated again: the rules above are
+the same, so every order is exact even where the discarded values are degenerate.
+Stacks of matrices are allowed in exact mode.
 """
 from __future__ import annotations
 
@@ -481,7 +489,8 @@ def _vjp(params, cts, out, xs, active):
                 mm(x, mm(adjoint(_k(kind, a, t, y)), basis))
                 + mm(y, mm(adjoint(_k(kind, a, t, x)), basis))) * -sign)
         if active[2]:
-            gt = add_optional(gt, ew.real(st.reduce_sum(ew.conj(x) * y, (_row_axis(x),))) * sign)
+            overlap = st.reduce_sum(ew.conj(x) * y, (_row_axis(x),))
+            gt = add_optional(gt, ew.real(overlap) * sign)
     if active[1]:
         for x, y in ((gz, z), (gw, w), (gr, r)):
             if x is not None:

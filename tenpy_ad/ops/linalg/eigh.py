@@ -8,6 +8,12 @@ reads only that triangle of the operand ``a`` (and the real part of its diagonal
 a valid point and every perturbation of it is differentiated.  With ``uplo=None`` the
 operand is Hermitian by construction (``tp.linalg.eigh(..., symmetrize_input=True)``
 passes ``(a + a^H)/2``) and the rules are those of ``h`` itself.
+
+Truncation (``v[:, -k:]``, ``w[lo:hi]``) as for ``svd``: a VJP that may be differentiated
+again couples the pairs ``lo:hi`` to the others through ``complement_solve`` in exact
+mode (the partial rule of ``eigsh``), so its derivatives are exact at degenerate
+discarded eigenvalues; arrays and untruncated uses keep the dense rule (checked at second
+order, :mod:`.degenerate_guard`).
 """
 from __future__ import annotations
 
@@ -20,12 +26,13 @@ from ...rules import defrules
 from .. import elementwise as ew
 from . import lapack
 from .complement_solve import coupling_hermitian, exact_hint, exact_params
+from .degenerate_guard import column_sizes, guarded
 from .gauge import gauge_checked
-from .partial_eigh import kept_pairs_vjp
-from .truncation import block, column_range, combined_range, differentiable, outside
 from .matrix import (add_optional, adjoint, broadened_inverse_gaps, diag, diag_embed,
                      hermitian_from_triangle, hermitian_from_triangle_transpose, largest_abs,
                      mm)
+from .partial_eigh import kept_pairs_vjp
+from .truncation import block, column_range, combined_range, differentiable, outside
 
 
 def _eigh_rule(params, a):
@@ -66,6 +73,8 @@ def _eigh_vjp(params, cts, out, xs, active):
         ct_a = _kept_vjp(eps, lo, hi, h, w, v, gw, gv)
     else:
         ct_a = _dense_vjp(eps, w, v, gw, gv)
+        if differentiable(gw, gv):     # every pair, as far as the rule can see
+            ct_a = guarded(ct_a, w, column_sizes((gw, None), (gv, -2)), "eigh", False, eps)
     if uplo is not None:
         ct_a = hermitian_from_triangle_transpose(ct_a, uplo == "L")
     return (ct_a,)

@@ -15,8 +15,20 @@ subspaces, the polar factor ``u vh``, TRG's ``u sqrt(s)`` / ``sqrt(s) vh`` halve
 ``eps = 0`` gives the plain formulas (NaN at exact degeneracy).
 
 Truncation: only the triplets that receive cotangents enter the VJP (``u[:, :k]`` makes
-the others' cotangents zero), so a rank-k use of an n x n SVD costs O(n^2 k) in the
-backward pass, not O(n^3), and degeneracies among discarded triplets are never met.
+the others' cotangents zero, :mod:`.truncation` reads that off), so a rank-k use of an
+n x n SVD costs O(n^2 k) in the backward pass, not O(n^3).  On plain arrays (a
+first-order eager backward) the kept triplets couple to each discarded one by its gap
+factors.  That VJP is a smooth function of ``a`` but not written as one: its derivative
+would differentiate each discarded vector, broadened 0 in place of a divided difference
+inside an exactly degenerate discarded group (a rank-deficient matrix).  So a VJP that may
+be differentiated again (traced or eager-Tensor cotangents) couples the kept triplets
+``lo:hi`` to the discarded subspace as a whole: the partial SVD's rule, with
+``complement_solve`` in exact mode (dense products with the discarded triplets, which
+enter as a constant; its rules are solves with the same operator), so second and higher
+derivatives are exact whenever the kept values are apart from the discarded ones.  The
+first-order values are the same.  Where the cotangents do not show a truncation, the
+dense rule runs over every triplet and its derivative checks that no triplet with a zero
+cotangent is exactly degenerate (:mod:`.degenerate_guard`).
 """
 from __future__ import annotations
 
@@ -28,17 +40,19 @@ import scipy.linalg.lapack
 
 from ... import dtypes
 from ...errors import ShapeError
-from ...primitive import bind, code_of_value, describe, is_complex_value, primitive, shape_of
+from ...primitive import (bind, code_of_value, describe, is_complex_value, primitive,
+                         shape_of)
 from ...rules import defrules
 from .. import elementwise as ew
 from .. import structural as st
 from . import lapack
 from .complement_solve import coupling_svd, exact_hint, exact_params
+from .degenerate_guard import column_sizes, guarded
 from .gauge import gauge_checked
-from .partial_svd import kept_triplets_vjp
-from .truncation import block, column_range, combined_range, differentiable, outside
 from .matrix import (add_optional, adjoint, combine_gaps, diag, diag_embed, gap_factors,
                      largest_abs, lorentz, mm, place_block, row)
+from .partial_svd import kept_triplets_vjp
+from .truncation import block, column_range, combined_range, differentiable, outside
 
 
 @functools.lru_cache(maxsize=16)
@@ -145,20 +159,13 @@ def _pad_rows(block, rows: int):
 
 
 def _svd_vjp(params, cts, out, xs, active):
-    """``gA = U core V^H`` plus the projector terms of rectangular inputs.
-
-    ``core = Fm o (A + B) + Fp o (A - B) + diag(gs) + i Im(diag(J - K))/(2 s)`` with
-    ``J = U^H gU``, ``K = V^H gV``, ``A = J - J^H``, ``B = K - K^H``.  Only the leading
-    ``k1`` triplets carry cotangents (truncation), so ``J``, ``K`` are computed as
-    ``kk x k1`` blocks and ``core`` is non-zero only in its first ``k1`` rows and columns:
-    the cost is O(m n k1) instead of O(m n kk).
-    """
+    """The truncated rule when the result may be differentiated again (:func:`_kept_vjp`),
+    else the dense one; the leading ``k1`` triplets whose cotangents can be non-zero."""
     _check_reduced(params, xs[0], "VJP")
     eps = params[1]
     a = xs[0]
     gu, gs, gvh = cts
     u, s, vh = out
-    m, n = shape_of(a)[-2:]
     kk = shape_of(s)[-1]
     last = len(shape_of(s))            # the triplet axis: u's last, s's and vh's last but one
     lo, k1 = combined_range([column_range(gu, last, kk), column_range(gs, last - 1, kk),
@@ -167,6 +174,21 @@ def _svd_vjp(params, cts, out, xs, active):
         return (st.full_like(a, 0),)
     if (lo, k1) != (0, kk) and differentiable(gu, gs, gvh):
         return (_kept_vjp(eps, lo, k1, a, u, s, vh, gu, gs, gvh),)
+    return (_dense_vjp(eps, k1, a, u, s, vh, gu, gs, gvh),)
+
+
+def _dense_vjp(eps, k1, a, u, s, vh, gu, gs, gvh):
+    """``gA = U core V^H`` plus the projector terms of rectangular inputs.
+
+    ``core = Fm o (A + B) + Fp o (A - B) + diag(gs) + i Im(diag(J - K))/(2 s)`` with
+    ``J = U^H gU``, ``K = V^H gV``, ``A = J - J^H``, ``B = K - K^H``.  Only the leading
+    ``k1`` triplets carry cotangents (truncation), so ``J``, ``K`` are computed as
+    ``kk x k1`` blocks and ``core`` is non-zero only in its first ``k1`` rows and columns:
+    the cost is O(m n k1) instead of O(m n kk).
+    """
+    m, n = shape_of(a)[-2:]
+    kk = shape_of(s)[-1]
+    last = len(shape_of(s))
     gu = block(gu, last, 0, k1, kk)
     gs = block(gs, last - 1, 0, k1, kk)
     gvh = block(gvh, last - 1, 0, k1, kk)
@@ -211,7 +233,10 @@ def _svd_vjp(params, cts, out, xs, active):
         reference = add_optional(None if j is None else largest_abs(j),
                          None if kmat is None else largest_abs(kmat))
         ct_a = gauge_checked(ct_a, residual, reference, "svd")
-    return (ct_a,)
+    if differentiable(gu, gs, gvh):     # every triplet, as far as the rule can see
+        sizes = column_sizes((gu, -2), (gs, None), (gvh, -1))
+        ct_a = guarded(ct_a, s, sizes, "svd", m != n, eps)
+    return ct_a
 
 
 def _kept_vjp(eps, lo, hi, a, u, s, vh, gu, gs, gvh):

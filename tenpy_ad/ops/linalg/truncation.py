@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...primitive import Tensor, TracedTensor
+from ...primitive import Tensor, TracedTensor, constant_p
 from .. import elementwise as ew
 from .. import structural as st
 
-# cotangent producers that keep zero columns zero (the operands' hull bounds the result's)
-_PRESERVING = frozenset([ew.add_p, ew.sub_p, ew.neg_p, ew.scale_p, ew.conj_p])
+# cotangent producers that are zero where all their operands are (sums: the hull of the
+# operands' ranges) or where one chosen operand is (products: either factor's range bounds
+# the result's, the walk follows a constant one if there is one, else the first)
+_SUMS = frozenset([ew.add_p, ew.sub_p])
+_FIRST_OPERAND = frozenset([ew.neg_p, ew.scale_p, ew.conj_p, ew.real_p, ew.imag_p,
+                            ew.convert_p, ew.div_p])
 _WALK_LIMIT = 32                 # producers looked at; beyond that, assume every column
 
 
@@ -24,11 +28,12 @@ def column_range(g, axis: int, full: int) -> tuple:
     (``(full, 0)`` when all are: an empty range, so that ranges combine by min/max).
 
     A traced cotangent, or an eager Tensor one of ``create_graph`` (its values say
-    nothing about its derivative), shows it by its producers: the zero-padding
-    ``scatter_slice`` of a slice, sums of those.  Anything else counts as every column.
-    A plain array, or a Tensor that is a constant, is inspected (O(size), against the
-    products that knowing it saves): the VJP is linear in the cotangent, so leaving out
-    its zero entries is exact."""
+    nothing about its derivative), shows it by its producers (a bounded walk): the
+    zero-padding ``scatter_slice`` of a slice, traced constants, sums of those, and
+    negations, scalings, conversions and products of them.  Anything else counts as every
+    column.  A plain array, or a Tensor that is a constant, is inspected (O(size), against
+    the products that knowing it saves): the VJP is linear in the cotangent, so leaving
+    out its zero entries is exact."""
     if g is None:
         return full, 0
     if type(g) is TracedTensor or type(g) is Tensor and g.requires_grad:
@@ -60,14 +65,12 @@ def block(g, axis: int, lo: int, hi: int, full: int):
 
 
 def _producer(x):
-    """``(prim, params, inputs)`` of a traced node or eager tape entry; None for a leaf
-    or an input whose value the tape does not show."""
+    """``(prim, params, inputs)`` of a traced node or eager tape entry (an input the tape
+    does not show, a constant, is None); None for a leaf."""
     if type(x) is TracedTensor:
         return (x.prim, x.params, x.inputs) if x.prim is not None else None
     node = x.grad_fn if type(x) is Tensor else x
-    if node is None or any(parent is None for parent in node.parents):
-        return None
-    return node.prim, node.params, node.parents
+    return None if node is None else (node.prim, node.params, node.parents)
 
 
 def _structural_range(g, axis: int, full: int) -> tuple:
@@ -75,18 +78,36 @@ def _structural_range(g, axis: int, full: int) -> tuple:
     pending, seen = [g], 0
     while pending:                      # a short walk: no recursion over the graph
         seen += 1
-        found = None if seen > _WALK_LIMIT else _producer(pending.pop())
+        x = pending.pop()
+        found = None if seen > _WALK_LIMIT or x is None else _producer(x)
         if found is None:
             return 0, full
         prim, params, inputs = found
         if prim is st.scatter_slice_p:
             start, stop = _scatter_range(params, axis)
-            lo, hi = min(lo, start), max(hi, stop)
-        elif prim in _PRESERVING:
-            pending.extend(inputs)
+        elif prim is constant_p:
+            start, stop = _value_range(params.array, axis, full)
         else:
-            return 0, full
+            if prim in _SUMS:
+                pending.extend(inputs)
+            elif prim in _FIRST_OPERAND:
+                pending.append(inputs[0])
+            elif prim is ew.mul_p:
+                pending.append(_factor_to_follow(inputs))
+            else:
+                return 0, full
+            continue
+        lo, hi = min(lo, start), max(hi, stop)
     return lo, hi
+
+
+def _factor_to_follow(inputs):
+    """A traced constant factor (its range is read at once), else an eager factor the
+    tape shows (not a constant it hides), else the first."""
+    for x in inputs:
+        if type(x) is TracedTensor and x.prim is constant_p:
+            return x
+    return next((x for x in inputs if x is not None), inputs[0])
 
 
 def _scatter_range(params, axis: int) -> tuple:
@@ -100,6 +121,8 @@ def _scatter_range(params, axis: int) -> tuple:
 
 
 def _value_range(array, axis: int, full: int) -> tuple:
+    if array.ndim <= axis or array.shape[axis] != full:
+        return 0, full                  # not the cotangent's layout: assume every column
     last = (slice(None),) * axis
     if full and array[last + (0,)].any() and array[last + (full - 1,)].any():
         return 0, full                  # the untruncated case, decided cheaply

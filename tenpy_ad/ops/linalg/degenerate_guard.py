@@ -10,8 +10,10 @@ semantics), but silently wrong for triplets whose cotangent is zero -- a loss tr
 a way the rule cannot see.  So the dense VJP's result passes through :func:`guarded`, an
 identity whose derivative rules insert a check: when the derivative runs, it raises
 :class:`~tenpy_ad.errors.GaugeError` (or warns, ``tp.linalg.config.gauge_check``) if a
-triplet with a zero cotangent is degenerate with another one (or zero, rectangular).
-First-order results never run the check.
+triplet with a zero cotangent is exactly degenerate (to rounding) with another one (or
+zero, rectangular).  First-order results never run the check.  Near-degenerate values
+(gaps down to about sqrt(eps)) are not flagged: the broadened rule is close to the
+divided difference there.
 """
 from __future__ import annotations
 
@@ -34,14 +36,14 @@ def _same_as_first(params, x, values, weight):
 
 def _check(params, x, values, weight):
     """``x``, after checking that no zero-``weight`` value is degenerate (see above)."""
-    mode, name, rectangular, eps = params
+    mode, name, rectangular = params
     values, weight = np.asarray(values), np.asarray(weight)
     unused = weight == 0
     if mode == "off" or not unused.any():
         return x
     unused &= (~unused).any(axis=-1, keepdims=True)     # in matrices that use some
     scale = float(np.max(np.abs(values)))
-    tol = 1e3 * np.finfo(values.dtype).eps * scale
+    tol = 1e3 * np.finfo(values.dtype).eps * scale      # exact, up to rounding
     gaps = np.abs(values[..., :, None] - values[..., None, :])
     np.einsum("...ii->...i", gaps)[...] = np.inf
     close = gaps.min(axis=-1) <= tol
@@ -74,13 +76,12 @@ defvjp(guard_p, lambda params, ct, out, x, values, weight:
        bind(second_order_check_p, params, ct, values, weight), zero_rule, zero_rule)
 
 
-def guarded(ct_a, values, weight, name: str, rectangular: bool, eps: float):
+def guarded(ct_a, values, weight, name: str, rectangular: bool):
     """``ct_a``, whose derivatives check ``values`` (s or w) against the per-triplet
     cotangent sizes ``weight`` (see the module docstring)."""
     if config.gauge_check == "off":
         return ct_a
-    return bind(guard_p, (config.gauge_check, name, bool(rectangular), float(eps)), ct_a,
-                values, weight)
+    return bind(guard_p, (config.gauge_check, name, bool(rectangular)), ct_a, values, weight)
 
 
 def column_sizes(*cotangents):

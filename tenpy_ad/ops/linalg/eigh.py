@@ -74,7 +74,7 @@ def _eigh_vjp(params, cts, out, xs, active):
     else:
         ct_a = _dense_vjp(eps, w, v, gw, gv)
         if differentiable(gw, gv):     # every pair, as far as the rule can see
-            ct_a = guarded(ct_a, w, column_sizes((gw, None), (gv, -2)), "eigh", False, eps)
+            ct_a = guarded(ct_a, w, column_sizes((gw, None), (gv, -2)), "eigh", False)
     if uplo is not None:
         ct_a = hermitian_from_triangle_transpose(ct_a, uplo == "L")
     return (ct_a,)

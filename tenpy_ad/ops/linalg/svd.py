@@ -235,7 +235,7 @@ def _dense_vjp(eps, k1, a, u, s, vh, gu, gs, gvh):
         ct_a = gauge_checked(ct_a, residual, reference, "svd")
     if differentiable(gu, gs, gvh):     # every triplet, as far as the rule can see
         sizes = column_sizes((gu, -2), (gs, None), (gvh, -1))
-        ct_a = guarded(ct_a, s, sizes, "svd", m != n, eps)
+        ct_a = guarded(ct_a, s, sizes, "svd", m != n)
     return ct_a
 
 

@@ -68,6 +68,14 @@ Lanczos processes run orthogonally to them.  Treating them as exact is a backwar
 perturbation of ``A`` by their residual, the same size as the kept triplets' own.
 Near-degenerate partners of kept values land there and the iteration sees a gapped
 spectrum.
+
+Exact mode (params ``(kind, eps, tol, maxiter, True)``, :func:`exact_params`): the hint is
+the complete decomposition of ``H`` on the complement (:func:`exact_hint`: the discarded
+singular vectors or eigenvectors over a row of their values; what they leave has the
+eigenvalue 0), and both outputs are dense products with it, no iteration.  ``svd`` and
+``eigh`` truncated use it for VJPs that may be differentiated again: the rules above are
+the same, so every order is exact even where the discarded values are degenerate.
+Stacks of matrices are allowed in exact mode.
 """
 from __future__ import annotations
 
@@ -152,7 +160,9 @@ def _deflation(h, basis, hint, scale: float, tol: float):
 
 
 def _impl(params, a, basis, t, r, hint):
-    kind, eps, tol, maxiter = params
+    kind, eps, tol, maxiter = params[:4]
+    if exact_mode(params):
+        return _exact(kind, eps, a.shape[-2], basis, t, r, hint)
     h = _operator(kind, a)
     r = _project(basis, r)
     scale = float(np.max(np.abs(t))) if t.size else 0.0
@@ -174,6 +184,49 @@ def _impl(params, a, basis, t, r, hint):
                                f"{lanczos.columns.size} column(s) (relative residual "
                                f"{worst:.3g})", residual=worst, iterations=maxiter)
     return deflated[0] + lanczos.result[0], deflated[1] + lanczos.result[1]
+
+
+def _exact(kind: str, eps: float, m: int, basis, t, r, hint):
+    """Both outputs from the complete decomposition of ``H`` on the complement that
+    ``hint`` carries in exact mode (:func:`exact_hint`): its columns are the discarded
+    singular vectors ``(u_j; v_j)`` (kind "svd": the eigenvectors ``(u_j; +-v_j)/sqrt 2``
+    of ``H`` for ``+-sigma_j``) or eigenvectors ``v_j`` of ``H``, its last row their
+    values.  What they leave of the complement (kind "svd": the null vectors of a
+    rectangular ``a``) has the eigenvalue 0.  Stacks of matrices are computed at once."""
+    vectors, values = hint[..., :-1, :], np.swapaxes(hint[..., -1:, :].real, -1, -2)
+    r = r - basis @ (_adjoint(basis) @ r)
+    shift = t[..., None, :]
+    null = r.shape[-2] > basis.shape[-1] + vectors.shape[-1] * (2 if kind == "svd" else 1)
+    rest = None
+    if kind == "hermitian":
+        coef = _adjoint(vectors) @ r
+        gaps = shift - values                           # p x k: t_i - lambda_j
+        both = vectors @ np.concatenate([_lorentz(gaps, eps) * coef,
+                                         _inverse_square(gaps, eps) * coef], axis=-1)
+        if null:
+            rest = r - vectors @ coef
+    else:
+        left, right = vectors[..., :m, :], vectors[..., m:, :]
+        a_coef, b_coef = _adjoint(left) @ r[..., :m, :], _adjoint(right) @ r[..., m:, :]
+        plus, minus = (a_coef + b_coef) * 0.5, (a_coef - b_coef) * 0.5
+        near, far = shift - values, shift + values      # t_i - sigma_j, t_i + sigma_j
+        halves = [(f(near, eps) * plus, f(far, eps) * minus)
+                  for f in (_lorentz, _inverse_square)]
+        both = np.concatenate(
+            [left @ np.concatenate([x + y for x, y in halves], axis=-1),
+             right @ np.concatenate([x - y for x, y in halves], axis=-1)], axis=-2)
+        if null:
+            rest = r - np.concatenate([left @ a_coef, right @ b_coef], axis=-2)
+    k = r.shape[-1]
+    z, w = both[..., :k], both[..., k:]
+    if rest is not None:                                # the eigenvalue 0 of H
+        z = z + rest * _lorentz(shift, eps)
+        w = w + rest * _inverse_square(shift, eps)
+    return z, w
+
+
+def _adjoint(x):
+    return np.swapaxes(x, -1, -2).conj()
 
 
 class _ColumnLanczos:
@@ -292,21 +345,34 @@ def _worst_residual(h, basis, t, r, z, columns, eps) -> float:
 # ------------------------------------------------------------------ shapes
 
 def _shape_rule(params, a, basis, t, r, hint):
-    kind = params[0]
-    sa, sbasis, st_, sr, sh = (shape_of(x) for x in (a, basis, t, r, hint))
-    size = -1
-    if len(sa) == 2:
-        size = sa[0] + sa[1] if kind == "svd" else sa[0]
-    if (len(sa) != 2 or (kind == "hermitian" and sa[0] != sa[1]) or len(sbasis) != 2
-            or sbasis[0] != size or len(st_) != 1 or sr != (size, st_[0])
-            or len(sh) != 2 or sh[0] != size):
+    kind, exact = params[0], exact_mode(params)
+    shapes = sa, sbasis, st_, sr, sh = [shape_of(x) for x in (a, basis, t, r, hint)]
+    batch = sa[:-2] if exact else ()                # stacks: exact mode only
+    nb = len(batch)
+    ok = len(sa) == nb + 2 and all(x[:nb] == batch for x in shapes)
+    if ok:
+        size = sa[nb] + sa[nb + 1] if kind == "svd" else sa[nb]
+        ok = ((kind == "svd" or sa[nb] == sa[nb + 1]) and len(sbasis) == nb + 2
+              and sbasis[nb] == size and len(st_) == nb + 1
+              and sr == batch + (size, st_[nb]) and len(sh) == nb + 2
+              and sh[nb] == size + exact
+              and not (exact and not _complete(kind, size, sbasis[nb + 1], sh[nb + 1])))
+    if not ok:
+        hint = ("(N + 1 x p, the whole complement)" if exact else "(N x p)")
         raise ShapeError(f"complement_solve ({kind}): expected a matrix a, kept vectors "
                          f"(N x k'), shifts (k), right-hand sides (N x k) and a hint "
-                         f"(N x p) with N = {'m + n' if kind == 'svd' else 'n'}, got "
+                         f"{hint} with N = {'m + n' if kind == 'svd' else 'n'}"
+                         f"{' (or stacks of them)' if exact else ''}, got "
                          f"{describe(a)}, {describe(basis)}, {describe(t)}, {describe(r)}, "
                          f"{describe(hint)}")
     code = code_of_value(r)
     return [(code, sr), (code, sr)]
+
+
+def _complete(kind: str, size: int, kept: int, count: int) -> bool:
+    """Whether an exact-mode hint of ``count`` columns can span the complement of ``kept``
+    basis vectors (kind "svd": up to the null space of ``H``)."""
+    return kept + 2 * count <= size if kind == "svd" else kept + count == size
 
 
 # ------------------------------------------------------------------ derivative rules
@@ -323,15 +389,22 @@ def _h(kind, a, x):
     """``H x`` with the library's operations (also ``dH x`` with ``a = dA``)."""
     if kind == "hermitian":
         return mm(a, x)
-    m = shape_of(a)[0]
-    return st.concatenate([mm(a, x[m:]), mm(adjoint(a), x[:m])], 0)
+    m = shape_of(a)[-2]
+    return st.concatenate([mm(a, x[..., m:, :]), mm(adjoint(a), x[..., :m, :])],
+                          _row_axis(x))
 
 
 def _h_cotangent(kind, m, x, w):
     """``G`` with ``Re<x, dH w> = Re<G, dA>``."""
     if kind == "hermitian":
         return mm(x, adjoint(w))
-    return mm(x[:m], adjoint(w[m:])) + mm(w[:m], adjoint(x[m:]))
+    return (mm(x[..., :m, :], adjoint(w[..., m:, :]))
+            + mm(w[..., :m, :], adjoint(x[..., m:, :])))
+
+
+def _row_axis(x) -> int:
+    """The (non-negative) axis of the rows of ``x``'s matrices."""
+    return len(shape_of(x)) - 2
 
 
 def _dp(basis, d_basis, x):
@@ -369,10 +442,11 @@ def _both(params, a, basis, t, hint, first, second):
         out = (None, None) if present is None else bind(complement_solve_p, params, a,
                                                         basis, t, present, hint)
         return (out, (None, None)) if second is None else ((None, None), out)
-    k = shape_of(first)[1]
-    z, w = bind(complement_solve_p, params, a, basis, st.concatenate([t, t], 0),
-                st.concatenate([first, second], 1), hint)
-    return (z[:, :k], w[:, :k]), (z[:, k:], w[:, k:])
+    k = shape_of(first)[-1]
+    both_t = st.concatenate([t, t], len(shape_of(t)) - 1)
+    z, w = bind(complement_solve_p, params, a, basis, both_t,
+                st.concatenate([first, second], len(shape_of(first)) - 1), hint)
+    return (z[..., :k], w[..., :k]), (z[..., k:], w[..., k:])
 
 
 def _jvp(params, tangents, out, xs):
@@ -409,13 +483,14 @@ def _vjp(params, cts, out, xs, active):
         if x is None:
             continue
         if active[0]:
-            ga = add_optional(ga, _h_cotangent(kind, shape_of(a)[0], x, y) * -sign)
+            ga = add_optional(ga, _h_cotangent(kind, shape_of(a)[-2], x, y) * -sign)
         if active[1]:
             g_basis = add_optional(g_basis, (
                 mm(x, mm(adjoint(_k(kind, a, t, y)), basis))
                 + mm(y, mm(adjoint(_k(kind, a, t, x)), basis))) * -sign)
         if active[2]:
-            gt = add_optional(gt, ew.real(st.reduce_sum(ew.conj(x) * y, (0,))) * sign)
+            overlap = st.reduce_sum(ew.conj(x) * y, (_row_axis(x),))
+            gt = add_optional(gt, ew.real(overlap) * sign)
     if active[1]:
         for x, y in ((gz, z), (gw, w), (gr, r)):
             if x is not None:
@@ -423,10 +498,38 @@ def _vjp(params, cts, out, xs, active):
     return ga, g_basis, gt, gr, None
 
 
-complement_solve_p = primitive(
-    "complement_solve", _impl, _shape_rule, n_outputs=2,
-    format_params=lambda p: f"{p[0]} eps={p[1]:g} tol={p[2]:g} maxiter={p[3]}")
+def _format_params(params) -> str:
+    if exact_mode(params):
+        return f"{params[0]} eps={params[1]:g} exact"
+    return f"{params[0]} eps={params[1]:g} tol={params[2]:g} maxiter={params[3]}"
+
+
+complement_solve_p = primitive("complement_solve", _impl, _shape_rule, n_outputs=2,
+                               format_params=_format_params)
 defrules(complement_solve_p, _jvp, _vjp)
+
+
+def exact_mode(params) -> bool:
+    """Whether a node's solves use the complete decomposition its hint carries (params
+    ``(kind, eps, tol, maxiter, True)``, :func:`exact_params`) instead of Lanczos."""
+    return len(params) > 4 and params[4] is True
+
+
+def exact_params(kind: str, eps: float) -> tuple:
+    """The params of exact mode: the hint is :func:`exact_hint`'s complete decomposition
+    of ``H`` on the complement; the solves are dense products with it."""
+    return (kind, float(eps), 0.0, 0, True)
+
+
+def exact_hint(vectors, values):
+    """The hint of exact mode: the discarded vectors (columns; kind "svd": ``(u_j; v_j)``
+    stacked) over a last row of their values (``sigma_j`` or ``lambda_j``).  It carries no
+    derivative: the solve's rules differentiate ``a`` and ``basis`` through ``N`` itself,
+    which is what makes every order exact at degenerate discarded values."""
+    code = code_of_value(vectors)
+    if code_of_value(values) != code:
+        values = ew.convert(values, code)
+    return st.concatenate([vectors, row(values)], _row_axis(vectors))
 
 
 def solve_params(kind: str, eps: float, tol: float, maxiter) -> tuple:
@@ -453,13 +556,13 @@ def coupling_svd(a, u, v, s, r_u, r_v, hint, params):
     """``(X, Y) = L(K) (R_u; R_v)`` for the SVD (kind "svd"): the parts of the kept
     vectors' derivatives (or of the VJP) in the discarded subspace.  ``R_u``, ``R_v``
     must be orthogonal to ``u``, ``v``; ``hint`` is ``blockdiag(next u's, next v's)``."""
-    m, n = shape_of(a)
-    k = shape_of(s)[0]
+    m, n = shape_of(a)[-2:]
+    k = shape_of(s)[-1]
     basis = (place_block(u, (m + n, 2 * k), (0, 0))
              + place_block(v, (m + n, 2 * k), (m, k)))
-    z = complement_solve("svd", a, basis, s, st.concatenate([r_u, r_v], 0), hint,
-                         params)[0]
-    return z[:m], z[m:]
+    z = complement_solve("svd", a, basis, s, st.concatenate([r_u, r_v], _row_axis(r_u)),
+                         hint, params)[0]
+    return z[..., :m, :], z[..., m:, :]
 
 
 def coupling_hermitian(a, v, w, r, hint, params):

@@ -8,6 +8,12 @@ reads only that triangle of the operand ``a`` (and the real part of its diagonal
 a valid point and every perturbation of it is differentiated.  With ``uplo=None`` the
 operand is Hermitian by construction (``tp.linalg.eigh(..., symmetrize_input=True)``
 passes ``(a + a^H)/2``) and the rules are those of ``h`` itself.
+
+Truncation (``v[:, -k:]``, ``w[lo:hi]``) as for ``svd``: a VJP that may be differentiated
+again couples the pairs ``lo:hi`` to the others through ``complement_solve`` in exact
+mode (the partial rule of ``eigsh``), so its derivatives are exact at degenerate
+discarded eigenvalues; arrays and untruncated uses keep the dense rule (checked at second
+order, :mod:`.degenerate_guard`).
 """
 from __future__ import annotations
 
@@ -19,10 +25,14 @@ from ...primitive import code_of_value, describe, is_complex_value, primitive, s
 from ...rules import defrules
 from .. import elementwise as ew
 from . import lapack
+from .complement_solve import coupling_hermitian, exact_hint, exact_params
+from .degenerate_guard import column_sizes, guarded
 from .gauge import gauge_checked
 from .matrix import (add_optional, adjoint, broadened_inverse_gaps, diag, diag_embed,
                      hermitian_from_triangle, hermitian_from_triangle_transpose, largest_abs,
                      mm)
+from .partial_eigh import kept_pairs_vjp
+from .truncation import block, column_range, combined_range, differentiable, outside
 
 
 def _eigh_rule(params, a):
@@ -55,6 +65,23 @@ def _eigh_vjp(params, cts, out, xs, active):
     eps, uplo = params
     gw, gv = cts
     w, v = out
+    n = shape_of(w)[-1]
+    last = len(shape_of(w))            # the pair axis: w's last, v's last
+    lo, hi = combined_range([column_range(gw, last - 1, n), column_range(gv, last, n)])
+    if lo < hi and (lo, hi) != (0, n) and differentiable(gw, gv):
+        h = xs[0] if uplo is None else hermitian_from_triangle(xs[0], uplo == "L")
+        ct_a = _kept_vjp(eps, lo, hi, h, w, v, gw, gv)
+    else:
+        ct_a = _dense_vjp(eps, w, v, gw, gv)
+        if differentiable(gw, gv):     # every pair, as far as the rule can see
+            ct_a = guarded(ct_a, w, column_sizes((gw, None), (gv, -2)), "eigh", False)
+    if uplo is not None:
+        ct_a = hermitian_from_triangle_transpose(ct_a, uplo == "L")
+    return (ct_a,)
+
+
+def _dense_vjp(eps, w, v, gw, gv):
+    """``gA = V (diag(gw) + G o V^H gV) V^H`` over all pairs."""
     core = None if gw is None else diag_embed(gw)
     if gv is not None:
         j = mm(adjoint(v), gv)
@@ -62,9 +89,22 @@ def _eigh_vjp(params, cts, out, xs, active):
     ct_a = mm(mm(v, core), adjoint(v))
     if gv is not None and is_complex_value(v):
         ct_a = gauge_checked(ct_a, ew.imag(diag(j)), largest_abs(j), "eigh")
-    if uplo is not None:
-        ct_a = hermitian_from_triangle_transpose(ct_a, uplo == "L")
-    return (ct_a,)
+    return ct_a
+
+
+def _kept_vjp(eps, lo, hi, h, w, v, gw, gv):
+    """The VJP of a matrix's ``eigh`` restricted to the pairs ``lo:hi``, in a form whose
+    own derivatives are exact (as ``svd``'s, :func:`.svd._kept_vjp`): the partial rule
+    (:func:`.partial_eigh.kept_pairs_vjp`) with ``complement_solve`` in exact mode on the
+    other pairs."""
+    n = shape_of(w)[-1]
+    axis = len(shape_of(w)) - 1        # the pair axis of w; v's is the same
+    v1, w1 = v[..., lo:hi], w[..., lo:hi]
+    hint = exact_hint(outside(v, axis + 1, lo, hi, n), outside(w, axis, lo, hi, n))
+    params = exact_params("hermitian", eps)
+    return kept_pairs_vjp(eps, w1, v1, block(gw, axis, lo, hi, n),
+                          block(gv, axis + 1, lo, hi, n),
+                          lambda rhs: coupling_hermitian(h, v1, w1, rhs, hint, params))
 
 
 eigh_p = primitive("eigh", _eigh_impl, _eigh_rule, n_outputs=2,

@@ -20,11 +20,11 @@ from ...errors import ShapeError
 from ...primitive import bind, code_of_value, describe, is_complex_value, primitive
 from ...rules import defrules
 from .. import elementwise as ew
-from .. import structural as st
 from .complement_solve import coupling_hermitian, solve_params
 from .gauge import gauge_checked
 from .leading import leading_eigenpairs
-from .matrix import add_optional, adjoint, broadened_inverse_gaps, diag, diag_embed, mm
+from .matrix import (add_optional, adjoint, broadened_inverse_gaps, diag, diag_embed,
+                     largest_abs, mm)
 
 WHICH = ("LA", "LM")
 
@@ -65,25 +65,31 @@ def _jvp(params, tangents, out, xs):
 
 
 def _vjp(params, cts, out, xs, active):
-    """``gA = V (diag(gw) + G o V^H gV) V^H + P V^H`` with ``P = L(K) (Q gV)``."""
     gw, gv, g_hint = cts
     if g_hint is not None:
         raise NotImplementedError("eigsh: the deflation hint (3rd output of eigsh_p) is an "
                                   "internal output and has no derivative")
     a = xs[0]
     w, v, hint = out
+    return (kept_pairs_vjp(params[3], w, v, gw, gv,
+                           lambda rhs: _coupling(params, a, v, w, rhs, hint)),)
+
+
+def kept_pairs_vjp(eps, w, v, gw, gv, coupling):
+    """The cotangent of the Hermitian operand (None for zero) from those of k kept
+    eigenpairs ``w, v``: ``gA = V (diag(gw) + G o V^H gV) V^H + P V^H`` with
+    ``P = coupling(Q gV) = L(K) (Q gV)``.  Also the rule of ``eigh`` restricted to kept
+    pairs when its result is differentiated again (:mod:`.eigh`)."""
     core = None if gw is None else diag_embed(gw)
     if gv is not None:
         j = mm(adjoint(v), gv)
-        core = add_optional(core, broadened_inverse_gaps(w, params[3]) * j)
+        core = add_optional(core, broadened_inverse_gaps(w, eps) * j)
     ct_a = None if core is None else mm(mm(v, core), adjoint(v))
     if gv is not None:
-        p = _coupling(params, a, v, w, gv - mm(v, j), hint)
-        ct_a = add_optional(ct_a, mm(p, adjoint(v)))
+        ct_a = add_optional(ct_a, mm(coupling(gv - mm(v, j)), adjoint(v)))
         if is_complex_value(v):
-            largest = st.reduce_max(ew.abs(j), (0, 1))
-            ct_a = gauge_checked(ct_a, ew.imag(diag(j)), largest, "eigh")
-    return (ct_a,)
+            ct_a = gauge_checked(ct_a, ew.imag(diag(j)), largest_abs(j), "eigh")
+    return ct_a
 
 
 eigsh_p = primitive("eigsh", _impl, _shape_rule, n_outputs=3,

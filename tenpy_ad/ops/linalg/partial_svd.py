@@ -87,15 +87,24 @@ def _jvp(params, tangents, out, xs):
 
 
 def _vjp(params, cts, out, xs, active):
-    """``gA = U core V^H + P_u V^H + U P_v^H`` with ``core`` as in ``svd`` and
-    ``(P_u; P_v) = L(K) (Q gU; Q_v gV)`` (``L(K)`` is self-adjoint)."""
-    eps = params[2]
-    a = xs[0]
     gu, gs, gvh, g_hint = cts
     if g_hint is not None:
         raise NotImplementedError("svds: the deflation hint (4th output of svds_p) is an "
                                   "internal output and has no derivative")
+    a = xs[0]
     u, s, vh, hint = out
+
+    def coupling(r_u, r_v):
+        return _coupling(params, a, u, adjoint(vh), s, r_u, r_v, hint)
+    return (kept_triplets_vjp(params[2], a, u, s, vh, gu, gs, gvh, coupling),)
+
+
+def kept_triplets_vjp(eps, a, u, s, vh, gu, gs, gvh, coupling):
+    """The cotangent of ``a`` (None for zero) from those of k kept singular triplets
+    ``u, s, vh`` (None for zero): ``gA = U core V^H + P_u V^H + U P_v^H`` with ``core`` as
+    in ``svd`` and ``(P_u; P_v) = coupling(Q gU, Q_v gV) = L(K) (Q gU; Q_v gV)``
+    (``L(K)`` is self-adjoint).  Also the rule of ``svd`` sliced to kept triplets when its
+    result is differentiated again (:mod:`.svd`)."""
     v = adjoint(vh)
     gv = None if gvh is None else adjoint(gvh)
     j = None if gu is None else mm(adjoint(u), gu)               # U^H gU
@@ -115,19 +124,16 @@ def _vjp(params, cts, out, xs, active):
     g_left = None if gu is None else gu - mm(u, j)
     g_right = None if gv is None else gv - mm(v, kmat)
     if g_left is not None or g_right is not None:
-        p_u, p_v = _coupling(params, a, u, v, s,
-                             st.full_like(u, 0) if g_left is None else g_left,
-                             st.full_like(v, 0) if g_right is None else g_right, hint)
+        p_u, p_v = coupling(st.full_like(u, 0) if g_left is None else g_left,
+                            st.full_like(v, 0) if g_right is None else g_right)
         ct_a = add_optional(ct_a, mm(p_u, vh) + mm(u, adjoint(p_v)))
-    if ct_a is None:
-        return (None,)
-    if complex_input and (j is not None or kmat is not None):
+    if ct_a is not None and complex_input and (j is not None or kmat is not None):
         residual = add_optional(None if j is None else ew.imag(diag(j)),
                                 None if kmat is None else ew.imag(diag(kmat)))
         reference = add_optional(None if j is None else largest_abs(j),
                                  None if kmat is None else largest_abs(kmat))
         ct_a = gauge_checked(ct_a, residual, reference, "svd")
-    return (ct_a,)
+    return ct_a
 
 
 svds_p = primitive("svds", _impl, _shape_rule, n_outputs=4,

@@ -15,8 +15,20 @@ subspaces, the polar factor ``u vh``, TRG's ``u sqrt(s)`` / ``sqrt(s) vh`` halve
 ``eps = 0`` gives the plain formulas (NaN at exact degeneracy).
 
 Truncation: only the triplets that receive cotangents enter the VJP (``u[:, :k]`` makes
-the others' cotangents zero), so a rank-k use of an n x n SVD costs O(n^2 k) in the
-backward pass, not O(n^3), and degeneracies among discarded triplets are never met.
+the others' cotangents zero, :mod:`.truncation` reads that off), so a rank-k use of an
+n x n SVD costs O(n^2 k) in the backward pass, not O(n^3).  On plain arrays (a
+first-order eager backward) the kept triplets couple to each discarded one by its gap
+factors.  That VJP is a smooth function of ``a`` but not written as one: its derivative
+would differentiate each discarded vector, broadened 0 in place of a divided difference
+inside an exactly degenerate discarded group (a rank-deficient matrix).  So a VJP that may
+be differentiated again (traced or eager-Tensor cotangents) couples the kept triplets
+``lo:hi`` to the discarded subspace as a whole: the partial SVD's rule, with
+``complement_solve`` in exact mode (dense products with the discarded triplets, which
+enter as a constant; its rules are solves with the same operator), so second and higher
+derivatives are exact whenever the kept values are apart from the discarded ones.  The
+first-order values are the same.  Where the cotangents do not show a truncation, the
+dense rule runs over every triplet and its derivative checks that no triplet with a zero
+cotangent is exactly degenerate (:mod:`.degenerate_guard`).
 """
 from __future__ import annotations
 
@@ -28,15 +40,19 @@ import scipy.linalg.lapack
 
 from ... import dtypes
 from ...errors import ShapeError
-from ...primitive import (Tensor, TracedTensor, bind, code_of_value, describe,
-                         is_complex_value, primitive, shape_of)
+from ...primitive import (bind, code_of_value, describe, is_complex_value, primitive,
+                         shape_of)
 from ...rules import defrules
 from .. import elementwise as ew
 from .. import structural as st
 from . import lapack
+from .complement_solve import coupling_svd, exact_hint, exact_params
+from .degenerate_guard import column_sizes, guarded
 from .gauge import gauge_checked
 from .matrix import (add_optional, adjoint, combine_gaps, diag, diag_embed, gap_factors,
                      largest_abs, lorentz, mm, place_block, row)
+from .partial_svd import kept_triplets_vjp
+from .truncation import block, column_range, combined_range, differentiable, outside
 
 
 @functools.lru_cache(maxsize=16)
@@ -137,53 +153,31 @@ def _svd_jvp(params, tangents, out, xs):
     return du, ds, adjoint(dv)
 
 
-def _leading_extent(g, axis: int, full: int) -> int:
-    """How many leading entries along ``axis`` the cotangent ``g`` can have non-zero.
-
-    Truncation (``u[:, :k]``, ``s[:k]``, ``vh[:k]``) makes the cotangents of the discarded
-    triplets zero.  A traced cotangent shows it structurally (it is the zero-padding
-    ``scatter_slice`` of the slice).  A plain array is inspected (O(size), against the
-    O(n^3) products that knowing it saves): the VJP is linear in the cotangent, so leaving
-    out its zero entries is exact.  An eager Tensor cotangent is being differentiated
-    itself (``create_graph``): its values say nothing about its derivative, so it is never
-    inspected."""
-    if g is None:
-        return 0
-    if type(g) is TracedTensor:
-        if g.prim is st.scatter_slice_p:
-            shape, spec = g.params
-            start, stop, step = spec[axis]
-            if start == 0 and step == 1 and all(
-                    spec[i] == (0, d, 1) for i, d in enumerate(shape) if i != axis):
-                return stop
-        return full
-    if type(g) is Tensor:
-        return full
-    array = np.asarray(g)
-    if full and (array.flat[-1] != 0 or array[(slice(None),) * axis + (full - 1,)].any()):
-        return full                        # the untruncated case, decided cheaply
-    others = tuple(i for i in range(array.ndim) if i != axis)
-    nonzero = np.flatnonzero(np.any(array != 0, axis=others) if others else array != 0)
-    return int(nonzero[-1]) + 1 if nonzero.size else 0
-
-
-def _leading_block(g, axis: int, extent: int, full: int):
-    """``g`` restricted to its first ``extent`` entries along ``axis``."""
-    if g is None or extent == full:
-        return g
-    if (type(g) is TracedTensor and g.prim is st.scatter_slice_p
-            and _leading_extent(g, axis, full) == extent):
-        return g.inputs[0]
-    index = (slice(None),) * axis + (slice(0, extent),)
-    return g[index]
-
-
 def _pad_rows(block, rows: int):
     """``block`` (r x c) placed in the top rows of a ``rows`` x c zero matrix."""
     return place_block(block, (rows, shape_of(block)[-1]), (0, 0))
 
 
 def _svd_vjp(params, cts, out, xs, active):
+    """The truncated rule when the result may be differentiated again (:func:`_kept_vjp`),
+    else the dense one; the leading ``k1`` triplets whose cotangents can be non-zero."""
+    _check_reduced(params, xs[0], "VJP")
+    eps = params[1]
+    a = xs[0]
+    gu, gs, gvh = cts
+    u, s, vh = out
+    kk = shape_of(s)[-1]
+    last = len(shape_of(s))            # the triplet axis: u's last, s's and vh's last but one
+    lo, k1 = combined_range([column_range(gu, last, kk), column_range(gs, last - 1, kk),
+                             column_range(gvh, last - 1, kk)])
+    if k1 <= lo:
+        return (st.full_like(a, 0),)
+    if (lo, k1) != (0, kk) and differentiable(gu, gs, gvh):
+        return (_kept_vjp(eps, lo, k1, a, u, s, vh, gu, gs, gvh),)
+    return (_dense_vjp(eps, k1, a, u, s, vh, gu, gs, gvh),)
+
+
+def _dense_vjp(eps, k1, a, u, s, vh, gu, gs, gvh):
     """``gA = U core V^H`` plus the projector terms of rectangular inputs.
 
     ``core = Fm o (A + B) + Fp o (A - B) + diag(gs) + i Im(diag(J - K))/(2 s)`` with
@@ -192,21 +186,12 @@ def _svd_vjp(params, cts, out, xs, active):
     ``kk x k1`` blocks and ``core`` is non-zero only in its first ``k1`` rows and columns:
     the cost is O(m n k1) instead of O(m n kk).
     """
-    _check_reduced(params, xs[0], "VJP")
-    eps = params[1]
-    a = xs[0]
-    gu, gs, gvh = cts
-    u, s, vh = out
     m, n = shape_of(a)[-2:]
     kk = shape_of(s)[-1]
-    last = len(shape_of(s))            # the triplet axis: u's last, s's and vh's last but one
-    k1 = max(_leading_extent(gu, last, kk), _leading_extent(gs, last - 1, kk),
-             _leading_extent(gvh, last - 1, kk))
-    if k1 == 0:
-        return (st.full_like(a, 0),)
-    gu = _leading_block(gu, last, k1, kk)
-    gs = _leading_block(gs, last - 1, k1, kk)
-    gvh = _leading_block(gvh, last - 1, k1, kk)
+    last = len(shape_of(s))
+    gu = block(gu, last, 0, k1, kk)
+    gs = block(gs, last - 1, 0, k1, kk)
+    gvh = block(gvh, last - 1, 0, k1, kk)
     partial = k1 < kk
     u1, s1, vh1 = (u[..., :k1], s[..., :k1], vh[..., :k1, :]) if partial else (u, s, vh)
     complex_input = is_complex_value(a)
@@ -248,7 +233,31 @@ def _svd_vjp(params, cts, out, xs, active):
         reference = add_optional(None if j is None else largest_abs(j),
                          None if kmat is None else largest_abs(kmat))
         ct_a = gauge_checked(ct_a, residual, reference, "svd")
-    return (ct_a,)
+    if differentiable(gu, gs, gvh):     # every triplet, as far as the rule can see
+        sizes = column_sizes((gu, -2), (gs, None), (gvh, -1))
+        ct_a = guarded(ct_a, s, sizes, "svd", m != n)
+    return ct_a
+
+
+def _kept_vjp(eps, lo, hi, a, u, s, vh, gu, gs, gvh):
+    """The VJP of the SVD truncated to the triplets ``lo:hi``, in a form whose own
+    derivatives are exact: the partial SVD's rule (:func:`.partial_svd.kept_triplets_vjp`),
+    with the coupling to the discarded subspace solved by ``complement_solve`` on the
+    discarded triplets as a whole (exact mode: dense products with them).  Those enter as
+    a constant: the solve's rules differentiate ``a`` and the kept triplets only."""
+    kk = shape_of(s)[-1]
+    axis = len(shape_of(s)) - 1        # the triplet axis of s and vh; u's is the next
+    u1, s1, vh1 = u[..., lo:hi], s[..., lo:hi], vh[..., lo:hi, :]
+    rest_v = adjoint(outside(vh, axis, lo, hi, kk))
+    hint = exact_hint(st.concatenate([outside(u, axis + 1, lo, hi, kk), rest_v], axis),
+                      outside(s, axis, lo, hi, kk))
+    params = exact_params("svd", eps)
+
+    def coupling(r_u, r_v):
+        return coupling_svd(a, u1, adjoint(vh1), s1, r_u, r_v, hint, params)
+    return kept_triplets_vjp(eps, a, u1, s1, vh1, block(gu, axis + 1, lo, hi, kk),
+                             block(gs, axis, lo, hi, kk), block(gvh, axis, lo, hi, kk),
+                             coupling)
 
 
 svd_p = primitive("svd", _svd_impl, _svd_rule, n_outputs=3,

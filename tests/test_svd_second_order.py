@@ -15,6 +15,7 @@ import pytest
 
 import tenpy_ad as tp
 from tenpy_ad import introspection
+from tenpy_ad.errors import GaugeError
 
 pytestmark = pytest.mark.usefixtures("restore_linalg_config")
 
@@ -212,3 +213,51 @@ def test_truncated_traced_vjp_uses_the_exact_solve():
     names = [{node.prim.name for node in introspection.graph_nodes([g])}
              for g in (truncated, whole)]
     assert "complement_solve" in names[0] and "complement_solve" not in names[1]
+
+
+# ------------------------------------------------------------------ forward mode, twice
+# A JVP gives the tangents of every singular vector (eigenvector); which ones the loss
+# uses is not known in forward mode, so differentiating a JVP again is exact at
+# non-degenerate spectra and refused (GaugeError naming the op) at exactly degenerate ones.
+
+def _second_directional(loss, a, v, outer: str):
+    """``d^2/dt^2 loss(a + t v)`` by a JVP differentiated again: forward over forward
+    (``tp.jvp`` of ``tp.jvp``) or reverse over forward (``tp.grad`` of ``tp.jvp``)."""
+    def directional(x):
+        return tp.jvp(loss, (x,), (v,))[1]
+    if outer == "forward":
+        return float(np.asarray(tp.jvp(directional, (a,), (v,))[1]))
+    return float((np.asarray(tp.grad(directional)(a)) * v).sum())
+
+
+def _svd_case(values):
+    rng = np.random.default_rng(5)
+    return (_matrix(rng, (10, 10), values), rng.standard_normal((10, 10)),
+            _svd_loss(rng.standard_normal((12, 12)), 2, "usv"))
+
+
+@pytest.mark.parametrize("outer", ["forward", "reverse"])
+def test_jvp_differentiated_again_is_exact_at_distinct_values(outer):
+    a, v, loss = _svd_case(list(np.linspace(3, 0.1, 10)))
+    expected = float((_finite_difference(loss, a, v) * v).sum())
+    assert abs(_second_directional(loss, a, v, outer) - expected) < RTOL * abs(expected)
+
+
+@pytest.mark.parametrize("outer", ["forward", "reverse"])
+def test_jvp_differentiated_again_refuses_degenerate_values(outer):
+    a, v, loss = _svd_case(RANK4)                   # six exact zeros
+    with pytest.raises(GaugeError, match="svd: the derivative of a forward-mode"):
+        _second_directional(loss, a, v, outer)
+    rng = np.random.default_rng(6)
+    h = _eigh_case(rng, EIGH_VALUES["zeros"])
+    d = rng.standard_normal(h.shape)
+    eigh_loss = _eigh_loss(rng.standard_normal((10, 10)), slice(-2, None), "L")
+    with pytest.raises(GaugeError, match="eigh: the derivative of a forward-mode"):
+        _second_directional(eigh_loss, h, d + d.T, outer)
+
+
+def test_first_order_jvp_is_unchanged_at_degenerate_values():
+    a, v, loss = _svd_case(RANK4)
+    expected = float((_gradient(loss, a) * v).sum())
+    got = float(np.asarray(tp.jvp(loss, (a,), (v,))[1]))
+    assert abs(got - expected) < 1e-10 * abs(expected)

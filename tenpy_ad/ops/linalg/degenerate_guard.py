@@ -1,4 +1,4 @@
-"""The second-order check of the dense ``svd``/``eigh`` VJP.
+"""The second-order checks of the dense ``svd``/``eigh`` VJP and of their JVPs.
 
 A VJP that may be differentiated again is written to be exact at every order when its
 cotangents show which triplets (pairs) the loss uses (:mod:`.truncation`).  When they do
@@ -14,6 +14,10 @@ triplet with a zero cotangent is exactly degenerate (to rounding) with another o
 zero, rectangular).  First-order results never run the check.  Near-degenerate values
 (gaps down to about sqrt(eps)) are not flagged: the broadened rule is close to the
 divided difference there.
+
+The JVP has the same limit for every triplet, as forward mode does not know which ones the
+loss uses: its tangents of the vectors pass through :func:`guarded_tangent`, whose
+derivatives refuse any exactly degenerate (or zero, rectangular) value.
 """
 from __future__ import annotations
 
@@ -36,12 +40,13 @@ def _same_as_first(params, x, values, weight):
 
 def _check(params, x, values, weight):
     """``x``, after checking that no zero-``weight`` value is degenerate (see above)."""
-    mode, name, rectangular = params
+    mode, name, rectangular, forward = params
     values, weight = np.asarray(values), np.asarray(weight)
-    unused = weight == 0
+    unused = np.ones(values.shape, bool) if forward else weight == 0
     if mode == "off" or not unused.any():
         return x
-    unused &= (~unused).any(axis=-1, keepdims=True)     # in matrices that use some
+    if not forward:
+        unused &= (~unused).any(axis=-1, keepdims=True)     # in matrices that use some
     scale = float(np.max(np.abs(values)))
     tol = 1e3 * np.finfo(values.dtype).eps * scale      # exact, up to rounding
     gaps = np.abs(values[..., :, None] - values[..., None, :])
@@ -51,7 +56,7 @@ def _check(params, x, values, weight):
         close |= np.abs(values) <= tol
     if (close & unused).any():
         vectors = "singular vectors" if name == "svd" else "eigenvectors"
-        message = (f"{name}: the second derivative is not defined by this rule: the loss "
+        message = _forward_message(name, vectors, rectangular) if forward else (f"{name}: the second derivative is not defined by this rule: the loss "
                    f"uses some {vectors} and not others (a zero cotangent) among degenerate"
                    f"{' or zero' if rectangular else ''} values, and its truncation is not "
                    f"visible to the rule. Slice the outputs (u[:, :k], s[:k], vh[:k], "
@@ -61,6 +66,15 @@ def _check(params, x, values, weight):
             raise GaugeError(message)
         warnings.warn(message, GaugeWarning, stacklevel=2)
     return x
+
+
+def _forward_message(name: str, vectors: str, rectangular: bool) -> str:
+    return (f"{name}: the derivative of a forward-mode derivative (a JVP differentiated "
+            f"again) is not defined by this rule at exactly degenerate"
+            f"{' or zero' if rectangular else ''} values: the JVP gives the tangents of all "
+            f"{vectors}, and those of a degenerate group have no derivative. Take second "
+            f"derivatives in reverse mode (a gradient of a gradient) with the kept outputs "
+            f"sliced, or use tp.linalg.svds/eigsh.")
 
 
 second_order_check_p = primitive("second_order_check", _check, _same_as_first,
@@ -81,7 +95,18 @@ def guarded(ct_a, values, weight, name: str, rectangular: bool):
     cotangent sizes ``weight`` (see the module docstring)."""
     if config.gauge_check == "off":
         return ct_a
-    return bind(guard_p, (config.gauge_check, name, bool(rectangular)), ct_a, values, weight)
+    return bind(guard_p, (config.gauge_check, name, bool(rectangular), False), ct_a, values,
+                weight)
+
+
+def guarded_tangent(tangent, values, name: str, rectangular: bool):
+    """A JVP's tangent of the singular vectors (eigenvectors), whose derivatives check that
+    no value is exactly degenerate (or zero, ``rectangular``): which ones the loss uses is
+    not known in forward mode."""
+    if config.gauge_check == "off" or tangent is None:
+        return tangent
+    return bind(guard_p, (config.gauge_check, name, bool(rectangular), True), tangent,
+                values, values)
 
 
 def column_sizes(*cotangents):

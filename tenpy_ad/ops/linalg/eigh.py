@@ -26,7 +26,7 @@ from ...rules import defrules
 from .. import elementwise as ew
 from . import lapack
 from .complement_solve import coupling_hermitian, exact_hint, exact_params
-from .degenerate_guard import column_sizes, guarded
+from .degenerate_guard import column_sizes, guarded, guarded_tangent
 from .gauge import gauge_checked
 from .matrix import (add_optional, adjoint, broadened_inverse_gaps, diag, diag_embed,
                      hermitian_from_triangle, hermitian_from_triangle_transpose, largest_abs,
@@ -58,6 +58,8 @@ def _eigh_jvp(params, tangents, out, xs):
     dp = mm(mm(adjoint(v), da), v)
     dw = ew.real(diag(dp))
     dv = mm(v, broadened_inverse_gaps(w, eps) * dp)
+    if differentiable(da, xs[0]):       # a JVP that may be differentiated again
+        dv = guarded_tangent(dv, w, "eigh", False)
     return dw, dv
 
 

@@ -47,7 +47,7 @@ from .. import elementwise as ew
 from .. import structural as st
 from . import lapack
 from .complement_solve import coupling_svd, exact_hint, exact_params
-from .degenerate_guard import column_sizes, guarded
+from .degenerate_guard import column_sizes, guarded, guarded_tangent
 from .gauge import gauge_checked
 from .matrix import (add_optional, adjoint, combine_gaps, diag, diag_embed, gap_factors,
                      largest_abs, lorentz, mm, place_block, row)
@@ -150,7 +150,10 @@ def _svd_jvp(params, tangents, out, xs):
     dv = mm(v, omega_v)
     if n > k:
         dv = dv + (mm(adjoint(da), u) - mm(v, dph)) * row(inv_s)
-    return du, ds, adjoint(dv)
+    dvh = adjoint(dv)
+    if differentiable(da, xs[0]):       # a JVP that may be differentiated again
+        du, dvh = (guarded_tangent(x, s, "svd", m != n) for x in (du, dvh))
+    return du, ds, dvh
 
 
 def _pad_rows(block, rows: int):

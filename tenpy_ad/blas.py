@@ -49,6 +49,7 @@ THREADED_FROM = {"matmul": 2 * 2048 ** 3, "svd": 4096 ** 3, "eigh": 4096 ** 3,
                  "qr": 4096 ** 3, "solve": 4096 ** 3, "matvec": 8192 ** 2}
 
 _COMPLEX_FACTOR = 4
+_TINY_MATMUL = TINY["matmul"]
 
 
 def threads_for(kind: str, work: int, setting=None):
@@ -139,6 +140,8 @@ def planned(prim, params, operands: list, setting) -> tuple:
 def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``a @ b`` of ndarrays, with the threads its size calls for (the matrix products
     that rules compute directly on arrays in an eager backward pass)."""
+    if a.size * b.shape[-1] * (2 * _COMPLEX_FACTOR) < _TINY_MATMUL:
+        return a @ b        # tiny whatever the dtype (the common case; >= 2 m k n of a stack)
     kind, amount = matmul_work(a.shape, b.shape)
     if a.dtype.kind == "c" or b.dtype.kind == "c":
         amount *= _COMPLEX_FACTOR

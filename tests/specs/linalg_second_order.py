@@ -9,5 +9,6 @@ from .table import Spec
 
 SPECS = [
     Spec("second_order_guard",
-         lambda x: guarded(x, np.array([1.0, 2.0]), np.array([0.0, 1.0]), "svd", True), ((3, 2),)),
+         lambda x: guarded(x, np.array([1.0, 2.0]), "svd", True, (np.array([0.0, 1.0]), None)),
+         ((3, 2),)),
 ]

@@ -26,27 +26,35 @@ import warnings
 import numpy as np
 
 from ...errors import GaugeError, GaugeWarning
-from ...primitive import bind, primitive, shape_of
+from ...primitive import bind, primitive
 from ...rules import defjvp, defvjp, zero_rule
-from .. import elementwise as ew
-from .. import structural as st
 from .config import config
-from .matrix import add_optional
 
 
-def _same_as_first(params, x, values, weight):
+def _same_as_first(params, x, *others):
     return x
 
 
-def _check(params, x, values, weight):
-    """``x``, after checking that no zero-``weight`` value is degenerate (see above)."""
-    mode, name, rectangular, forward = params
-    values, weight = np.asarray(values), np.asarray(weight)
-    unused = np.ones(values.shape, bool) if forward else weight == 0
+def _unused(params, values, cotangents) -> np.ndarray:
+    """Per value, whether its triplet (pair) has a zero cotangent: of the ones the params'
+    ``axes`` describe (the axis each cotangent's columns run along; None for a vector of
+    values), in matrices that use some; every value for a forward-mode check."""
+    if params[3]:
+        return np.ones(np.shape(values), bool)
+    used = np.zeros(np.shape(values), bool)
+    for g, axis in zip(cotangents, params[4]):
+        g = np.asarray(g) != 0
+        used |= g if axis is None else g.any(axis=g.ndim + axis)
+    return ~used & used.any(axis=-1, keepdims=True)
+
+
+def _check(params, x, values, *cotangents):
+    """``x``, after checking that no unused value is degenerate (see above)."""
+    mode, name, rectangular = params[:3]
+    values = np.asarray(values)
+    unused = _unused(params, values, cotangents)
     if mode == "off" or not unused.any():
         return x
-    if not forward:
-        unused &= (~unused).any(axis=-1, keepdims=True)     # in matrices that use some
     scale = float(np.max(np.abs(values)))
     tol = 1e3 * np.finfo(values.dtype).eps * scale      # exact, up to rounding
     gaps = np.abs(values[..., :, None] - values[..., None, :])
@@ -56,16 +64,20 @@ def _check(params, x, values, weight):
         close |= np.abs(values) <= tol
     if (close & unused).any():
         vectors = "singular vectors" if name == "svd" else "eigenvectors"
-        message = _forward_message(name, vectors, rectangular) if forward else (f"{name}: the second derivative is not defined by this rule: the loss "
-                   f"uses some {vectors} and not others (a zero cotangent) among degenerate"
-                   f"{' or zero' if rectangular else ''} values, and its truncation is not "
-                   f"visible to the rule. Slice the outputs (u[:, :k], s[:k], vh[:k], "
-                   f"v[:, lo:hi]) so that the rule sees the kept ones, or use "
-                   f"tp.linalg.svds/eigsh.")
+        message = (_forward_message if params[3] else _reverse_message)(name, vectors,
+                                                                          rectangular)
         if mode == "raise":
             raise GaugeError(message)
         warnings.warn(message, GaugeWarning, stacklevel=2)
     return x
+
+
+def _reverse_message(name: str, vectors: str, rectangular: bool) -> str:
+    return (f"{name}: the second derivative is not defined by this rule: the loss uses some "
+            f"{vectors} and not others (a zero cotangent) among degenerate"
+            f"{' or zero' if rectangular else ''} values, and its truncation is not visible "
+            f"to the rule. Slice the outputs (u[:, :k], s[:k], vh[:k], v[:, lo:hi]) so that "
+            f"the rule sees the kept ones, or use tp.linalg.svds/eigsh.")
 
 
 def _forward_message(name: str, vectors: str, rectangular: bool) -> str:
@@ -77,26 +89,45 @@ def _forward_message(name: str, vectors: str, rectangular: bool) -> str:
             f"sliced, or use tp.linalg.svds/eigsh.")
 
 
+def _format(params) -> str:
+    return f"{params[1]} mode={params[0]}"
+
+
+def _pass_through(params, g, out, x, values, *cotangents):
+    return g
+
+
+def _checked(params, g, out, x, values, *cotangents):
+    return bind(second_order_check_p, params, g, values, *cotangents)
+
+
+def _zeros(count: int) -> tuple:
+    return (zero_rule,) * count
+
+
+# The guard and the check take the values and the cotangents whose sizes decide (their
+# number varies: up to five operands); the rules of every operand count are registered.
 second_order_check_p = primitive("second_order_check", _check, _same_as_first,
-                                 format_params=lambda p: f"{p[1]} mode={p[0]}")
-defjvp(second_order_check_p, lambda params, t, out, *xs: t, zero_rule, zero_rule)
-defvjp(second_order_check_p, lambda params, ct, out, *xs: ct, zero_rule, zero_rule)
-
-guard_p = primitive("second_order_guard", lambda params, x, values, weight: x,
-                    _same_as_first, format_params=lambda p: f"{p[1]} mode={p[0]}")
-defjvp(guard_p, lambda params, t, out, x, values, weight:
-       bind(second_order_check_p, params, t, values, weight), zero_rule, zero_rule)
-defvjp(guard_p, lambda params, ct, out, x, values, weight:
-       bind(second_order_check_p, params, ct, values, weight), zero_rule, zero_rule)
+                                 format_params=_format)
+guard_p = primitive("second_order_guard", _same_as_first, _same_as_first,
+                    format_params=_format)
+defjvp(second_order_check_p, _pass_through, *_zeros(4))
+defvjp(second_order_check_p, _pass_through, *_zeros(4))
+defjvp(guard_p, _checked, *_zeros(4))
+defvjp(guard_p, _checked, *_zeros(4))
 
 
-def guarded(ct_a, values, weight, name: str, rectangular: bool):
-    """``ct_a``, whose derivatives check ``values`` (s or w) against the per-triplet
-    cotangent sizes ``weight`` (see the module docstring)."""
-    if config.gauge_check == "off":
+def guarded(ct_a, values, name: str, rectangular: bool, *cotangents):
+    """``ct_a``, whose derivatives check ``values`` (s or w) against the cotangents
+    ``(g, axis)`` of the triplets (pairs): ``axis`` the one their columns run along, None
+    for a vector of values, g None for a zero cotangent.  At first order the guard is an
+    identity that computes nothing (see the module docstring)."""
+    present = [(g, axis) for g, axis in cotangents if g is not None]
+    if config.gauge_check == "off" or not present:
         return ct_a
-    return bind(guard_p, (config.gauge_check, name, bool(rectangular), False), ct_a, values,
-                weight)
+    params = (config.gauge_check, name, bool(rectangular), False,
+              tuple(axis for _, axis in present))
+    return bind(guard_p, params, ct_a, values, *[g for g, _ in present])
 
 
 def guarded_tangent(tangent, values, name: str, rectangular: bool):
@@ -105,18 +136,5 @@ def guarded_tangent(tangent, values, name: str, rectangular: bool):
     not known in forward mode."""
     if config.gauge_check == "off" or tangent is None:
         return tangent
-    return bind(guard_p, (config.gauge_check, name, bool(rectangular), True), tangent,
-                values, values)
-
-
-def column_sizes(*cotangents):
-    """Per triplet (pair), the summed ``|entries|`` of its cotangents: ``(g, axis)`` with
-    ``axis`` the one summed over (None for a vector of values, g None for none)."""
-    total = None
-    for g, axis in cotangents:
-        if g is not None:
-            size = ew.abs(g)
-            if axis is not None:
-                size = st.reduce_sum(size, (len(shape_of(g)) + axis,))
-            total = add_optional(total, size)
-    return total
+    return bind(guard_p, (config.gauge_check, name, bool(rectangular), True, ()), tangent,
+                values)

@@ -26,7 +26,7 @@ from ...rules import defrules
 from .. import elementwise as ew
 from . import lapack
 from .complement_solve import coupling_hermitian, exact_hint, exact_params
-from .degenerate_guard import column_sizes, guarded, guarded_tangent
+from .degenerate_guard import guarded, guarded_tangent
 from .gauge import gauge_checked
 from .matrix import (add_optional, adjoint, broadened_inverse_gaps, diag, diag_embed,
                      hermitian_from_triangle, hermitian_from_triangle_transpose, largest_abs,
@@ -76,7 +76,7 @@ def _eigh_vjp(params, cts, out, xs, active):
     else:
         ct_a = _dense_vjp(eps, w, v, gw, gv)
         if differentiable(gw, gv):     # every pair, as far as the rule can see
-            ct_a = guarded(ct_a, w, column_sizes((gw, None), (gv, -2)), "eigh", False)
+            ct_a = guarded(ct_a, w, "eigh", False, (gw, None), (gv, -2))
     if uplo is not None:
         ct_a = hermitian_from_triangle_transpose(ct_a, uplo == "L")
     return (ct_a,)

@@ -1,15 +1,17 @@
 """The broadened spectral-gap factors of the decomposition rules as one primitive.
 
-``spectral_gaps(s_rows, s_cols)`` gives the two matrices
+``spectral_gaps(s_rows, s_cols)`` gives ``minus + plus`` and ``minus - plus`` of
 
     minus[i, j] = 0.5 L(s_j - s_i),    plus[i, j] = w L(s_j + s_i),
 
 with ``L(x) = x / (x^2 + eps + pin)`` the broadened ``1/x`` and ``w`` = 0.5 (or, with
 ``same_indices``, 0 on the diagonal i == j and 0.5 elsewhere; ``pin`` = 1 there, so those
-entries are 0 even for eps = 0).  Written with elementwise ops this is a dozen nodes per
+entries are 0 even for eps = 0).  The rules combine them as ``(minus + plus) o A +
+(minus - plus) o B`` (:func:`.matrix.combine_gaps`).  Written with elementwise ops this is a dozen nodes per
 SVD rule; as one primitive it is one node (one step of a program, one NumPy pass in an
 eager backward), which is most of what a rule costs on small matrices.  The values are
-those of the elementwise form, operation for operation.
+those of the elementwise form (``pin + eps`` is added at once: the pinned entries have
+``x = 0``, so the sums are the same).
 
 The derivatives use ``L'(x) = (c - x^2) / (x^2 + c)^2`` with ``c = eps + pin``, written with
 the library's ops, so the rules differentiate again to any order.
@@ -38,25 +40,31 @@ def leading_diagonal(rows: int, cols: int, code: int) -> tuple:
     return pin, half_off
 
 
-def _pin_and_weight(params, rows: int, cols: int, code: int):
-    """``pin`` (None: no pinned entries) and the weight of ``plus``."""
+@functools.lru_cache(maxsize=256)
+def _shifted_pin(rows: int, cols: int, code: int, eps: float) -> tuple:
+    """``pin + eps`` and the weight of ``plus`` for ``same_indices`` (read-only arrays)."""
+    pin, half_off = leading_diagonal(rows, cols, code)
+    shifted = pin + eps
+    shifted.flags.writeable = False
+    return shifted, half_off
+
+
+def _shift_and_weight(params, rows: int, cols: int, code: int):
+    """``c`` of ``L(x) = x / (x^2 + c)`` (eps, or ``pin + eps``: the same sums, as the pinned
+    entries have x = 0) and the weight of ``plus``."""
     if not params[1]:
-        return None, 0.5
-    return leading_diagonal(rows, cols, code)
+        return params[0], 0.5
+    return _shifted_pin(rows, cols, code, params[0])
 
 
 def _impl(params, s_rows, s_cols):
-    eps = params[0]
-    pin, weight = _pin_and_weight(params, s_rows.shape[-1], s_cols.shape[-1],
+    c, weight = _shift_and_weight(params, s_rows.shape[-1], s_cols.shape[-1],
                                   dtypes.value_code(s_rows.dtype))
     rows, cols = s_rows[..., :, None], s_cols[..., None, :]
-    out = []
-    for x, w in ((cols - rows, 0.5), (cols + rows, weight)):
-        denominator = x * x + eps
-        if pin is not None:
-            denominator = denominator + pin
-        out.append((x / denominator) * w)
-    return tuple(out)
+    minus, plus = cols - rows, cols + rows
+    f_minus = (minus / (minus * minus + c)) * 0.5
+    f_plus = (plus / (plus * plus + c)) * weight
+    return f_minus + f_plus, f_minus - f_plus
 
 
 def _shape_rule(params, s_rows, s_cols):
@@ -84,12 +92,10 @@ def outer_operands(v_rows, v_cols):
 
 def _slopes(params, s_rows, s_cols):
     """``0.5 L'(s_j - s_i)`` and ``w L'(s_j + s_i)``."""
-    eps = params[0]
-    pin, weight = _pin_and_weight(params, shape_of(s_rows)[-1], shape_of(s_cols)[-1],
+    c, weight = _shift_and_weight(params, shape_of(s_rows)[-1], shape_of(s_cols)[-1],
                                   code_of_value(s_rows))
     rows, cols = outer_operands(s_rows, s_cols)
     slopes = []
-    c = eps if pin is None else pin + eps           # a float or a constant array
     for x, w in ((cols - rows, 0.5), (cols + rows, weight)):
         square = x * x
         denominator = square + c
@@ -103,11 +109,12 @@ def _jvp(params, tangents, out, xs):
     zero_cols = st.full_like(xs[1], 0) if t_cols is None else t_cols
     d_rows, d_cols = outer_operands(zero_rows, zero_cols)
     slope_minus, slope_plus = _slopes(params, *xs)
-    return slope_minus * (d_cols - d_rows), slope_plus * (d_cols + d_rows)
+    t_minus, t_plus = slope_minus * (d_cols - d_rows), slope_plus * (d_cols + d_rows)
+    return t_minus + t_plus, t_minus - t_plus
 
 
 def _vjp(params, cts, out, xs, active):
-    ct_minus, ct_plus = cts
+    ct_minus, ct_plus = _sum_and_difference(*cts)
     slope_minus, slope_plus = _slopes(params, *xs)
     g_minus = None if ct_minus is None else ct_minus * slope_minus
     g_plus = None if ct_plus is None else ct_plus * slope_plus
@@ -115,6 +122,15 @@ def _vjp(params, cts, out, xs, active):
     to_cols = _sum(g_plus, g_minus, 1.0, last - 1)
     to_rows = _sum(g_plus, g_minus, -1.0, last)
     return (to_rows if active[0] else None, to_cols if active[1] else None)
+
+
+def _sum_and_difference(a, b):
+    """``(a + b, a - b)`` with None for zero terms."""
+    if b is None:
+        return a, a
+    if a is None:
+        return b, -b
+    return a + b, a - b
 
 
 def _sum(g_plus, g_minus, sign: float, axis: int):
@@ -135,6 +151,7 @@ defrules(spectral_gaps_p, _jvp, _vjp)
 
 
 def spectral_gaps(s_rows, s_cols, eps: float, same_indices: bool):
-    """``(0.5 L(s_j - s_i), w L(s_j + s_i))`` for ``s_i`` in ``s_rows``, ``s_j`` in
-    ``s_cols`` (see the module docstring)."""
+    """``(minus + plus, minus - plus)`` with ``minus = 0.5 L(s_j - s_i)``, ``plus = w
+    L(s_j + s_i)`` for ``s_i`` in ``s_rows``, ``s_j`` in ``s_cols`` (see the module
+    docstring)."""
     return bind(spectral_gaps_p, (float(eps), bool(same_indices)), s_rows, s_cols)

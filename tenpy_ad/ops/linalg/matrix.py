@@ -48,8 +48,28 @@ def adjoint(x):
         return x.conj() if x.dtype.kind == "c" else x
     if type(x) is TracedTensor and x.ndim == 2:                # what transpose binds
         x = bind1(st.transpose_p, (1, 0), x)
-        return ew.conj(x) if x.dtype_code > dtypes.FLOAT64 else x
+        return _conj_if_complex(x)
     return ew.conj(st.transpose(x, _swap_last(len(shape_of(x)))))
+
+
+def adjoint_mm(a, b):
+    """``a^H @ b``; of two traced matrices one einsum (no transpose node)."""
+    if (type(a) is TracedTensor and type(b) is TracedTensor and a.ndim == 2 and b.ndim == 2
+            and a.dtype_code == b.dtype_code):
+        return bind(einsum_p, "ji,jk->ik", _conj_if_complex(a), b)
+    return mm(adjoint(a), b)
+
+
+def mm_adjoint(a, b):
+    """``a @ b^H``; of two traced matrices one einsum (no transpose node)."""
+    if (type(a) is TracedTensor and type(b) is TracedTensor and a.ndim == 2 and b.ndim == 2
+            and a.dtype_code == b.dtype_code):
+        return bind(einsum_p, "ij,kj->ik", a, _conj_if_complex(b))
+    return mm(a, adjoint(b))
+
+
+def _conj_if_complex(x):
+    return ew.conj(x) if x.dtype_code > dtypes.FLOAT64 else x
 
 
 def mm(a, b):
@@ -198,8 +218,8 @@ def place_block(block, shape: tuple, offset: tuple):
 # ---------------------------------------------------- spectral gaps (svd, eigh, partial)
 
 def gap_factors(s_rows, s_cols, eps, same_indices: bool):
-    """Broadened ``1/(2(s_j - s_i))`` and ``1/(2(s_j + s_i))`` for ``s_i`` in ``s_rows``,
-    ``s_j`` in ``s_cols``.
+    """``(Fm + Fp, Fm - Fp)`` of the broadened ``Fm = 1/(2(s_j - s_i))`` and ``Fp =
+    1/(2(s_j + s_i))`` for ``s_i`` in ``s_rows``, ``s_j`` in ``s_cols``.
 
     ``s_j / (s_j^2 - s_i^2)`` and ``s_i / (s_j^2 - s_i^2)`` are split into these partial
     fractions before broadening: at a degenerate pair the difference term vanishes while
@@ -207,19 +227,21 @@ def gap_factors(s_rows, s_cols, eps, same_indices: bool):
     of the degenerate singular vectors (``u s vh``, ``u vh``, TRG's ``u sqrt(s)`` halves).
     With ``same_indices`` (row i and column i are the same triplet) the entries i == j are
     pinned to 0, also for eps = 0 (that diagonal belongs to the ``ds`` and phase terms).
+    One primitive (:mod:`.gaps`).
     """
     return spectral_gaps(s_rows, s_cols, eps, same_indices)
 
 
-def combine_gaps(f_minus, f_plus, a, b):
-    """``Fm o (A + B) + Fp o (A - B)`` with None for zero blocks."""
+def combine_gaps(f_sum, f_difference, a, b):
+    """``Fm o (A + B) + Fp o (A - B) = (Fm + Fp) o A + (Fm - Fp) o B`` from
+    :func:`gap_factors`' pair, with None for zero blocks."""
     if a is None and b is None:
         return None
     if b is None:
-        return (f_minus + f_plus) * a
+        return f_sum * a
     if a is None:
-        return (f_minus - f_plus) * b
-    return f_minus * (a + b) + f_plus * (a - b)
+        return f_difference * b
+    return f_sum * a + f_difference * b
 
 
 def broadened_inverse_gaps(w, eps):

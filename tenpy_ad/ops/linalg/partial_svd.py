@@ -71,9 +71,9 @@ def _jvp(params, tangents, out, xs):
     dp = mm(mm(adjoint(u), da), v)                     # U^H dA V
     dph = adjoint(dp)
     ds = ew.real(diag(dp))
-    f_minus, f_plus = gap_factors(s, s, eps, same_indices=True)
-    symmetric, skew = f_minus * (dp + dph), f_plus * (dp - dph)
-    omega_u, omega_v = symmetric + skew, symmetric - skew
+    f_sum, f_difference = gap_factors(s, s, eps, same_indices=True)
+    omega_u = combine_gaps(f_sum, f_difference, dp, dph)     # U^H dU (off the diagonal)
+    omega_v = combine_gaps(f_sum, f_difference, dph, dp)     # V^H dV
     inv_s = lorentz(s, eps)
     if is_complex_value(a):
         phase = diag_embed(1j * ew.imag(diag(dp)) * inv_s * 0.5)
@@ -109,8 +109,8 @@ def kept_triplets_vjp(eps, a, u, s, vh, gu, gs, gvh, coupling):
     gv = None if gvh is None else adjoint(gvh)
     j = None if gu is None else mm(adjoint(u), gu)               # U^H gU
     kmat = None if gv is None else mm(vh, gv)                    # V^H gV
-    f_minus, f_plus = gap_factors(s, s, eps, same_indices=True)
-    core = combine_gaps(f_minus, f_plus, None if j is None else j - adjoint(j),
+    f_sum, f_difference = gap_factors(s, s, eps, same_indices=True)
+    core = combine_gaps(f_sum, f_difference, None if j is None else j - adjoint(j),
                     None if kmat is None else kmat - adjoint(kmat))
     if gs is not None:
         core = add_optional(core, diag_embed(gs))

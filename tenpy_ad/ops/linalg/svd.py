@@ -47,10 +47,10 @@ from .. import elementwise as ew
 from .. import structural as st
 from . import lapack
 from .complement_solve import coupling_svd, exact_hint, exact_params
-from .degenerate_guard import column_sizes, guarded, guarded_tangent
+from .degenerate_guard import guarded, guarded_tangent
 from .gauge import gauge_checked
-from .matrix import (add_optional, adjoint, combine_gaps, diag, diag_embed, gap_factors,
-                     largest_abs, lorentz, mm, place_block, row)
+from .matrix import (add_optional, adjoint, adjoint_mm, combine_gaps, diag, diag_embed,
+                     gap_factors, largest_abs, lorentz, mm, mm_adjoint, place_block, row)
 from .partial_svd import kept_triplets_vjp
 from .truncation import block, column_range, combined_range, differentiable, outside
 
@@ -135,11 +135,10 @@ def _svd_jvp(params, tangents, out, xs):
     dp = mm(mm(adjoint(u), da), v)                     # U^H dA V
     ds = ew.real(diag(dp))
     dph = adjoint(dp)
-    f_minus, f_plus = gap_factors(s, s, eps, same_indices=True)
-    symmetric, skew = f_minus * (dp + dph), f_plus * (dp - dph)
-    omega_u = symmetric + skew                      # U^H dU (off the diagonal)
-    omega_v = symmetric - skew                      # V^H dV
-    inv_s = lorentz(s, eps)
+    f_sum, f_difference = gap_factors(s, s, eps, same_indices=True)
+    omega_u = combine_gaps(f_sum, f_difference, dp, dph)     # U^H dU (off the diagonal)
+    omega_v = combine_gaps(f_sum, f_difference, dph, dp)     # V^H dV
+    inv_s = lorentz(s, eps) if is_complex_value(a) or m > k or n > k else None
     if is_complex_value(a):
         phase = diag_embed(1j * ew.imag(diag(dp)) * inv_s * 0.5)
         omega_u = omega_u + phase
@@ -198,22 +197,23 @@ def _dense_vjp(eps, k1, a, u, s, vh, gu, gs, gvh):
     partial = k1 < kk
     u1, s1, vh1 = (u[..., :k1], s[..., :k1], vh[..., :k1, :]) if partial else (u, s, vh)
     complex_input = is_complex_value(a)
-    j = None if gu is None else mm(adjoint(u), gu)              # kk x k1
-    kmat = None if gvh is None else mm(vh, adjoint(gvh))        # kk x k1
+    j = None if gu is None else adjoint_mm(u, gu)               # kk x k1
+    kmat = None if gvh is None else mm_adjoint(vh, gvh)         # kk x k1
 
     def skew_left(x):                  # (X - X^H)[:, :k1] when X has k1 non-zero columns
-        return x - _pad_rows(adjoint(x[..., :k1, :] if partial else x), kk)
+        return x - _pad_rows(adjoint(x[..., :k1, :]), kk) if partial else x - adjoint(x)
 
     def top_rows(x):                   # X[:k1]
         return x[..., :k1, :] if partial else x
 
     a_left = None if j is None else skew_left(j)
     b_left = None if kmat is None else skew_left(kmat)
-    f_minus, f_plus = gap_factors(s, s1, eps, same_indices=True)
-    core = combine_gaps(f_minus, f_plus, a_left, b_left)
+    f_sum, f_difference = gap_factors(s, s1, eps, same_indices=True)
+    core = combine_gaps(f_sum, f_difference, a_left, b_left)
     if gs is not None:
-        core = add_optional(core, _pad_rows(diag_embed(gs), kk))
-    inv_s1 = lorentz(s1, eps)
+        core = add_optional(core, _pad_rows(diag_embed(gs), kk) if partial else diag_embed(gs))
+    # broadened 1/s, only where used (a node built and dropped still costs its build)
+    inv_s1 = lorentz(s1, eps) if complex_input or m > kk or n > kk else None
     if complex_input:
         im_j = 0.0 if j is None else ew.imag(diag(top_rows(j)))
         im_k = 0.0 if kmat is None else ew.imag(diag(top_rows(kmat)))
@@ -222,8 +222,8 @@ def _dense_vjp(eps, k1, a, u, s, vh, gu, gs, gvh):
     if partial:
         a_top = None if j is None else -adjoint(j[..., k1:, :])   # (X - X^H)[:k1, k1:]
         b_top = None if kmat is None else -adjoint(kmat[..., k1:, :])
-        tm, tp_ = gap_factors(s1, s[..., k1:], eps, same_indices=False)
-        top = combine_gaps(tm, tp_, a_top, b_top)
+        top_sum, top_difference = gap_factors(s1, s[..., k1:], eps, same_indices=False)
+        top = combine_gaps(top_sum, top_difference, a_top, b_top)
         if top is not None:
             ct_a = ct_a + mm(u1, mm(top, vh[..., k1:, :]))
     if gu is not None and m > kk:
@@ -237,8 +237,7 @@ def _dense_vjp(eps, k1, a, u, s, vh, gu, gs, gvh):
                          None if kmat is None else largest_abs(kmat))
         ct_a = gauge_checked(ct_a, residual, reference, "svd")
     if differentiable(gu, gs, gvh):     # every triplet, as far as the rule can see
-        sizes = column_sizes((gu, -2), (gs, None), (gvh, -1))
-        ct_a = guarded(ct_a, s, sizes, "svd", m != n)
+        ct_a = guarded(ct_a, s, "svd", m != n, (gu, -2), (gs, None), (gvh, -1))
     return ct_a
 
 

@@ -123,6 +123,9 @@ def _scatter_range(params, axis: int) -> tuple:
 def _value_range(array, axis: int, full: int) -> tuple:
     if array.ndim <= axis or array.shape[axis] != full:
         return 0, full                  # not the cotangent's layout: assume every column
+    if array.size and array.flat[0] != 0 and array.flat[-1] != 0:
+        return 0, full      # the untruncated case at a glance: entries in the first and last
+                            # columns (the first and last entries lie in them, any axis)
     last = (slice(None),) * axis
     if full and array[last + (0,)].any() and array[last + (full - 1,)].any():
         return 0, full                  # the untruncated case, decided cheaply

@@ -89,14 +89,17 @@ def matvec_work(params, shape, *others):
 
 _work_rules: dict = {}
 _raw_impls: dict = {}
+_specializers: dict = {}
 #: the primitives registered with :func:`threaded` (a view: read-only for callers)
 THREADED_PRIMITIVES = _work_rules
 
 
-def threaded(prim, work: Callable) -> None:
+def threaded(prim, work: Callable, specialize: Callable | None = None) -> None:
     """Declare that ``prim``'s impl runs BLAS/LAPACK with ``work(params, *shapes)`` ->
     ``(kind, work)`` (or None: no BLAS call for these operands).  Its eager calls then
-    decide their threads per call; programs call the impl undecorated (:func:`planned`)."""
+    decide their threads per call; programs call the impl undecorated (:func:`planned`),
+    or ``specialize(params, *shapes)`` when given: a kernel for those shapes, made when
+    the program is compiled (None: the impl)."""
     raw = prim.impl
 
     def impl(params, *xs):
@@ -115,6 +118,8 @@ def threaded(prim, work: Callable) -> None:
     prim.impl = impl
     _work_rules[prim] = work
     _raw_impls[prim] = raw
+    if specialize is not None:
+        _specializers[prim] = specialize
 
 
 def _decide(work: Callable, params, shapes, is_complex: bool, setting=None):
@@ -132,9 +137,11 @@ def planned(prim, params, operands: list, setting) -> tuple:
     work = _work_rules.get(prim)
     if work is None:
         return prim.impl, None
-    threads = _decide(work, params, [shape for _, shape in operands],
-                      dtypes.is_complex(operands[0][0]), setting)
-    return _raw_impls[prim], threads
+    shapes = [shape for _, shape in operands]
+    threads = _decide(work, params, shapes, dtypes.is_complex(operands[0][0]), setting)
+    specialize = _specializers.get(prim)
+    kernel = None if specialize is None else specialize(params, *shapes)
+    return kernel or _raw_impls[prim], threads
 
 
 def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -27,6 +27,7 @@ from ._gcpause import paused_gc
 from .config import config
 from .errors import ArgumentError, GraphError, ProgramInputError
 from .memory_plan import MemoryPlan
+from .scalar_broadcasts import pass_through, skippable
 from .primitive import TracedTensor, constant_p
 from .runtime import blas_control
 from .traced import input_p
@@ -67,6 +68,7 @@ class Program:
                              for buf, x in zip(plan.inputs, inputs)]
         self._frees = _core.last_uses(plan)  # per step: the buffers dead after it
         self._memory = MemoryPlan(plan, enabled=reuse_buffers)
+        self._skipped = skippable(plan)    # broadcasts of scalars the readers make
         self._idle_arrays = []            # sets of planned arrays not in use by a call
         self._by_setting = {}             # blas_threads setting -> (kernels, threads)
 
@@ -100,6 +102,8 @@ class Program:
         if found is None:
             steps, metadata = self._plan.steps, self._plan.metadata
             kernels, threads = list(self._memory.kernels), None
+            for k in self._skipped:
+                kernels[k] = pass_through
             for k in _core.steps_using(steps, blas.THREADED_PRIMITIVES):
                 step = steps[k]
                 kernel, count = blas.planned(step.prim, step.params,

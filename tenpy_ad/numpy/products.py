@@ -444,12 +444,18 @@ def _einsum(subscripts: str, operands: list):
         acc_term, acc = group_terms[0], group_ops[0]
         for i in range(1, len(group_terms)):
             rest = "".join(terms) + out + "".join(group_terms[i + 1:])
-            keep = "".join(dict.fromkeys(c for c in acc_term + group_terms[i] if c in rest))
+            if not terms and i == len(group_terms) - 1:
+                keep = out              # the last contraction: in the output's order
+            else:
+                keep = "".join(dict.fromkeys(c for c in acc_term + group_terms[i]
+                                             if c in rest))
             acc = ct_ops.einsum_strict(f"{acc_term},{group_terms[i]}->{keep}", acc,
                                        group_ops[i])
             acc_term = keep
         terms.append(acc_term)
         operands.append(acc)
+    if terms[0] == out:
+        return operands[0]
     return ct_ops.einsum_strict(f"{terms[0]}->{out}", operands[0])
 
 

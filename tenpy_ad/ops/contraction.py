@@ -168,6 +168,14 @@ def _einsum_impl(subscripts, *xs):
     return _plan(subscripts, a.shape, b.shape)(a, b)
 
 
+def _einsum_kernel(subscripts, *shapes):
+    """A program's kernel for a binary contraction: its plan, looked up once."""
+    if len(shapes) != 2:
+        return None
+    plan = _plan(subscripts, tuple(shapes[0]), tuple(shapes[1]))
+    return lambda params, a, b: plan(a, b)
+
+
 def _einsum_work(subscripts, *shapes):
     """BLAS work of one einsum: the matmul of a binary contraction (one operand: none)."""
     if len(shapes) != 2:
@@ -220,7 +228,7 @@ einsum_p = primitive("einsum", _einsum_impl, _einsum_rule, format_params=repr)
 defjvp(einsum_p, lambda subscripts, t, out, *xs: einsum_strict(subscripts, t, *xs[1:]),
        lambda subscripts, t, out, a, b: einsum_strict(subscripts, a, t))
 defvjp(einsum_p, _first_operand_cotangent, _second_operand_cotangent)
-threaded(einsum_p, _einsum_work)
+threaded(einsum_p, _einsum_work, _einsum_kernel)
 writes_into(einsum_p, _einsum_storage, _einsum_into, _einsum_scratch)
 
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import dtypes
 from ..errors import DTypeError, ShapeError
+from ..scalar_broadcasts import broadcasts_scalars
 from ..primitive import (Tensor, TracedTensor, bind, bind1, code_of_value, constant,
                          describe, primitive, shape_of)
 from ..rules import deflinear, defrules, linear_jvp
@@ -140,6 +141,7 @@ broadcast_in_dim_p = primitive(
     "broadcast_in_dim", _broadcast_impl, _broadcast_rule,
     format_params=lambda p: f"shape={list(p[0])} dims={list(p[1])}")
 deflinear(broadcast_in_dim_p, _broadcast_transpose)
+broadcasts_scalars(broadcast_in_dim_p)      # programs skip it before ufuncs that broadcast
 
 
 def broadcast_in_dim(x, shape: tuple, dims: tuple):
@@ -192,7 +194,8 @@ def _kept_dims(axes, ndim):
     return tuple(i for i in range(ndim) if i not in axes)
 
 
-reduce_sum_p = primitive("reduce_sum", lambda axes, x: np.sum(x, axis=axes),
+# np.add.reduce is what np.sum calls, without its Python wrapper (half the time on small arrays)
+reduce_sum_p = primitive("reduce_sum", lambda axes, x: np.add.reduce(x, axis=axes),
                          _reduce_rule("reduce_sum"),
                          format_params=lambda axes: f"axes={list(axes)}")
 deflinear(reduce_sum_p, lambda axes, ct, out, x: broadcast_in_dim(

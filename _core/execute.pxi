@@ -17,8 +17,9 @@ def execute(list steps, list frees, list buffers, list kernels=None, list outs=N
     """Run each Instruction of ``steps`` in turn on ``buffers``; ``frees[k]`` lists the
     buffers dead after step ``k``.  Optional per-step lists (None: plain impl calls):
 
-    * ``kernels[k]``: what computes step k instead of ``prim.impl`` (None: the impl),
-      called as the impl is, ``kernel(params, *inputs)``;
+    * ``kernels[k]``: what computes step k instead of ``prim.impl`` (None: the impl, or
+      for a ufunc primitive without params its ufunc), called as the impl is,
+      ``kernel(params, *inputs)``;
     * ``outs[k]``: an array step k writes its result into, or None; the kernel is then a
       ufunc, called as ``kernel(*inputs, out=out)``, or ``kernel(out, params, *inputs)``;
     * ``threads[k]``: the BLAS threads of step k (None: as they are), switched through
@@ -27,18 +28,25 @@ def execute(list steps, list frees, list buffers, list kernels=None, list outs=N
     cdef Py_ssize_t k, n = len(steps)
     cdef Instruction step
     cdef object kernel, out, count
+    cdef bint plain_ufunc
     for k in range(n):
         step = <Instruction>steps[k]
         kernel = None if kernels is None else kernels[k]
+        plain_ufunc = False
         if kernel is None:
-            kernel = step.prim.impl
+            # a ufunc primitive without params: its array_fn is its impl (as bind takes
+            # it for arrays), called without the impl's Python frame
+            plain_ufunc = step.params is None and type(step.prim.array_fn) is _ufunc
+            kernel = step.prim.array_fn if plain_ufunc else step.prim.impl
         out = None if outs is None else outs[k]
         if threads is not None:
             count = threads[k]
             if count is not None:
                 blas.switch(<int>count)
         try:
-            if out is None:
+            if plain_ufunc:
+                result = _call_ufunc(kernel, step.inputs, buffers)
+            elif out is None:
                 result = _call(kernel, step.params, step.inputs, buffers)
             else:
                 result = _call_into(kernel, out, step.params, step.inputs, buffers)
@@ -66,6 +74,15 @@ cdef inline object _call(object kernel, object params, tuple ins, list buffers):
     if m == 2:
         return kernel(params, buffers[<Py_ssize_t>ins[0]], buffers[<Py_ssize_t>ins[1]])
     return kernel(params, *[buffers[<Py_ssize_t>s] for s in ins])
+
+
+cdef inline object _call_ufunc(object ufunc, tuple ins, list buffers):
+    cdef Py_ssize_t m = len(ins)
+    if m == 1:
+        return ufunc(buffers[<Py_ssize_t>ins[0]])
+    if m == 2:
+        return ufunc(buffers[<Py_ssize_t>ins[0]], buffers[<Py_ssize_t>ins[1]])
+    return ufunc(*[buffers[<Py_ssize_t>s] for s in ins])
 
 
 cdef inline object _call_into(object kernel, object out, object params, tuple ins,

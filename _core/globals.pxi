@@ -8,6 +8,7 @@ import threading
 # ------------------------------------------------ NumPy shortcuts
 
 cdef object _ndarray = _np.ndarray
+cdef object _ufunc = _np.ufunc
 cdef object _asarray = _np.asarray
 cdef object _array2string = _np.array2string
 

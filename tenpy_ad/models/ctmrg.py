@@ -140,10 +140,20 @@ def projector(m, et, structure):
         values = _values(w)
         order = _strongest(values, structure(values) if callable(structure) else structure)
         clusters = _clusters(values[list(order)])
-    p = _fix_clusters(v @ _selector(v.shape[1], order), et, clusters)
+    p = _fix_clusters(_kept_columns(v, order), et, clusters)
     rows = structure.sign_rows if static else _sign_rows(_values(p))
     p = p * tp.sign(tp.sum(p * _one_hot(rows, p.shape), axis=0))
     return p, Structure(tuple(order), tuple(clusters), tuple(rows))
+
+
+def _kept_columns(v, order):
+    """The columns ``order`` of ``v``, in that order; through a slice when they are one
+    block, so that eigh's rule sees the truncation (its derivatives are then exact at every
+    order, whatever the discarded spectrum)."""
+    lo, hi = min(order), max(order) + 1
+    if hi - lo == len(order):
+        return v[:, lo:hi] @ _selector(hi - lo, [i - lo for i in order])
+    return v @ _selector(v.shape[1], order)
 
 
 def _fix_clusters(p, et, clusters):

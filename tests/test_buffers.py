@@ -3,13 +3,14 @@ runs that allocate every result, nothing handed to the caller is overwritten by 
 call, views of a planned array keep it reserved, concurrent calls of one Program get
 their own arrays, and the decompositions' results are new arrays as the plan assumes.
 """
-import threading
 import weakref
 
 import numpy as np
 import pytest
 
 import tenpy_ad as tp
+
+from concurrency import run_threads
 from tenpy_ad import memory_plan
 from tenpy_ad.errors import TenpyAdError
 from tenpy_ad.memory_plan import _fresh
@@ -143,24 +144,13 @@ def test_concurrent_calls_get_their_own_arrays():
     rng = np.random.default_rng(3)
     inputs = [rng.standard_normal((48, 48)) for _ in range(4)]
     expected = [f(a) for a in inputs]
-    errors, barrier = [], threading.Barrier(4)
-
     def run(k):
-        try:
-            barrier.wait()
-            for r in range(25):
-                i = (k + r) % 4
-                got = f(inputs[i])
-                assert all(_same_bits(g, e) for g, e in zip(got, expected[i]))
-        except BaseException as error:      # reported below, in the main thread
-            errors.append(error)
+        for r in range(25):
+            i = (k + r) % 4
+            got = f(inputs[i])
+            assert all(_same_bits(g, e) for g, e in zip(got, expected[i]))
 
-    threads = [threading.Thread(target=run, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors[0]
+    run_threads(run)
     assert 1 <= len(f._idle_arrays) <= 4
 
 

@@ -1,12 +1,12 @@
 """Threads: four threads interning the same expressions get the very same nodes; eager
 backward passes in threads equal a serial run (and ``no_grad`` is per thread).
 """
-import sys
-import threading
 
 import numpy as np
 
 import tenpy_ad as tp
+
+from concurrency import run_threads
 
 
 def _shared_expressions(x, y):
@@ -32,29 +32,6 @@ def _shared_reference(xv, yv):
     return a, b, np.linalg.svd(a, compute_uv=False)
 
 
-def _run_threads(target, n=4):
-    errors, barrier = [], threading.Barrier(n)
-
-    def run(k):
-        try:
-            barrier.wait()
-            target(k)
-        except BaseException as error:  # noqa: BLE001 - reported below
-            errors.append((k, error))
-
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)         # switch threads as often as possible
-    try:
-        threads = [threading.Thread(target=run, args=(k,)) for k in range(n)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(interval)
-    assert not errors, errors
-
-
 def test_threads_building_the_same_expressions_get_the_same_nodes():
     x, y = tp.input((3, 3), name="x"), tp.input((3, 3), name="y")
     per_thread = [None] * 4
@@ -68,7 +45,7 @@ def test_threads_building_the_same_expressions_get_the_same_nodes():
             assert all(a is b for a, b in zip(nodes, mine))
         per_thread[k] = mine
 
-    _run_threads(work)
+    run_threads(work)
     reference = per_thread[0]
     for nodes in per_thread[1:]:
         assert len(nodes) == len(reference)
@@ -116,7 +93,7 @@ def test_eager_backwards_in_threads_match_a_serial_run():
                 assert not t.requires_grad
             results[k].append(_eager_work(k))
 
-    _run_threads(work)
+    run_threads(work)
     for k in range(4):
         assert len(results[k]) == 15
         for value, ga, gb in results[k]:

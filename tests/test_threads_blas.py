@@ -4,13 +4,14 @@ several Python threads calling at once) the process has the user's setting back.
 
 Counts are read with threadpoolctl, independently of the engine's own getters.
 """
-import threading
 
 import numpy as np
 import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
 import tenpy_ad as tp
+
+from concurrency import run_threads
 from tenpy_ad.runtime import blas_control
 
 
@@ -107,25 +108,14 @@ def test_concurrent_engine_calls_restore_the_setting(user_threads):
     x = tp.input((64, 64), name="x")
     f = tp.compile(tp.linalg.eigh(x + x.T)[0].sum(), [x])
     a = np.random.default_rng(2).standard_normal((64, 64))
-    errors, barrier = [], threading.Barrier(4)
-
     def run(k):
-        try:
-            barrier.wait()
-            for _ in range(20):
-                if k % 2:
-                    f(a)
-                else:
-                    tp.linalg.svd(tp.tensor(a))
-        except BaseException as error:      # reported below, in the main thread
-            errors.append(error)
+        for _ in range(20):
+            if k % 2:
+                f(a)
+            else:
+                tp.linalg.svd(tp.tensor(a))
 
-    threads = [threading.Thread(target=run, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors[0]
+    run_threads(run)
     assert _count() == 2 and blas_control().depth == 0
 
 

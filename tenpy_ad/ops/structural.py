@@ -130,11 +130,17 @@ _BROADCAST_VIEW_SIZE = 4096
 
 def _broadcast_transpose(params, ct, out, x):
     """Sum ``ct`` over the axes the broadcast created or stretched."""
+    xshape = tuple(shape_of(x))
+    return reshape(reduce_sum(ct, _summed_axes(params, xshape)), xshape)
+
+
+@lru_cache(maxsize=4096)
+def _summed_axes(params, xshape: tuple) -> tuple:
+    """The axes a broadcast of ``xshape`` with ``params`` created or stretched."""
     shape, dims = params
-    xshape = shape_of(x)
     summed = [d for d in range(len(shape)) if d not in dims]
     summed += [d for i, d in enumerate(dims) if xshape[i] == 1 and shape[d] != 1]
-    return reshape(reduce_sum(ct, tuple(sorted(summed))), xshape)
+    return tuple(sorted(summed))
 
 
 broadcast_in_dim_p = primitive(

@@ -52,7 +52,7 @@ from .gauge import gauge_checked
 from .matrix import (add_optional, adjoint, adjoint_mm, combine_gaps, diag, diag_embed,
                      gap_factors, largest_abs, lorentz, mm, mm_adjoint, place_block, row)
 from .partial_svd import kept_triplets_vjp
-from .truncation import block, column_range, combined_range, differentiable, outside
+from .truncation import block, column_range, differentiable, outside
 
 
 @functools.lru_cache(maxsize=16)
@@ -170,8 +170,9 @@ def _svd_vjp(params, cts, out, xs, active):
     u, s, vh = out
     kk = shape_of(s)[-1]
     last = len(shape_of(s))            # the triplet axis: u's last, s's and vh's last but one
-    lo, k1 = combined_range([column_range(gu, last, kk), column_range(gs, last - 1, kk),
-                             column_range(gvh, last - 1, kk)])
+    ranges = (column_range(gu, last, kk), column_range(gs, last - 1, kk),
+              column_range(gvh, last - 1, kk))
+    lo, k1 = min(r[0] for r in ranges), max(r[1] for r in ranges)
     if k1 <= lo:
         return (st.full_like(a, 0),)
     if (lo, k1) != (0, kk) and differentiable(gu, gs, gvh):
@@ -191,10 +192,11 @@ def _dense_vjp(eps, k1, a, u, s, vh, gu, gs, gvh):
     m, n = shape_of(a)[-2:]
     kk = shape_of(s)[-1]
     last = len(shape_of(s))
-    gu = block(gu, last, 0, k1, kk)
-    gs = block(gs, last - 1, 0, k1, kk)
-    gvh = block(gvh, last - 1, 0, k1, kk)
     partial = k1 < kk
+    if partial:
+        gu = block(gu, last, 0, k1, kk)
+        gs = block(gs, last - 1, 0, k1, kk)
+        gvh = block(gvh, last - 1, 0, k1, kk)
     u1, s1, vh1 = (u[..., :k1], s[..., :k1], vh[..., :k1, :]) if partial else (u, s, vh)
     complex_input = is_complex_value(a)
     j = None if gu is None else adjoint_mm(u, gu)               # kk x k1

@@ -162,6 +162,29 @@ cpdef tuple intern_multi(Primitive prim, object params, tuple inputs, list avals
     return tuple(outputs)
 
 
+cpdef tuple siblings(TracedTensor node):
+    """All outputs of ``node``'s multi-output operation, as ``intern_multi`` gives them; the
+    shape rule runs only when a sibling was dropped and has to be made again."""
+    cdef Primitive prim = node.prim
+    cdef Py_ssize_t slot
+    cdef hash_t h
+    cdef TracedTensor found
+    params, inputs, avals = node.params, node.inputs, None
+    outputs = []
+    for slot in range(prim.n_outputs):
+        h = _key_hash(prim, params, slot, inputs)
+        found = _lookup(prim, params, slot, inputs, h)
+        if found is None:
+            if avals is None:
+                avals = list(prim.shape_rule(params, *inputs))
+            found = _new_node(prim, params, inputs, slot)
+            code, shape = avals[slot]
+            _meta_set(found.id, code, shape)
+            found = _finish_interned(found, h)
+        outputs.append(found)
+    return tuple(outputs)
+
+
 cpdef TracedTensor unique_node(Primitive prim, object params, int dtype_code, tuple shape):
     """A node that never merges with another (inputs; anything non-deterministic)."""
     cdef TracedTensor node = _new_node(prim, params, (), 0)

@@ -16,12 +16,11 @@ from ._gcpause import paused_gc
 from .errors import ArgumentError, DTypeError, GraphError, ShapeError
 from .ops import elementwise as ew
 from .ops import structural as st
-from .primitive import TracedTensor, bind_traced, constant, is_complex_value
+from .primitive import TracedTensor, constant, is_complex_value
 
 
-def _siblings(node: TracedTensor) -> tuple:
-    """All outputs of a multi-output node (re-interning returns the live ones)."""
-    return bind_traced(node.prim, node.params, node.inputs)
+# all outputs of a multi-output node: the live ones, the dropped ones made again
+_siblings = _core.siblings
 
 
 def _traced_list(values, what: str) -> list:

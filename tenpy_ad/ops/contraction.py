@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from typing import Callable
 
 import numpy as np
 
@@ -117,6 +118,28 @@ class _Contraction:
         np.matmul(a, b, out=product.reshape(self.product_shape))
         return product if self.perm_out is None else product.transpose(self.perm_out)
 
+    def small_kernel(self) -> Callable:
+        """A program's kernel for operands this small: the same operations inline, without
+        the layout checks (``np.matmul``'s own loop is fast enough on a few thousand
+        elements, whatever their layout)."""
+        pre_a, pre_b, perm_a, perm_b = self.pre_a, self.pre_b, self.perm_a, self.perm_b
+        shape_a, shape_b, mid, perm_out = (self.shape_a, self.shape_b, self.mid_shape,
+                                           self.perm_out)
+        einsum, matmul = np.einsum, np.matmul
+
+        def run(params, a, b):
+            if pre_a is not None:
+                a = einsum(pre_a, a)
+            if perm_a is not None:
+                a = a.transpose(perm_a)
+            if pre_b is not None:
+                b = einsum(pre_b, b)
+            if perm_b is not None:
+                b = b.transpose(perm_b)
+            c = matmul(a.reshape(shape_a), b.reshape(shape_b)).reshape(mid)
+            return c if perm_out is None else c.transpose(perm_out)
+        return run
+
     @property
     def operand_sizes(self) -> tuple:
         """Elements of each operand as matrices (after the summed-out letters)."""
@@ -168,11 +191,17 @@ def _einsum_impl(subscripts, *xs):
     return _plan(subscripts, a.shape, b.shape)(a, b)
 
 
+#: operands up to this many elements skip the layout checks in a program's kernel
+_SMALL_OPERANDS = 4096
+
+
 def _einsum_kernel(subscripts, *shapes):
     """A program's kernel for a binary contraction: its plan, looked up once."""
     if len(shapes) != 2:
         return None
     plan = _plan(subscripts, tuple(shapes[0]), tuple(shapes[1]))
+    if max(plan.operand_sizes) <= _SMALL_OPERANDS:
+        return plan.small_kernel()
     return lambda params, a, b: plan(a, b)
 
 

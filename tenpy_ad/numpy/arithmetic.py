@@ -22,7 +22,7 @@ from ..ops import transcendental as tr
 from ..primitive import Tensor, TracedTensor, code_of_value
 from ._arrays import numpy_functions
 from ._dispatch import implements
-from ._operands import PY_SCALARS, is_tensor
+from ._operands import is_tensor
 from ._ufuncs import loop_codes, ufunc_function
 
 

@@ -52,7 +52,7 @@ from .gauge import gauge_checked
 from .matrix import (add_optional, adjoint, adjoint_mm, combine_gaps, diag, diag_embed,
                      gap_factors, largest_abs, lorentz, mm, mm_adjoint, place_block, row)
 from .partial_svd import kept_triplets_vjp
-from .truncation import block, column_range, differentiable, outside
+from .truncation import block, column_range, combined_range, differentiable, outside
 
 
 @functools.lru_cache(maxsize=16)
@@ -170,9 +170,8 @@ def _svd_vjp(params, cts, out, xs, active):
     u, s, vh = out
     kk = shape_of(s)[-1]
     last = len(shape_of(s))            # the triplet axis: u's last, s's and vh's last but one
-    ranges = (column_range(gu, last, kk), column_range(gs, last - 1, kk),
-              column_range(gvh, last - 1, kk))
-    lo, k1 = min(r[0] for r in ranges), max(r[1] for r in ranges)
+    lo, k1 = combined_range((column_range(gu, last, kk), column_range(gs, last - 1, kk),
+                             column_range(gvh, last - 1, kk)))
     if k1 <= lo:
         return (st.full_like(a, 0),)
     if (lo, k1) != (0, kk) and differentiable(gu, gs, gvh):

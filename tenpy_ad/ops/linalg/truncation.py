@@ -48,9 +48,11 @@ def differentiable(*cts) -> bool:
 
 
 def combined_range(ranges) -> tuple:
-    """The hull of several ``column_range`` results."""
-    ranges = list(ranges)
-    return min(r[0] for r in ranges), max(r[1] for r in ranges)
+    """The hull of several ``column_range`` results (a sequence of them)."""
+    lo, hi = ranges[0]
+    for start, stop in ranges[1:]:
+        lo, hi = min(lo, start), max(hi, stop)
+    return lo, hi
 
 
 def block(g, axis: int, lo: int, hi: int, full: int):

@@ -163,23 +163,30 @@ def _pad_rows(block, rows: int):
 def _svd_vjp(params, cts, out, xs, active):
     """The truncated rule when the result may be differentiated again (:func:`_kept_vjp`),
     else the dense one; the leading ``k1`` triplets whose cotangents can be non-zero."""
-    _check_reduced(params, xs[0], "VJP")
+    if params[0]:
+        _check_reduced(params, xs[0], "VJP")
     eps = params[1]
     a = xs[0]
     gu, gs, gvh = cts
     u, s, vh = out
-    kk = shape_of(s)[-1]
-    last = len(shape_of(s))            # the triplet axis: u's last, s's and vh's last but one
+    s_shape = shape_of(s)
+    kk, last = s_shape[-1], len(s_shape)   # the triplet axis: u's last, s's and vh's last but one
     lo, k1 = combined_range((column_range(gu, last, kk), column_range(gs, last - 1, kk),
                              column_range(gvh, last - 1, kk)))
     if k1 <= lo:
         return (st.full_like(a, 0),)
-    if (lo, k1) != (0, kk) and differentiable(gu, gs, gvh):
+    again = differentiable(gu, gs, gvh)     # the result may be differentiated again
+    if again and (lo, k1) != (0, kk):
         return (_kept_vjp(eps, lo, k1, a, u, s, vh, gu, gs, gvh),)
-    return (_dense_vjp(eps, k1, a, u, s, vh, gu, gs, gvh),)
+    return (_dense_vjp(eps, k1, a, u, s, vh, gu, gs, gvh, again),)
 
 
-def _dense_vjp(eps, k1, a, u, s, vh, gu, gs, gvh):
+def _skew_left(x, k1: int, kk: int, partial: bool):
+    """``(X - X^H)[:, :k1]`` when ``X`` (kk x k1) has k1 non-zero columns."""
+    return x - _pad_rows(adjoint(x[..., :k1, :]), kk) if partial else x - adjoint(x)
+
+
+def _dense_vjp(eps, k1, a, u, s, vh, gu, gs, gvh, again: bool):
     """``gA = U core V^H`` plus the projector terms of rectangular inputs.
 
     ``core = Fm o (A + B) + Fp o (A - B) + diag(gs) + i Im(diag(J - K))/(2 s)`` with
@@ -189,8 +196,8 @@ def _dense_vjp(eps, k1, a, u, s, vh, gu, gs, gvh):
     the cost is O(m n k1) instead of O(m n kk).
     """
     m, n = shape_of(a)[-2:]
-    kk = shape_of(s)[-1]
-    last = len(shape_of(s))
+    s_shape = shape_of(s)
+    kk, last = s_shape[-1], len(s_shape)
     partial = k1 < kk
     if partial:
         gu = block(gu, last, 0, k1, kk)
@@ -201,14 +208,8 @@ def _dense_vjp(eps, k1, a, u, s, vh, gu, gs, gvh):
     j = None if gu is None else adjoint_mm(u, gu)               # kk x k1
     kmat = None if gvh is None else mm_adjoint(vh, gvh)         # kk x k1
 
-    def skew_left(x):                  # (X - X^H)[:, :k1] when X has k1 non-zero columns
-        return x - _pad_rows(adjoint(x[..., :k1, :]), kk) if partial else x - adjoint(x)
-
-    def top_rows(x):                   # X[:k1]
-        return x[..., :k1, :] if partial else x
-
-    a_left = None if j is None else skew_left(j)
-    b_left = None if kmat is None else skew_left(kmat)
+    a_left = None if j is None else _skew_left(j, k1, kk, partial)
+    b_left = None if kmat is None else _skew_left(kmat, k1, kk, partial)
     f_sum, f_difference = gap_factors(s, s1, eps, same_indices=True)
     core = combine_gaps(f_sum, f_difference, a_left, b_left)
     if gs is not None:
@@ -216,8 +217,8 @@ def _dense_vjp(eps, k1, a, u, s, vh, gu, gs, gvh):
     # broadened 1/s, only where used (a node built and dropped still costs its build)
     inv_s1 = lorentz(s1, eps) if complex_input or m > kk or n > kk else None
     if complex_input:
-        im_j = 0.0 if j is None else ew.imag(diag(top_rows(j)))
-        im_k = 0.0 if kmat is None else ew.imag(diag(top_rows(kmat)))
+        im_j = 0.0 if j is None else ew.imag(diag(j[..., :k1, :]))
+        im_k = 0.0 if kmat is None else ew.imag(diag(kmat[..., :k1, :]))
         core = core + _pad_rows(diag_embed(1j * (im_j - im_k) * inv_s1 * 0.5), kk)
     ct_a = mm(mm(u, core), vh1)
     if partial:
@@ -232,12 +233,12 @@ def _dense_vjp(eps, k1, a, u, s, vh, gu, gs, gvh):
     if gvh is not None and n > kk:
         ct_a = ct_a + mm(u1 * row(inv_s1), gvh - mm(adjoint(kmat), vh))
     if complex_input and (j is not None or kmat is not None):
-        residual = add_optional(None if j is None else ew.imag(diag(top_rows(j))),
-                                None if kmat is None else ew.imag(diag(top_rows(kmat))))
+        residual = add_optional(None if j is None else ew.imag(diag(j[..., :k1, :])),
+                                None if kmat is None else ew.imag(diag(kmat[..., :k1, :])))
         reference = add_optional(None if j is None else largest_abs(j),
                          None if kmat is None else largest_abs(kmat))
         ct_a = gauge_checked(ct_a, residual, reference, "svd")
-    if differentiable(gu, gs, gvh):     # every triplet, as far as the rule can see
+    if again:                           # every triplet, as far as the rule can see
         ct_a = guarded(ct_a, s, "svd", m != n, (gu, -2), (gs, None), (gvh, -1))
     return ct_a
 

@@ -81,25 +81,29 @@ def _structural_range(g, axis: int, full: int) -> tuple:
     while pending:                      # a short walk: no recursion over the graph
         seen += 1
         x = pending.pop()
-        found = None if seen > _WALK_LIMIT or x is None else _producer(x)
-        if found is None:
+        if seen > _WALK_LIMIT or x is None:
             return 0, full
-        prim, params, inputs = found
-        if prim is st.scatter_slice_p:
-            start, stop = _scatter_range(params, axis)
-        elif prim is constant_p:
-            start, stop = _value_range(params.array, axis, full)
-        else:
-            if prim in _SUMS:
-                pending.extend(inputs)
-            elif prim in _FIRST_OPERAND:
-                pending.append(inputs[0])
-            elif prim is ew.mul_p:
-                pending.append(_factor_to_follow(inputs))
-            else:
+        if type(x) is TracedTensor:     # the common case, read directly
+            prim, params, inputs = x.prim, x.params, x.inputs
+            if prim is None:
                 return 0, full
-            continue
-        lo, hi = min(lo, start), max(hi, stop)
+        else:
+            found = _producer(x)
+            if found is None:
+                return 0, full
+            prim, params, inputs = found
+        if prim in _SUMS:
+            pending.extend(inputs)
+        elif prim is ew.mul_p:
+            pending.append(_factor_to_follow(inputs))
+        elif prim in _FIRST_OPERAND:
+            pending.append(inputs[0])
+        elif prim is st.scatter_slice_p or prim is constant_p:
+            start, stop = (_scatter_range(params, axis) if prim is st.scatter_slice_p
+                           else _value_range(params.array, axis, full))
+            lo, hi = min(lo, start), max(hi, stop)
+        else:
+            return 0, full
     return lo, hi
 
 

@@ -46,15 +46,18 @@ def skippable(plan) -> list:
     ruled_out = {b for b in candidates if b in outputs}
     for step in steps:
         for b in step.inputs:
-            if b in candidates and b not in ruled_out and not _broadcasts_itself(step, b,
-                                                                                 metadata):
+            if b in candidates and b not in ruled_out and \
+                    not _broadcasts_itself(step, b, metadata, candidates):
                 ruled_out.add(b)
     return sorted(k for b, k in candidates.items() if b not in ruled_out)
 
 
-def _broadcasts_itself(step, buffer: int, metadata) -> bool:
-    """Whether ``step`` is a ufunc step with another operand of the full result shape."""
+def _broadcasts_itself(step, buffer: int, metadata, candidates) -> bool:
+    """Whether ``step`` is a ufunc step with another operand of the full result shape that
+    is not itself a broadcast that may be skipped (two skipped operands would make the
+    result 0-d)."""
     if step.params is not None or not isinstance(step.prim.array_fn, np.ufunc):
         return False
     shape = metadata[step.outputs[0][1]][1]
-    return any(b != buffer and metadata[b][1] == shape for b in step.inputs)
+    return any(b != buffer and b not in candidates and metadata[b][1] == shape
+               for b in step.inputs)

@@ -42,3 +42,21 @@ def test_broadcasts_read_otherwise_or_returned_run():
     assert spread_value.shape == (3, 3)
     np.testing.assert_allclose(product, a @ np.full((3, 3), norm))
     np.testing.assert_allclose(quotient, a / norm)
+
+
+def test_two_broadcast_scalars_into_one_ufunc_both_run():
+    """``spread(s) * spread(t)``: neither operand has the full shape by itself, so the
+    broadcasts run (skipping both would make the product 0-d)."""
+    x = tp.input((4, 5), name="x")
+    y = x
+    for _ in range(50):
+        s = (y * y).sum()
+        spread = tp.broadcast_to(s, (4, 5)) * tp.broadcast_to(tp.sqrt(s), (4, 5))
+        y = y + spread.sum(axis=0) * 1e-6
+    program = tp.compile(y, inputs=[x])
+    a = np.random.default_rng(0).standard_normal((4, 5))
+    expected = a
+    for _ in range(50):
+        s = (expected * expected).sum()
+        expected = expected + (np.full((4, 5), s) * np.sqrt(s)).sum(axis=0) * 1e-6
+    np.testing.assert_allclose(program(a), expected, rtol=1e-14)

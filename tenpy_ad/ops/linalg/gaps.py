@@ -30,23 +30,15 @@ from .. import structural as st
 
 
 @functools.lru_cache(maxsize=256)
-def leading_diagonal(rows: int, cols: int, code: int) -> tuple:
-    """Read-only rows x cols arrays of dtype ``code``: ones at (i, i) (else 0), and 0.5
-    off that diagonal."""
-    pin = np.eye(rows, cols, dtype=dtypes.DTYPES[code])
-    half_off = (1 - pin) * 0.5
-    pin.flags.writeable = False
-    half_off.flags.writeable = False
-    return pin, half_off
-
-
-@functools.lru_cache(maxsize=256)
 def _shifted_pin(rows: int, cols: int, code: int, eps: float) -> tuple:
-    """``pin + eps`` and the weight of ``plus`` for ``same_indices`` (read-only arrays)."""
-    pin, half_off = leading_diagonal(rows, cols, code)
+    """For ``same_indices``: ``pin + eps`` (``pin`` ones at (i, i), else 0) and the weight
+    of ``plus`` (0 at (i, i), else 0.5), read-only arrays of dtype ``code``."""
+    pin = np.eye(rows, cols, dtype=dtypes.DTYPES[code])
+    weight = (1 - pin) * 0.5
     shifted = pin + eps
     shifted.flags.writeable = False
-    return shifted, half_off
+    weight.flags.writeable = False
+    return shifted, weight
 
 
 def _shift_and_weight(params, rows: int, cols: int, code: int):
@@ -114,34 +106,22 @@ def _jvp(params, tangents, out, xs):
 
 
 def _vjp(params, cts, out, xs, active):
+    # the outputs are (Fm + Fp, Fm - Fp); Fm depends on s_j - s_i, Fp on s_j + s_i
     ct_minus, ct_plus = _sum_and_difference(*cts)
     slope_minus, slope_plus = _slopes(params, *xs)
-    g_minus = None if ct_minus is None else ct_minus * slope_minus
-    g_plus = None if ct_plus is None else ct_plus * slope_plus
-    last = len(shape_of(g_minus if g_minus is not None else g_plus)) - 1
-    to_cols = _sum(g_plus, g_minus, 1.0, last - 1)
-    to_rows = _sum(g_plus, g_minus, -1.0, last)
-    return (to_rows if active[0] else None, to_cols if active[1] else None)
+    to_cols, to_rows = _sum_and_difference(ct_plus * slope_plus, ct_minus * slope_minus)
+    last = len(shape_of(to_cols)) - 1
+    return (st.reduce_sum(to_rows, (last,)) if active[0] else None,
+            st.reduce_sum(to_cols, (last - 1,)) if active[1] else None)
 
 
 def _sum_and_difference(a, b):
-    """``(a + b, a - b)`` with None for zero terms."""
+    """``(a + b, a - b)`` with None for a zero term (not both)."""
     if b is None:
         return a, a
     if a is None:
         return b, -b
     return a + b, a - b
-
-
-def _sum(g_plus, g_minus, sign: float, axis: int):
-    """``sum_axis(g_plus + sign * g_minus)`` with None for zero terms."""
-    if g_minus is None:
-        total = g_plus
-    elif g_plus is None:
-        total = g_minus if sign > 0 else -g_minus
-    else:
-        total = g_plus + g_minus if sign > 0 else g_plus - g_minus
-    return st.reduce_sum(total, (axis,))
 
 
 spectral_gaps_p = primitive(

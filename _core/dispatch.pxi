@@ -11,7 +11,8 @@ cdef inline int _check_plain(Primitive prim, object params, tuple args) except -
     """Run the shape rule on plain (array or scalar) operands.  Elementwise primitives are
     exempt: on plain values they have NumPy's semantics (broadcasting, promotion)."""
     if not prim.elementwise:
-        prim.shape_rule(params, *[a if type(a) is _ndarray else _asarray(a) for a in args])
+        _check_arrays(prim, params, tuple([a if type(a) is _ndarray else _asarray(a)
+                                           for a in args]))
     return 0
 
 
@@ -26,6 +27,81 @@ cdef inline TracedTensor _as_node(object x):
     return _constant_fn(x)
 
 
+# A shape rule reads only params, dtypes and shapes, so a primitive bound often with small
+# hashable params keeps its results per (params, dtype codes, shapes): ``prim.shape_cache``
+# (None: no cache).  Errors are never kept: they raise again.
+
+cdef object _shape_rule_of(Primitive prim, object params, tuple nodes):
+    """``prim.shape_rule(params, *nodes)`` for graph nodes, through the cache."""
+    cdef dict cache = prim.shape_cache
+    if cache is None:
+        return prim.shape_rule(params, *nodes)
+    key = _node_key(params, nodes)
+    aval = cache.get(key)
+    if aval is None:
+        aval = _keep(cache, key, prim.shape_rule(params, *nodes))
+    return aval
+
+
+cdef int _check_arrays(Primitive prim, object params, tuple arrays) except -1:
+    """Run the shape rule on ndarrays (to raise on bad operands), unless the cache shows it
+    has passed on these params, dtypes and shapes."""
+    cdef dict cache = prim.shape_cache
+    if cache is None:
+        prim.shape_rule(params, *arrays)
+        return 0
+    for a in arrays:
+        if type(a) is not _ndarray:
+            prim.shape_rule(params, *arrays)
+            return 0
+    key = _array_key(params, arrays)
+    if key not in cache:
+        _keep(cache, key, prim.shape_rule(params, *arrays))
+    return 0
+
+
+cdef Py_ssize_t _SHAPE_CACHE_SIZE = 4096     # entries per primitive, then start afresh
+
+
+cdef object _keep(dict cache, tuple key, object aval):
+    """Enter a rule's result (``(code, shape)`` or a list of them; a rule's "as that
+    operand" answer is not a value to keep) and return it."""
+    if type(aval) is list:
+        aval = tuple(aval)
+    elif type(aval) is not tuple:
+        return aval
+    if len(cache) >= _SHAPE_CACHE_SIZE:
+        cache.clear()
+    cache[key] = aval
+    return aval
+
+
+cdef inline tuple _node_key(object params, tuple nodes):
+    cdef TracedTensor a, b
+    cdef Py_ssize_t n = len(nodes)
+    if n == 1:
+        a = <TracedTensor>nodes[0]
+        return (params, _dtype_codes[a.id], _meta_shape(a.id))
+    if n == 2:
+        a, b = <TracedTensor>nodes[0], <TracedTensor>nodes[1]
+        return (params, _dtype_codes[a.id], _meta_shape(a.id), _dtype_codes[b.id],
+                _meta_shape(b.id))
+    parts = [params]
+    for a in nodes:
+        parts.append(_dtype_codes[a.id])
+        parts.append(_meta_shape(a.id))
+    return tuple(parts)
+
+
+cdef inline tuple _array_key(object params, tuple arrays):
+    """The key of ``_node_key`` for ndarrays (the same codes: int widths as int64)."""
+    parts = [params]
+    for a in arrays:
+        parts.append(_array_code(a.dtype))
+        parts.append(a.shape)
+    return tuple(parts)
+
+
 cpdef object bind_traced(Primitive prim, object params, tuple args):
     """Intern ``prim(params)(*args)`` after its shape rule; non-traced operands become
     constants."""
@@ -34,7 +110,7 @@ cpdef object bind_traced(Primitive prim, object params, tuple args):
         if type(args[i]) is not TracedTensor:
             args = tuple([_as_node(a) for a in args])
             break
-    aval = prim.shape_rule(params, *args)
+    aval = _shape_rule_of(prim, params, args)
     if prim.n_outputs != 1:
         return intern_multi(prim, params, args, list(aval))
     if type(aval) is TracedTensor:

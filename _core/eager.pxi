@@ -229,7 +229,7 @@ cpdef object eager_apply(Primitive prim, object params, tuple args):
             if p0 is not None:
                 record = True
     if not prim.elementwise:       # elementwise primitives have NumPy's semantics here
-        prim.shape_rule(params, *arrays)
+        _check_arrays(prim, params, arrays)
     if params is None and prim.array_fn is not None:
         result = prim.array_fn(*arrays)
     else:

@@ -176,7 +176,7 @@ cpdef tuple siblings(TracedTensor node):
         found = _lookup(prim, params, slot, inputs, h)
         if found is None:
             if avals is None:
-                avals = list(prim.shape_rule(params, *inputs))
+                avals = _shape_rule_of(prim, params, inputs)
             found = _new_node(prim, params, inputs, slot)
             code, shape = avals[slot]
             _meta_set(found.id, code, shape)

@@ -63,6 +63,7 @@ cdef class Primitive:             # an operation with its rules (primitive.pxi)
     cdef public object format_params  # params -> short text for listings (or None)
     cdef public object array_fn       # optional NumPy function for params None
     cdef public bint elementwise      # output has the dtype and shape of input 0
+    cdef public dict shape_cache      # (params, dtypes, shapes) -> shape rule result, or None
     cdef readonly hash_t fingerprint  # of the name: stable across processes
 
 cdef class MissingRule:           # a JVP/VJP stand-in raising NotImplementedError (ditto)

@@ -31,11 +31,14 @@ PRIMITIVES: dict[str, Primitive] = {}
 
 def primitive(name: str, impl: Callable, shape_rule: Callable, n_outputs: int = 1,
               format_params: Callable | None = None, array_fn: Callable | None = None,
-              elementwise: bool = False) -> Primitive:
+              elementwise: bool = False, static_shapes: bool = False) -> Primitive:
     """Create and register a primitive; attach ``jvp``/``vjp`` right after its definition.
 
     ``array_fn`` (optional) computes the primitive on arrays when it has no params;
-    ``elementwise`` declares that the output has the dtype and shape of input 0.
+    ``elementwise`` declares that the output has the dtype and shape of input 0;
+    ``static_shapes`` keeps the traced shape rule's results per (params, dtypes, shapes),
+    for primitives bound often with small hashable params (the cache holds the params:
+    never for params that reference graphs or big arrays).
     """
     if name in PRIMITIVES:
         raise ValueError(f"primitive {name!r} is defined twice")
@@ -45,6 +48,7 @@ def primitive(name: str, impl: Callable, shape_rule: Callable, n_outputs: int = 
     prim.format_params = format_params
     prim.array_fn = array_fn
     prim.elementwise = elementwise
+    prim.shape_cache = {} if static_shapes else None
     PRIMITIVES[name] = prim
     return prim
 

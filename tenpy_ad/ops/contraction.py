@@ -252,7 +252,8 @@ def _second_operand_cotangent(subscripts, ct, out, a, b):
     return _operand_cotangent(ct, o, a, ins[0], ins[1], shape_of(b))
 
 
-einsum_p = primitive("einsum", _einsum_impl, _einsum_rule, format_params=repr)
+einsum_p = primitive("einsum", _einsum_impl, _einsum_rule, format_params=repr,
+                     static_shapes=True)
 # linear in each operand (one or two): the tangent contracts in the operand's place
 defjvp(einsum_p, lambda subscripts, t, out, *xs: einsum_strict(subscripts, t, *xs[1:]),
        lambda subscripts, t, out, a, b: einsum_strict(subscripts, a, t))

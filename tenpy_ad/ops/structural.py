@@ -27,7 +27,7 @@ def _reshape_rule(new_shape, x):
 
 
 reshape_p = primitive("reshape", lambda shape, x: np.reshape(x, shape), _reshape_rule,
-                      format_params=lambda shape: f"shape={list(shape)}")
+                      format_params=lambda shape: f"shape={list(shape)}", static_shapes=True)
 deflinear(reshape_p, lambda shape, ct, out, x: reshape(ct, shape_of(x)))
 
 
@@ -55,7 +55,7 @@ def _is_permutation(perm: tuple, ndim: int) -> bool:
 
 
 transpose_p = primitive("transpose", lambda perm, x: np.transpose(x, perm), _transpose_rule,
-                        format_params=lambda perm: f"perm={list(perm)}")
+                        format_params=lambda perm: f"perm={list(perm)}", static_shapes=True)
 deflinear(transpose_p, lambda perm, ct, out, x: transpose(ct, _inverse(perm)))
 
 
@@ -145,7 +145,8 @@ def _summed_axes(params, xshape: tuple) -> tuple:
 
 broadcast_in_dim_p = primitive(
     "broadcast_in_dim", _broadcast_impl, _broadcast_rule,
-    format_params=lambda p: f"shape={list(p[0])} dims={list(p[1])}")
+    format_params=lambda p: f"shape={list(p[0])} dims={list(p[1])}",
+    static_shapes=True)
 deflinear(broadcast_in_dim_p, _broadcast_transpose)
 broadcasts_scalars(broadcast_in_dim_p)      # programs skip it before ufuncs that broadcast
 
@@ -203,7 +204,7 @@ def _kept_dims(axes, ndim):
 # np.add.reduce is what np.sum calls, without its Python wrapper (half the time on small arrays)
 reduce_sum_p = primitive("reduce_sum", lambda axes, x: np.add.reduce(x, axis=axes),
                          _reduce_rule("reduce_sum"),
-                         format_params=lambda axes: f"axes={list(axes)}")
+                         format_params=lambda axes: f"axes={list(axes)}", static_shapes=True)
 deflinear(reduce_sum_p, lambda axes, ct, out, x: broadcast_in_dim(
     ct, shape_of(x), _kept_dims(axes, len(shape_of(x)))))
 
@@ -268,7 +269,8 @@ def _slice_rule(spec, x):
 
 slice_p = primitive("slice", lambda spec, x: x[_slices(spec)], _slice_rule,
                     format_params=lambda spec: "[" + ", ".join(
-                        ":".join("" if v is None else str(v) for v in s) for s in spec) + "]")
+                        ":".join("" if v is None else str(v) for v in s) for s in spec) + "]",
+                    static_shapes=True)
 deflinear(slice_p,
           lambda spec, ct, out, x: bind1(scatter_slice_p, (shape_of(x), spec), ct))
 
@@ -289,7 +291,8 @@ def _scatter_rule(params, x):
 
 
 scatter_slice_p = primitive("scatter_slice", _scatter_impl, _scatter_rule,
-                            format_params=lambda p: f"shape={list(p[0])} at {p[1]}")
+                            format_params=lambda p: f"shape={list(p[0])} at {p[1]}",
+                            static_shapes=True)
 deflinear(scatter_slice_p, lambda params, ct, out, x: bind1(slice_p, params[1], ct))
 
 
@@ -343,7 +346,8 @@ def _concatenate_vjp(axis, ct, out, xs, active):
 
 
 concatenate_p = primitive("concatenate", lambda axis, *xs: np.concatenate(xs, axis),
-                          _concatenate_rule, format_params=lambda axis: f"axis={axis}")
+                          _concatenate_rule, format_params=lambda axis: f"axis={axis}",
+                          static_shapes=True)
 defrules(concatenate_p, linear_jvp(concatenate_p), _concatenate_vjp)
 
 

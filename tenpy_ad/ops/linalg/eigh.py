@@ -110,5 +110,6 @@ def _kept_vjp(eps, lo, hi, h, w, v, gw, gv):
 
 
 eigh_p = primitive("eigh", _eigh_impl, _eigh_rule, n_outputs=2,
-                   format_params=lambda p: f"eps={p[0]:g} uplo={p[1]}")
+                   format_params=lambda p: f"eps={p[0]:g} uplo={p[1]}",
+                   static_shapes=True)
 defrules(eigh_p, _eigh_jvp, _eigh_vjp)

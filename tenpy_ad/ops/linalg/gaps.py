@@ -126,7 +126,7 @@ def _sum_and_difference(a, b):
 
 spectral_gaps_p = primitive(
     "spectral_gaps", _impl, _shape_rule, n_outputs=2,
-    format_params=lambda p: f"eps={p[0]:g} same_indices={p[1]}")
+    format_params=lambda p: f"eps={p[0]:g} same_indices={p[1]}", static_shapes=True)
 defrules(spectral_gaps_p, _jvp, _vjp)
 
 

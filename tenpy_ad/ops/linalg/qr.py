@@ -96,5 +96,5 @@ def _qr_vjp(params, cts, out, xs, active):
     return (_hstack(ga1, None if gr2 is None else mm(q, gr2), n - m),)
 
 
-qr_p = primitive("qr", _qr_impl, _qr_rule, n_outputs=2)
+qr_p = primitive("qr", _qr_impl, _qr_rule, n_outputs=2, static_shapes=True)
 defrules(qr_p, _qr_jvp, _qr_vjp)

@@ -56,7 +56,7 @@ def _solve_vjp(params, ct, out, xs, active):
     return (ew.neg(_outer_or_mm(gb, out)) if active[0] else None), gb
 
 
-solve_p = primitive("solve", _solve_impl, _solve_rule)
+solve_p = primitive("solve", _solve_impl, _solve_rule, static_shapes=True)
 defrules(solve_p, _solve_jvp, _solve_vjp)
 
 

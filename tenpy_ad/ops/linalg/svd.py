@@ -265,7 +265,8 @@ def _kept_vjp(eps, lo, hi, a, u, s, vh, gu, gs, gvh):
 
 
 svd_p = primitive("svd", _svd_impl, _svd_rule, n_outputs=3,
-                  format_params=lambda p: f"full_matrices={p[0]} eps={p[1]:g}")
+                  format_params=lambda p: f"full_matrices={p[0]} eps={p[1]:g}",
+                  static_shapes=True)
 defrules(svd_p, _svd_jvp, _svd_vjp)
 
 

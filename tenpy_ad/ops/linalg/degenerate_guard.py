@@ -122,12 +122,17 @@ def guarded(ct_a, values, name: str, rectangular: bool, *cotangents):
     ``(g, axis)`` of the triplets (pairs): ``axis`` the one their columns run along, None
     for a vector of values, g None for a zero cotangent.  At first order the guard is an
     identity that computes nothing (see the module docstring)."""
-    present = [(g, axis) for g, axis in cotangents if g is not None]
-    if config.gauge_check == "off" or not present:
+    mode = config.gauge_check
+    if mode == "off":
         return ct_a
-    params = (config.gauge_check, name, bool(rectangular), False,
-              tuple(axis for _, axis in present))
-    return bind(guard_p, params, ct_a, values, *[g for g, _ in present])
+    operands, axes = [ct_a, values], []
+    for g, axis in cotangents:
+        if g is not None:
+            operands.append(g)
+            axes.append(axis)
+    if not axes:
+        return ct_a
+    return bind(guard_p, (mode, name, bool(rectangular), False, tuple(axes)), *operands)
 
 
 def guarded_tangent(tangent, values, name: str, rectangular: bool):

@@ -32,7 +32,7 @@ from .matrix import (add_optional, adjoint, broadened_inverse_gaps, diag, diag_e
                      hermitian_from_triangle, hermitian_from_triangle_transpose, largest_abs,
                      mm)
 from .partial_eigh import kept_pairs_vjp
-from .truncation import block, column_range, combined_range, differentiable, outside
+from .truncation import block, cotangent_range, differentiable, outside
 
 
 def _eigh_rule(params, a):
@@ -69,7 +69,7 @@ def _eigh_vjp(params, cts, out, xs, active):
     w, v = out
     n = shape_of(w)[-1]
     last = len(shape_of(w))            # the pair axis: w's last, v's last
-    lo, hi = combined_range([column_range(gw, last - 1, n), column_range(gv, last, n)])
+    lo, hi = cotangent_range(n, (gw, last - 1), (gv, last))
     if lo < hi and (lo, hi) != (0, n) and differentiable(gw, gv):
         h = xs[0] if uplo is None else hermitian_from_triangle(xs[0], uplo == "L")
         ct_a = _kept_vjp(eps, lo, hi, h, w, v, gw, gv)

@@ -52,7 +52,7 @@ from .gauge import gauge_checked
 from .matrix import (add_optional, adjoint, adjoint_mm, combine_gaps, diag, diag_embed,
                      gap_factors, largest_abs, lorentz, mm, mm_adjoint, place_block, row)
 from .partial_svd import kept_triplets_vjp
-from .truncation import block, column_range, combined_range, differentiable, outside
+from .truncation import block, cotangent_range, differentiable, outside
 
 
 @functools.lru_cache(maxsize=16)
@@ -171,8 +171,7 @@ def _svd_vjp(params, cts, out, xs, active):
     u, s, vh = out
     s_shape = shape_of(s)
     kk, last = s_shape[-1], len(s_shape)   # the triplet axis: u's last, s's and vh's last but one
-    lo, k1 = combined_range((column_range(gu, last, kk), column_range(gs, last - 1, kk),
-                             column_range(gvh, last - 1, kk)))
+    lo, k1 = cotangent_range(kk, (gu, last), (gs, last - 1), (gvh, last - 1))
     if k1 <= lo:
         return (st.full_like(a, 0),)
     again = differentiable(gu, gs, gvh)     # the result may be differentiated again

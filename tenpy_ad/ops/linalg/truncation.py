@@ -44,13 +44,22 @@ def column_range(g, axis: int, full: int) -> tuple:
 def differentiable(*cts) -> bool:
     """Whether a VJP's result may be differentiated again: a traced or eager-Tensor
     cotangent (plain arrays are the first-order eager backward pass)."""
-    return any(type(g) is TracedTensor or type(g) is Tensor for g in cts)
+    for g in cts:
+        if type(g) is TracedTensor or type(g) is Tensor:
+            return True
+    return False
 
 
-def combined_range(ranges) -> tuple:
-    """The hull of several ``column_range`` results (a sequence of them)."""
-    lo, hi = ranges[0]
-    for start, stop in ranges[1:]:
+def cotangent_range(full: int, *pairs) -> tuple:
+    """The hull of :func:`column_range` over ``(g, axis)`` pairs (``(full, 0)`` when every
+    ``g`` is zero); the first pair that reaches every column ends the search."""
+    lo, hi = full, 0
+    for g, axis in pairs:
+        if g is None:
+            continue
+        start, stop = column_range(g, axis, full)
+        if start <= 0 and stop >= full:
+            return 0, full
         lo, hi = min(lo, start), max(hi, stop)
     return lo, hi
 
@@ -94,8 +103,10 @@ def _structural_range(g, axis: int, full: int) -> tuple:
             prim, params, inputs = found
         if prim in _SUMS:
             pending.extend(inputs)
-        elif prim is ew.mul_p:
-            pending.append(_factor_to_follow(inputs))
+        elif prim is ew.mul_p:          # a traced constant factor if any, else one shown
+            first, second = inputs
+            pending.append(second if first is None or type(second) is TracedTensor
+                           and second.prim is constant_p else first)
         elif prim in _FIRST_OPERAND:
             pending.append(inputs[0])
         elif prim is st.scatter_slice_p or prim is constant_p:
@@ -105,15 +116,6 @@ def _structural_range(g, axis: int, full: int) -> tuple:
         else:
             return 0, full
     return lo, hi
-
-
-def _factor_to_follow(inputs):
-    """A traced constant factor (its range is read at once), else an eager factor the
-    tape shows (not a constant it hides), else the first."""
-    for x in inputs:
-        if type(x) is TracedTensor and x.prim is constant_p:
-            return x
-    return next((x for x in inputs if x is not None), inputs[0])
 
 
 def _scatter_range(params, axis: int) -> tuple:

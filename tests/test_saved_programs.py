@@ -49,6 +49,7 @@ def _assert_same_arrays(a, b):
     assert (np.signbit(a.real) == np.signbit(b.real)).all()
 
 
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")   # +-inf on purpose
 def test_saved_program_round_trips(tmp_path):
     inputs, outputs = _saved_graph()
     program = tp.compile(outputs, inputs=inputs)

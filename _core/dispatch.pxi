@@ -39,7 +39,10 @@ cdef object _shape_rule_of(Primitive prim, object params, tuple nodes):
     key = _node_key(params, nodes)
     aval = cache.get(key)
     if aval is None:
-        aval = _keep(cache, key, prim.shape_rule(params, *nodes))
+        aval = prim.shape_rule(params, *nodes)
+        _keep(cache, key, aval, nodes)
+    elif type(aval) is int:
+        return nodes[<Py_ssize_t>aval]
     return aval
 
 
@@ -56,24 +59,30 @@ cdef int _check_arrays(Primitive prim, object params, tuple arrays) except -1:
             return 0
     key = _array_key(params, arrays)
     if key not in cache:
-        _keep(cache, key, prim.shape_rule(params, *arrays))
+        _keep(cache, key, prim.shape_rule(params, *arrays), arrays)
     return 0
 
 
 cdef Py_ssize_t _SHAPE_CACHE_SIZE = 4096     # entries per primitive, then start afresh
 
 
-cdef object _keep(dict cache, tuple key, object aval):
-    """Enter a rule's result (``(code, shape)`` or a list of them; a rule's "as that
-    operand" answer is not a value to keep) and return it."""
+cdef int _keep(dict cache, tuple key, object aval, tuple operands) except -1:
+    """Enter a rule's result: ``(code, shape)``, a list of them, or "as operand k" (kept
+    as the int k)."""
+    cdef Py_ssize_t k
     if type(aval) is list:
         aval = tuple(aval)
     elif type(aval) is not tuple:
-        return aval
+        for k in range(len(operands)):
+            if operands[k] is aval:
+                aval = k
+                break
+        else:
+            return 0                    # an answer of another kind: not kept
     if len(cache) >= _SHAPE_CACHE_SIZE:
         cache.clear()
     cache[key] = aval
-    return aval
+    return 0
 
 
 cdef inline tuple _node_key(object params, tuple nodes):

@@ -76,3 +76,14 @@ def test_arrays_are_checked_through_the_same_cache(wrap):
     for _ in range(2):
         with pytest.raises(ShapeError, match="letter 'j'"):
             bind(einsum_p, "ij,jk->ik", wrap(np.ones((3, 4))), wrap(np.ones((5, 2))))
+
+
+def test_a_rule_answering_as_an_operand_is_kept_as_that_operand():
+    a, b = tp.input((3, 3)), tp.input((3, 2))
+    first = tp.linalg.solve(a, b)
+    again = tp.linalg.solve(a, tp.input((3, 2), dtype=np.float64) * 2.0)
+    assert first.shape == again.shape == (3, 2)
+    assert tp.linalg.solve(tp.input((3, 3), dtype=np.float32),
+                           tp.input((3,), dtype=np.float32)).dtype == np.float32
+    with pytest.raises(ShapeError, match="solve"):
+        tp.linalg.solve(a, tp.input((4, 2)))

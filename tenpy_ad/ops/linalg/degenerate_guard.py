@@ -108,9 +108,9 @@ def _zeros(count: int) -> tuple:
 # The guard and the check take the values and the cotangents whose sizes decide (their
 # number varies: up to five operands); the rules of every operand count are registered.
 second_order_check_p = primitive("second_order_check", _check, _same_as_first,
-                                 format_params=_format)
+                                 format_params=_format, static_shapes=True)
 guard_p = primitive("second_order_guard", _same_as_first, _same_as_first,
-                    format_params=_format)
+                    format_params=_format, static_shapes=True)
 defjvp(second_order_check_p, _pass_through, *_zeros(4))
 defvjp(second_order_check_p, _pass_through, *_zeros(4))
 defjvp(guard_p, _checked, *_zeros(4))

@@ -47,8 +47,16 @@ cdef hash_t _fp_double(double x) noexcept:
 cdef hash_t _fp_object(object obj) except? 0:
     """Deterministic 64-bit hash of a static parameter (not Python's salted ``hash``)."""
     cdef hash_t h
+    cdef type t = type(obj)
     if obj is None:
         return 0x4E6F6E65
+    if t is tuple:                      # the common params, tested first by exact type
+        h = _mix(0x7475706C65, <hash_t>len(<tuple>obj))
+        for item in <tuple>obj:         # params nest a few levels at most
+            h = _mix(h, _fp_object(item))
+        return h
+    if t is str:
+        return _fp_str(<str>obj)
     if isinstance(obj, bool):
         return _mix(0x626F6F6C, <hash_t>(1 if obj else 0))
     if isinstance(obj, int):

@@ -23,6 +23,7 @@ from . import numpy as tnp
 from .numpy._operands import (broadcast_shapes, is_tensor, is_traced, normalize_axes, operand,
                               result_code)
 from .errors import ArgumentError, ShapeError
+from .linalg_results import EighResult, EigResult, QRResult, SlogdetResult, SVDResult
 from .ops import elementwise as ew
 from .ops import structural as st
 from .ops.linalg import config
@@ -77,8 +78,10 @@ def svd(a, full_matrices: bool = False, compute_uv: bool = True, *,
     for square matrices.
     """
     eps = broadening(eps, "svd")
-    outputs = bind(svd_p, (bool(full_matrices), eps), _matrix_operand("svd", a))
-    return outputs if compute_uv else outputs[1]
+    # s alone does not depend on full_matrices; the reduced primitive keeps it differentiable
+    full_matrices = bool(full_matrices) and bool(compute_uv)
+    outputs = bind(svd_p, (full_matrices, eps), _matrix_operand("svd", a))
+    return SVDResult(*outputs) if compute_uv else outputs[1]
 
 
 def svdvals(x, *, eps: float | None = None):
@@ -87,10 +90,22 @@ def svdvals(x, *, eps: float | None = None):
 
 
 def qr(a, mode: str = "reduced"):
-    """Reduced QR, ``a = q @ r`` (NumPy's conventions; tall, square and wide)."""
-    if mode != "reduced":
-        raise ValueError(f"qr: only mode='reduced' is supported, got {mode!r}")
-    return bind(qr_p, None, _matrix_operand("qr", a))
+    """QR, ``a = q @ r`` (NumPy's conventions; tall, square and wide): ``mode="reduced"``
+    (``(q, r)``), ``"r"`` (``r`` alone) or ``"complete"`` (``q`` square).  The extra columns
+    ``"complete"`` adds to ``q`` for a tall matrix are not unique, so that case has no
+    derivative: it takes arrays only (a tensor raises ``ShapeError``)."""
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+    a = _matrix_operand("qr", a)
+    m, n = shape_of(a)[-2:]
+    if mode == "complete" and m > n:
+        if is_tensor(a):
+            raise ShapeError(f"qr: mode='complete' of a tall {m} x {n} matrix adds columns "
+                             "to q that are not unique, so they have no derivative; use "
+                             "mode='reduced'")
+        return QRResult(*np.linalg.qr(a, mode="complete"))
+    q, r = bind(qr_p, None, a)
+    return r if mode == "r" else QRResult(q, r)
 
 
 def eigh(a, UPLO: str = "L", *, eps: float | None = None,  # noqa: N803 - NumPy's name
@@ -106,8 +121,8 @@ def eigh(a, UPLO: str = "L", *, eps: float | None = None,  # noqa: N803 - NumPy'
     a = _matrix_operand("eigh", a, square=True)
     if symmetrize_input:
         a = (a + ew.conj(_swap_last(a))) * 0.5
-        return bind(eigh_p, (eps, None), a)
-    return bind(eigh_p, (eps, _uplo("eigh", UPLO)), a)
+        return EighResult(*bind(eigh_p, (eps, None), a))
+    return EighResult(*bind(eigh_p, (eps, _uplo("eigh", UPLO)), a))
 
 
 def eigvalsh(a, UPLO: str = "L", *, eps: float | None = None):  # noqa: N803
@@ -126,7 +141,7 @@ def eig(a, *, eps: float | None = None):
     eigenvalues use the Lorentzian broadening ``eps`` as :func:`svd` does.
     """
     eps = broadening(eps, "eig")
-    return bind(eig_p, eps, _matrix_operand("eig", a, square=True))
+    return EigResult(*bind(eig_p, eps, _matrix_operand("eig", a, square=True)))
 
 
 def eigvals(a, *, eps: float | None = None):
@@ -191,7 +206,7 @@ def det(a):
 def slogdet(a):
     """``(sign, logabsdet)`` with ``det = sign * exp(logabsdet)`` (NumPy's): ``sign`` has
     ``a``'s dtype (a unit complex number for complex ``a``), ``logabsdet`` is real."""
-    return bind(slogdet_p, None, _matrix_operand("slogdet", a, square=True))
+    return SlogdetResult(*bind(slogdet_p, None, _matrix_operand("slogdet", a, square=True)))
 
 
 _UNSET = object()

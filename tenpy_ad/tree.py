@@ -1,4 +1,5 @@
-"""Minimal pytrees: nested tuples, lists and dicts (and None) with array/tensor leaves.
+"""Minimal pytrees: nested tuples (named ones too), lists and dicts (and None) with
+array/tensor leaves.
 
 Used by the function-level transforms (``tp.grad``, ``tp.jit``, ...) to accept and return
 structured arguments.  Containers are user data, a few levels deep, so plain recursion is
@@ -35,6 +36,8 @@ class TreeDef:
         if self.kind == "dict":
             inner = ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.meta, self.children))
             return "{" + inner + "}"
+        if self.kind == "namedtuple":
+            return f"{self.meta.__name__}({inner})"
         return ("[" + inner + "]") if self.kind == "list" else ("(" + inner + ",)")
 
     @property
@@ -59,6 +62,9 @@ def _flatten(tree, leaves) -> TreeDef:
     if type(tree) in (tuple, list):
         children = tuple(_flatten(item, leaves) for item in tree)
         return TreeDef("tuple" if type(tree) is tuple else "list", None, children)
+    if isinstance(tree, tuple) and hasattr(type(tree), "_fields"):     # a namedtuple
+        return TreeDef("namedtuple", type(tree),
+                       tuple(_flatten(item, leaves) for item in tree))
     if type(tree) is dict:
         keys = tuple(sorted(tree))
         return TreeDef("dict", keys, tuple(_flatten(tree[k], leaves) for k in keys))
@@ -84,6 +90,8 @@ def _unflatten(treedef: TreeDef, iterator):
         return tuple(children)
     if kind == "list":
         return children
+    if kind == "namedtuple":
+        return treedef.meta(*children)
     return dict(zip(treedef.meta, children))
 
 

@@ -10,7 +10,7 @@ import tenpy_ad as tp
 from tenpy_ad.errors import ShapeError
 
 from linalg_cases import DEFAULT_CONFIG, MODES, random_array, svd
-from modes import run
+from modes import ALL_MODES, assert_matches, grad_in, run
 
 
 pytestmark = pytest.mark.usefixtures("restore_linalg_config")
@@ -77,7 +77,30 @@ def test_unsupported_matrix_norm_order(mode):
 @pytest.mark.parametrize("mode", MODES)
 def test_qr_other_modes_rejected(mode):
     with pytest.raises(ValueError, match="reduced"):
-        run(lambda x: tp.linalg.qr(x, mode="complete"), mode, np.ones((3, 3)))
+        run(lambda x: tp.linalg.qr(x, mode="raw"), mode, np.ones((3, 3)))
+
+
+@pytest.mark.parametrize("mode", ALL_MODES)
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4)], ids=["square", "wide"])
+def test_qr_modes_r_and_complete(shape, mode, rng):
+    """``mode="r"`` is R alone; ``"complete"`` of a square or wide matrix is the reduced QR."""
+    a = random_array(rng, shape)
+    q, r = np.linalg.qr(a, mode="complete")
+    for got, expected in zip(run(lambda x: np.linalg.qr(x, mode="complete"), mode, a), (q, r)):
+        assert_matches(got, expected, f"{mode} complete")
+    assert_matches(run(lambda x: np.linalg.qr(x, mode="r"), mode, a), r, f"{mode} r")
+    loss = lambda x: (np.linalg.qr(x, mode="r") ** 2).sum()     # noqa: E731 - |R|^2 = |A|^2
+    np.testing.assert_allclose(grad_in("eager", loss, a), 2 * a, rtol=1e-12)
+
+
+def test_qr_complete_of_a_tall_matrix(rng):
+    """NumPy's values on arrays; a tensor would need the derivative of non-unique columns."""
+    a = random_array(rng, (4, 2))
+    q, r = tp.linalg.qr(a, mode="complete")
+    np.testing.assert_allclose(q @ r, a, atol=1e-12)
+    assert q.shape == (4, 4) and r.shape == (4, 2)
+    with pytest.raises(ShapeError, match="mode='complete'.*reduced"):
+        np.linalg.qr(tp.tensor(a), mode="complete")
 
 
 @pytest.mark.parametrize("shape", [(4, 3), (3, 4)], ids=["tall", "wide"])

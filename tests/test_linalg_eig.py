@@ -104,6 +104,28 @@ def test_phase_dependent_loss_raises(dtype, rng):
         program(a)
 
 
+def _trace_of_exp_by_eig(x):
+    """``tr(v diag(exp w) v^-1) = tr(expm(x))``: a function of the eigenvalues written with
+    the eigenvectors, whose eigenvector cotangent is zero but for rounding."""
+    w, v = np.linalg.eig(x)
+    return np.real(np.trace(v @ np.diag(np.exp(w)) @ np.linalg.inv(v)))
+
+
+@pytest.mark.parametrize("mode", GRAD_MODES)
+def test_rounding_eigenvector_cotangent_is_not_a_phase_dependence(mode, rng):
+    a = random_array(rng, (3, 3))
+    expected = tp.scipy.linalg.expm(a).T             # d tr(expm(a)) / da
+    np.testing.assert_allclose(grad_in(mode, _trace_of_exp_by_eig, a), expected, rtol=1e-10)
+
+
+def test_phase_dependence_beside_a_large_eigenvalue_cotangent_raises(rng):
+    a = _complex_spectrum(rng, "complex128")
+    t = tp.tensor(a, requires_grad=True)
+    loss = 100.0 * tp.real(tp.linalg.eigvals(t) ** 2).sum() + v_entry_real(t)
+    with pytest.raises(GaugeError, match="eig"):
+        loss.backward()
+
+
 def test_phase_dependent_loss_warns_when_asked(rng, restore_linalg_config):
     restore_linalg_config.gauge_check = "warn"
     a = _complex_spectrum(rng, "complex128")

@@ -9,7 +9,7 @@ import pytest
 import tenpy_ad as tp
 from tenpy_ad.errors import NotDifferentiableError, ShapeError
 
-from modes import check_modes
+from modes import check_modes, grad_in
 
 RNG = np.random.default_rng(7)
 A = RNG.standard_normal((3, 3)) + 3 * np.eye(3)
@@ -72,6 +72,41 @@ def test_svd_has_numpy_defaults():
     np.testing.assert_allclose(np.asarray(x.grad), u @ vh, rtol=1e-12)     # d sum(s) = u vh
     with pytest.raises(ShapeError, match="full_matrices=False"):      # the extra vectors
         np.linalg.svd(x)[1].sum().backward()
+
+
+def test_singular_values_alone_are_differentiable_with_numpy_defaults():
+    """``compute_uv=False`` has no extra singular vectors, whatever ``full_matrices`` says."""
+    u, _, vh = np.linalg.svd(STACK, full_matrices=False)
+    loss = lambda a: np.sum(np.linalg.svd(a, compute_uv=False))     # noqa: E731
+    for mode in ("eager", "transform", "traced"):
+        np.testing.assert_allclose(grad_in(mode, loss, STACK), u @ vh, rtol=1e-12)
+    nuclear = lambda a: np.linalg.norm(a[0], "nuc") + np.linalg.norm(a[1], 2)   # noqa: E731
+    expected = np.stack([u[0] @ vh[0], np.outer(u[1][:, 0], vh[1][0])])
+    np.testing.assert_allclose(grad_in("eager", nuclear, STACK), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["numpy", "eager", "traced"])
+def test_decompositions_return_numpys_named_results(mode):
+    """NumPy 2's field names (``.eigenvalues``, ``.U``, ``.Q``, ``.logabsdet``), also
+    through ``tp.jit``, as in ``np.linalg.eigh(a).eigenvalues``."""
+    fields = {"eigh": ("eigenvalues", "eigenvectors"), "eig": ("eigenvalues", "eigenvectors"),
+              "svd": ("U", "S", "Vh"), "qr": ("Q", "R"), "slogdet": ("sign", "logabsdet")}
+    a = {"numpy": lambda x: x, "eager": tp.tensor,
+         "traced": lambda x: tp.input(x.shape)}[mode](SPD)
+    for name, names in fields.items():
+        result = getattr(np.linalg, name)(a)
+        expected = getattr(np.linalg, name)(SPD)
+        assert type(result).__name__ == type(expected).__name__
+        assert result._fields == names and len(result) == len(names)
+    got = tp.jit(lambda x: np.linalg.eigh(x))(SPD)
+    assert type(got).__name__ == "EighResult"
+    np.testing.assert_allclose(got.eigenvalues, np.linalg.eigvalsh(SPD), rtol=1e-12)
+    def value(x):
+        x = (x + x.T) / 2
+        return np.linalg.eigh(x).eigenvalues[-1] + np.linalg.slogdet(x).logabsdet
+    w, v = np.linalg.eigh(SPD)
+    expected = np.outer(v[:, -1], v[:, -1]) + np.linalg.inv(SPD).T
+    np.testing.assert_allclose(grad_in("transform", value, SPD), expected, rtol=1e-10)
 
 
 @pytest.mark.parametrize("name", ["cond", "matrix_rank", "tensorinv", "tensorsolve"])

@@ -12,7 +12,7 @@ import tenpy_ad.numpy as tnp
 from tenpy_ad.errors import ArgumentError, DTypeError, ShapeError
 from tenpy_ad.testing import check_grads
 
-from modes import grad_in
+from modes import check_modes, grad_in
 from surface_cases import rand
 
 GRAD_MODES = ("eager", "transform", "traced")
@@ -177,3 +177,32 @@ def test_unsupported_arguments_are_refused(tensor):
 def test_weights_summing_to_zero():
     with pytest.raises(ZeroDivisionError, match="weights sum to zero"):
         tnp.average(tp.tensor(np.ones((2, 2))), axis=0, weights=np.array([1.0, -1.0]))
+
+
+# ------------------------------------------------------------------ trapezoid
+
+def _trapezoid_weights(points, axis):
+    """d trapezoid(y, points) / dy: half of each neighbouring spacing along ``axis``."""
+    spacing = np.moveaxis(np.diff(points, axis=axis), axis, -1)
+    weights = np.zeros(spacing.shape[:-1] + (spacing.shape[-1] + 1,))
+    weights[..., :-1] += spacing / 2
+    weights[..., 1:] += spacing / 2
+    return np.moveaxis(weights, -1, axis)
+
+
+@pytest.mark.parametrize("points", ["dx", "x_1d", "x_full", "axis_0"])
+def test_trapezoid_matches_numpy_and_its_derivatives(points):
+    """Values against NumPy in every mode; derivatives in ``y`` (the rule's weights) and in
+    the sample points ``x``."""
+    y = rand((3, 5), seed=1)
+    x = np.sort(rand((5,), seed=2))
+    kwargs, grid = {"dx": ({"dx": 0.3}, np.arange(5) * 0.3),
+                    "x_1d": ({"x": x}, x),
+                    "x_full": ({"x": np.sort(y, axis=1)}, np.sort(y, axis=1)),
+                    "axis_0": ({"x": x[:3], "axis": 0}, x[:3, None])}[points]
+    axis = kwargs.get("axis", -1)
+    check_modes(lambda a: np.trapezoid(a, **kwargs), y)
+    expected = np.broadcast_to(_trapezoid_weights(np.broadcast_to(grid, y.shape), axis), y.shape)
+    assert_grad(lambda a: np.trapezoid(a, **kwargs).sum(), y, expected)
+    if "x" in kwargs:
+        check_grads(lambda t: tnp.trapezoid(y, t, axis=axis).sum(), [kwargs["x"]])

@@ -1,4 +1,5 @@
-"""Running sums and products and finite differences: ``cumsum``, ``cumprod``, ``diff``.
+"""Running sums and products, finite differences and the trapezoidal rule: ``cumsum``,
+``cumprod``, ``diff``, ``trapezoid``.
 
 As NumPy: ``axis=None`` scans the flattened array; booleans accumulate in int64; ``diff``
 of booleans is ``!=`` of neighbours.  ``cumprod``'s derivative is exact with zeros in the
@@ -17,10 +18,11 @@ from ..ops import structural as st
 from ..primitive import code_of_value, shape_of
 from ._dispatch import implements
 from ._operands import is_tensor, normalize_axis
-from .arithmetic import subtract
+from .arithmetic import add, multiply, subtract
 from .comparison import not_equal
 from .joining import as_array, concatenate
 from .reductions import NO_VALUE, accumulating, numpy_result, refuse_out_where
+from .reductions import sum as _sum
 
 
 def _scan(name, scan, numpy_fn, a, axis, dtype, out):
@@ -96,4 +98,29 @@ def diff(a, n=1, axis=-1, prepend=NO_VALUE, append=NO_VALUE):
     return x
 
 
-__all__ = ["cumsum", "cumprod", "diff"]
+@implements(*[np.trapezoid] if hasattr(np, "trapezoid") else [])
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """The integral of ``y`` along ``axis`` by the trapezoidal rule, at the sample points
+    ``x`` (1-d along ``axis``, or ``y``'s shape) or spaced ``dx``; differentiable in ``y``,
+    ``x`` and ``dx``."""
+    y = as_array(y)
+    if not any(is_tensor(v) for v in (y, x, dx)):
+        return numpy_result(np.trapezoid, y, x=x, dx=dx, axis=axis)
+    y = y if is_tensor(y) else np.asarray(y)
+    shape = shape_of(y)
+    axis = normalize_axis("trapezoid", axis, len(shape))
+    later, earlier = _neighbours(y, axis)
+    if x is None:
+        step = dx
+    else:
+        x = as_array(x)
+        x = x if is_tensor(x) else np.asarray(x)
+        if len(shape_of(x)) == 1:       # the points of that axis: broadcast along it
+            points = tuple(shape_of(x)[0] if i == axis else 1 for i in range(len(shape)))
+            step = diff(st.reshape(x, points), axis=axis)
+        else:
+            step = diff(x, axis=axis)
+    return _sum(multiply(step, add(later, earlier)), axis=axis) * 0.5
+
+
+__all__ = ["cumsum", "cumprod", "diff", "trapezoid"]

@@ -89,13 +89,27 @@ def _eig_vjp(eps, cts, out, xs, active):
     if gv is not None:
         d = _column_dot(v, gv)                          # diag(v^H gv)
         normed = mm(vh, gv - v * row(_as_complex(ew.real(d), v)))   # J - v^H v diag(Re d)
-        core = add_optional(core, _inverse_gaps(w, eps, conjugate=True) * normed)
+        gaps = _inverse_gaps(w, eps, conjugate=True)
+        core = add_optional(core, gaps * normed)
     ct_a = solve(vh, mm(core, vh))                      # v^-H core v^H
     if gv is not None:
-        ct_a = gauge_checked(ct_a, ew.imag(d), largest_abs(normed) + largest_abs(d), "eig")
+        ct_a = gauge_checked(ct_a, ew.imag(d), _phase_scale(normed, d, gw, gaps), "eig")
     if not is_complex_value(xs[0]):
         ct_a = ew.real(ct_a)
     return (ct_a,)
+
+
+def _phase_scale(normed, d, gw, gaps):
+    """What the phase sensitivity ``Im d`` is compared with.  A phase reaches the gradient
+    through the gap factors (as ``Im d * |F|``), the eigenvalue cotangents directly, so
+    ``gw`` counts as ``|gw| / max |F|``: a ``gv`` that is zero but for rounding (a loss of
+    the eigenvalues alone written with the eigenvectors, ``v diag(f(w)) v^-1``) is not
+    mistaken for a dependence on the phase."""
+    scale = largest_abs(normed) + largest_abs(d)
+    if gw is None or shape_of(gaps)[-1] < 2:
+        return scale
+    tiny = float(np.finfo(dtypes.DTYPES[dtypes.real_code(code_of_value(gw))]).tiny)
+    return scale + largest_abs(gw) / (largest_abs(gaps) + tiny)
 
 
 eig_p = primitive("eig", _eig_impl, _eig_rule, n_outputs=2,

@@ -74,8 +74,12 @@ def svd(a, full_matrices: bool = False, compute_uv: bool = True, *,
 
     ``eps``: Lorentzian broadening of the derivative (default ``config.broadening``).
     Differentiable in every output; truncating by slicing (``u[..., :k]``) gives the exact
-    derivative of the truncated function.  ``full_matrices=True`` is differentiable only
-    for square matrices.
+    derivative of the truncated function.  With ``full_matrices=True`` (NumPy's default for
+    ``np.linalg.svd``) a non-square matrix has extra singular vectors (u's columns or vh's
+    rows past ``min(m, n)``) that are not unique: a loss that uses them raises
+    ``ShapeError``, one that does not (``s``, ``u[..., :k]``) gets the reduced SVD's
+    derivative.  Forward mode cannot see which are used, so it needs ``full_matrices=False``
+    for non-square matrices.
     """
     eps = broadening(eps, "svd")
     # s alone does not depend on full_matrices; the reduced primitive keeps it differentiable

@@ -104,7 +104,9 @@ def test_qr_complete_of_a_tall_matrix(rng):
 
 
 @pytest.mark.parametrize("shape", [(4, 3), (3, 4)], ids=["tall", "wide"])
-def test_full_matrices_derivative_needs_a_square_matrix(shape, rng):
+def test_full_matrices_extra_vectors_have_no_derivative(shape, rng):
+    """A loss of the extra singular vectors (not unique) raises in reverse and forward
+    mode; one that does not use them (``s`` alone) is the reduced SVD's derivative."""
     a = random_array(rng, shape)
     x = tp.input(shape)
     u, s, vh = svd(x, full_matrices=True)
@@ -115,5 +117,39 @@ def test_full_matrices_derivative_needs_a_square_matrix(shape, rng):
         tp.ad.jvp([s], [x], [a])
     t = tp.tensor(a, requires_grad=True)
     u, s, vh = svd(t, full_matrices=True)
-    with pytest.raises(ShapeError, match="full_matrices"):
-        s.sum().backward()
+    s.sum().backward()
+    u_r, _, vh_r = np.linalg.svd(a, full_matrices=False)
+    np.testing.assert_allclose(t.grad, u_r @ vh_r, rtol=1e-12, atol=1e-13)   # d sum(s)
+
+
+def _leading_vectors_loss(full_matrices: bool):
+    """Uses the leading ``k = min(m, n)`` singular vectors only, as truncation does."""
+    def loss(x):
+        u, s, vh = svd(x, full_matrices=full_matrices)
+        k = s.shape[-1]
+        weights = np.arange(1.0, 1.0 + vh.shape[-1])
+        return (tp.sum(tp.abs(u[..., :, :k]) ** 3) + tp.sum(s ** 2)
+                + tp.sum(vh[..., :k, :] ** 2 * weights))
+    return loss
+
+
+@pytest.mark.parametrize("mode", ["eager", "transform", "traced"])
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4), (2, 5, 3)], ids=["tall", "wide", "stack"])
+def test_full_matrices_leading_vectors_take_the_reduced_derivative(mode, shape, rng):
+    a = random_array(rng, shape)
+    got = grad_in(mode, _leading_vectors_loss(True), a)
+    np.testing.assert_allclose(got, grad_in(mode, _leading_vectors_loss(False), a),
+                               rtol=1e-12, atol=1e-13)
+    step = 1e-6 * random_array(rng, shape)
+    loss = lambda y: float(np.asarray(_leading_vectors_loss(True)(y)))     # noqa: E731
+    difference = (loss(a + step) - loss(a - step)) / 2
+    np.testing.assert_allclose(np.sum(got * step), difference, rtol=1e-6)
+
+
+def test_full_matrices_leading_vectors_second_order(rng):
+    a, direction = random_array(rng, (4, 3)), random_array(rng, (4, 3))
+    hessian_products = []
+    for full_matrices in (True, False):
+        first = tp.grad(_leading_vectors_loss(full_matrices))
+        hessian_products.append(np.asarray(tp.grad(lambda y: tp.sum(first(y) * direction))(a)))
+    np.testing.assert_allclose(*hessian_products, rtol=1e-10, atol=1e-12)

@@ -70,8 +70,11 @@ def test_svd_has_numpy_defaults():
     np.linalg.svd(x, full_matrices=False, hermitian=True)[1].sum().backward()   # only a hint
     u, _, vh = np.linalg.svd(STACK, full_matrices=False)
     np.testing.assert_allclose(np.asarray(x.grad), u @ vh, rtol=1e-12)     # d sum(s) = u vh
+    y = tp.tensor(STACK, requires_grad=True)
+    np.linalg.svd(y)[1].sum().backward()        # NumPy's full_matrices=True: s alone is fine
+    np.testing.assert_allclose(np.asarray(y.grad), u @ vh, rtol=1e-12)
     with pytest.raises(ShapeError, match="full_matrices=False"):      # the extra vectors
-        np.linalg.svd(x)[1].sum().backward()
+        np.linalg.svd(y)[0].sum().backward()
 
 
 def test_singular_values_alone_are_differentiable_with_numpy_defaults():

@@ -123,6 +123,26 @@ def _check_reduced(params, a, what):
                          "full_matrices=False")
 
 
+def _reduced(params, a, cts, out):
+    """The cotangents and outputs of the reduced SVD.  With ``full_matrices=True`` a
+    non-square matrix has extra singular vectors (u's columns, vh's rows past
+    ``k = min(m, n)``) that are not unique: a loss that uses them has no derivative.  When
+    the cotangents show that it does not (``u[:, :k]``, ``s`` alone), the rule is the
+    reduced one on the leading ``k`` vectors, exactly."""
+    m, n = shape_of(a)[-2:]
+    if not params[0] or m == n:
+        return cts, out
+    (gu, gs, gvh), (u, s, vh) = cts, out
+    k, last = min(m, n), len(shape_of(s))   # u's columns: axis last; vh's rows: last - 1
+    if cotangent_range(m, (gu, last))[1] > k or cotangent_range(n, (gvh, last - 1))[1] > k:
+        raise ShapeError("svd VJP: the loss uses the extra singular vectors of "
+                         f"full_matrices=True (columns {k}: of u or rows {k}: of vh of a "
+                         f"{m} x {n} matrix); they are not unique, so they have no "
+                         "derivative. Use full_matrices=False")
+    return ((block(gu, last, 0, k, m), gs, block(gvh, last - 1, 0, k, n)),
+            (u[..., :k], s, vh[..., :k, :]))
+
+
 def _svd_jvp(params, tangents, out, xs):
     _check_reduced(params, xs[0], "JVP")
     eps = params[1]
@@ -163,12 +183,9 @@ def _pad_rows(block, rows: int):
 def _svd_vjp(params, cts, out, xs, active):
     """The truncated rule when the result may be differentiated again (:func:`_kept_vjp`),
     else the dense one; the leading ``k1`` triplets whose cotangents can be non-zero."""
-    if params[0]:
-        _check_reduced(params, xs[0], "VJP")
     eps = params[1]
     a = xs[0]
-    gu, gs, gvh = cts
-    u, s, vh = out
+    (gu, gs, gvh), (u, s, vh) = _reduced(params, a, cts, out)
     s_shape = shape_of(s)
     kk, last = s_shape[-1], len(s_shape)   # the triplet axis: u's last, s's and vh's last but one
     lo, k1 = cotangent_range(kk, (gu, last), (gs, last - 1), (gvh, last - 1))

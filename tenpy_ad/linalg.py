@@ -46,7 +46,7 @@ from .primitive import bind, bind1, bind2, code_of_value, is_complex_value, shap
 
 __all__ = ["svd", "svdvals", "qr", "eigh", "eigvalsh", "eig", "eigvals", "solve", "inv",
            "det", "slogdet", "cholesky", "pinv", "lstsq", "matrix_power", "multi_dot",
-           "expm", "norm", "svds", "eigsh", "config"]
+           "expm", "norm", "cond", "matrix_rank", "svds", "eigsh", "config"]
 
 
 def _matrix_operand(name: str, a, square: bool = False, stacked: bool = True):
@@ -455,6 +455,43 @@ def _matrix_norm(x, ord, axes):  # noqa: A002
         kept -= kept > summed
         return tnp.amax(sums, axis=kept) if ord > 0 else -tnp.amax(-sums, axis=kept)
     raise ValueError(f"norm: invalid norm order {ord!r} for matrices")
+
+
+def cond(x, p=None):
+    """The condition number of (each) matrix, NumPy's ``linalg.cond``: ``s_max / s_min``
+    for ``p`` None or 2 (``s_min / s_max`` for -2), else ``norm(x, p) * norm(inv(x), p)``
+    (square matrices; ``p`` as in :func:`norm`).  Differentiable where it is finite."""
+    x = _matrix_operand("cond", x, square=p not in (None, 2, -2))
+    if p in (None, 2, -2):
+        s = svdvals(x)
+        largest, smallest = s[..., 0], s[..., -1]
+        return largest / smallest if p != -2 else smallest / largest
+    return norm(x, p, axis=(-2, -1)) * norm(inv(x), p, axis=(-2, -1))
+
+
+def matrix_rank(A, tol=None, hermitian: bool = False, *, rtol=None):  # noqa: N803 - NumPy
+    """The number of singular values above the tolerance, NumPy's ``linalg.matrix_rank``
+    (int64): ``tol`` absolute, or ``rtol`` times the largest singular value (default
+    ``max(m, n) * eps`` of the dtype); 0-d and 1-d input: 1 unless every entry is 0.
+    ``hermitian`` is NumPy's hint for a faster method (the values are the same).  An
+    integer: nothing flows back through it."""
+    if tol is not None and rtol is not None:
+        raise ValueError("matrix_rank: give tol or rtol, not both")
+    if not is_tensor(A):
+        A = np.asarray(A)
+    shape = shape_of(A)
+    if len(shape) < 2:
+        return tnp.asarray(tnp.any(A != 0), dtype=np.int64)
+    s = svdvals(A)
+    if tol is None:
+        if rtol is None:
+            rtol = max(shape[-2:]) * np.finfo(dtypes.DTYPES[code_of_value(s)]).eps
+        tol = tnp.max(s, axis=-1, keepdims=True) * rtol
+    elif not is_tensor(tol):
+        tol = np.asarray(tol)[..., None]
+    else:
+        tol = tnp.expand_dims(tol, -1)
+    return tnp.count_nonzero(s > tol, axis=-1)
 
 
 # ------------------------------------------------------------------ partial decompositions

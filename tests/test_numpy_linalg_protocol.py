@@ -16,6 +16,7 @@ A = RNG.standard_normal((3, 3)) + 3 * np.eye(3)
 STACK = RNG.standard_normal((2, 4, 3))
 B = RNG.standard_normal((3, 2))
 SPD = A @ A.T + np.eye(3)
+RANK_TWO = STACK @ np.diag([1.0, 1.0, 0.0])         # both matrices of rank 2
 
 #: (NumPy-written function, arguments); each is run in every mode against NumPy
 CASES = {
@@ -47,6 +48,12 @@ CASES = {
     "diagonal": (lambda a: np.linalg.diagonal(a, offset=-1), STACK),
     "trace": (lambda a: np.linalg.trace(a, offset=1), STACK),
     "matrix_transpose": (np.linalg.matrix_transpose, STACK),
+    "cond": (np.linalg.cond, STACK), "cond_-2": (lambda a: np.linalg.cond(a, -2), STACK),
+    "cond_1": (lambda a: np.linalg.cond(a, 1), A),
+    "cond_nuc": (lambda a: np.linalg.cond(a, "nuc"), A),
+    "matrix_rank": (np.linalg.matrix_rank, RANK_TWO),
+    "matrix_rank_tol": (lambda a: np.linalg.matrix_rank(a, tol=0.5), RANK_TWO),
+    "matrix_rank_rtol": (lambda a: np.linalg.matrix_rank(a, rtol=0.3), RANK_TWO),
 }
 
 
@@ -112,7 +119,31 @@ def test_decompositions_return_numpys_named_results(mode):
     np.testing.assert_allclose(grad_in("transform", value, SPD), expected, rtol=1e-10)
 
 
-@pytest.mark.parametrize("name", ["cond", "matrix_rank", "tensorinv", "tensorsolve"])
+@pytest.mark.parametrize("name", ["tensorinv", "tensorsolve"])
 def test_functions_without_a_version_are_refused_by_name(name):
     with pytest.raises(NotDifferentiableError, match=f"np.linalg.{name} is not"):
         getattr(np.linalg, name)(tp.tensor(A), *([B] if name == "tensorsolve" else []))
+
+
+@pytest.mark.parametrize("p", [None, -2, 1, "fro"])
+def test_condition_number_gradient(p):
+    """Against central differences of NumPy's ``cond``."""
+    direction = RNG.standard_normal(A.shape)
+    step = 1e-6
+    expected = (np.linalg.cond(A + step * direction, p)
+                - np.linalg.cond(A - step * direction, p)) / (2 * step)
+    for mode in ("eager", "transform", "traced"):
+        got = grad_in(mode, lambda a: np.linalg.cond(a, p), A)
+        np.testing.assert_allclose(np.sum(got * direction), expected, rtol=1e-6)
+
+
+def test_matrix_rank_is_an_integer_that_stops_the_gradient():
+    x = tp.tensor(RANK_TWO, requires_grad=True)
+    rank = np.linalg.matrix_rank(x)
+    assert rank.dtype == np.int64 and np.asarray(rank).tolist() == [2, 2]
+    traced = tp.linalg.matrix_rank(tp.input((4, 3)))
+    assert traced.dtype == np.int64 and traced.shape == ()
+    with pytest.raises(ValueError, match="tol or rtol"):
+        np.linalg.matrix_rank(x, tol=0.1, rtol=0.1)
+    for vector in (B[:, 0], np.zeros(3)):           # NumPy: 1 unless every entry is 0
+        assert int(np.linalg.matrix_rank(tp.tensor(vector))) == np.linalg.matrix_rank(vector)

@@ -4,10 +4,10 @@ This module only registers NumPy's linear-algebra functions with the dispatch pr
 (``tnp.linalg`` is :mod:`tenpy_ad.linalg` itself).  Where NumPy's signature or defaults
 differ from ``tp.linalg``'s, a thin wrapper applies NumPy's: ``svd`` computes
 ``full_matrices=True`` by default, as NumPy does (a non-square matrix then has extra
-singular vectors without a derivative: differentiating raises and says to pass
+singular vectors without a derivative: a loss that uses them raises and says to pass
 ``full_matrices=False``).  ``eig``/``eigvals`` are always complex (see
-:func:`tenpy_ad.linalg.eig`).  ``cond``, ``matrix_rank``, ``tensorinv`` and
-``tensorsolve`` have no tenpy_ad version and are refused like every unregistered function.
+:func:`tenpy_ad.linalg.eig`).  ``tensorinv`` and ``tensorsolve`` have no tenpy_ad version
+and are refused like every unregistered function.
 """
 from __future__ import annotations
 
@@ -27,8 +27,9 @@ def _numpy_linalg(*names: str) -> list:
     return [getattr(np.linalg, name) for name in names if hasattr(np.linalg, name)]
 
 
-_SAME_SIGNATURE = ("cholesky", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq",
-                   "matrix_power", "norm", "pinv", "qr", "slogdet", "solve", "svdvals")
+_SAME_SIGNATURE = ("cholesky", "cond", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv",
+                   "lstsq", "matrix_power", "matrix_rank", "norm", "pinv", "qr", "slogdet",
+                   "solve", "svdvals")
 for _name in _SAME_SIGNATURE:
     implements(*_numpy_linalg(_name))(getattr(_linalg, _name))
 implements(*_numpy_linalg("matrix_transpose"))(matrix_transpose)

@@ -6,8 +6,10 @@ and dtypes of the values — computed once, when the program is compiled.
   KiB; smaller ones come cheaply from NumPy's cache and the heap) of
   primitives whose ``array_fn`` is a NumPy ufunc (with no params, one output, the dtype
   NumPy itself would give): ``ufunc(*xs, out=array)``; and of primitives registered with
-  :func:`writes_into` (einsum: its ``np.matmul``).  These always return new memory, never
-  a view of an operand.
+  :func:`writes_into` (einsum: its ``np.matmul``).  Steps of any size that get one of the
+  core's C kernels (:mod:`tenpy_ad.small_kernels`: small float64 elementwise steps, small
+  contractions), which write only into planned arrays.  These always return new memory,
+  never a view of an operand.
 * **Aliasing.**  Other steps may return views of their operands (transpose, reshape,
   slicing, ...), so their results join their operands' *alias class* (union-find over the
   buffers), unless the primitive is registered with :func:`fresh_outputs`.  A planned
@@ -32,7 +34,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, small_kernels
 from ._compiled import _core
 
 #: results smaller than this are not planned (NumPy's cache and the heap serve them cheaply)
@@ -43,7 +45,7 @@ _fresh: set = set()
 
 
 def writes_into(prim, storage_shape: Callable, kernel: Callable,
-                scratch: Callable | None = None) -> None:
+                scratch: Callable | None = None, small: Callable | None = None) -> None:
     """Let program steps of ``prim`` write into a planned array.
 
     ``storage_shape(params, operand_shapes, output_shape)`` -> the shape of the array the
@@ -52,8 +54,11 @@ def writes_into(prim, storage_shape: Callable, kernel: Callable,
     of scratch arrays the kernel may use during the step.  ``kernel(out, params, *arrays)``
     computes the step into ``out`` — the array, or ``(array, *scratch)`` with flat scratch
     arrays (None for a count 0) — and returns the result (the array or a view of it).
+    ``small(params, operand_shapes, output_shape)`` -> ``(kernel, scratch counts)``: a C
+    kernel (a ``StepKernel`` of the core) for a float64 step of any size that writes into
+    an array of the output's shape, or None.
     """
-    _writers[prim] = (storage_shape, kernel, scratch)
+    _writers[prim] = (storage_shape, kernel, scratch, small)
     _fresh.add(prim)
 
 
@@ -85,6 +90,12 @@ def writer(prim, params, operands: list, output: tuple):
     code, shape = output
     if not shape or 0 in shape:
         return None                 # 0-d and empty results: nothing to gain
+    found = _c_kernel(prim, params, operands, output)
+    if found is not None:
+        kernel, counts = found
+        return kernel, shape, tuple(c * dtypes.DTYPES[code].itemsize for c in counts)
+    if dtypes.DTYPES[code].itemsize * _size(shape) < MIN_BYTES:
+        return None
     ufunc = prim.array_fn
     if params is None and isinstance(ufunc, np.ufunc):
         if ufunc.nout == 1 and ufunc.nin == len(operands) and \
@@ -94,7 +105,7 @@ def writer(prim, params, operands: list, output: tuple):
     registered = _writers.get(prim)
     if registered is None:
         return None
-    storage_shape, kernel, scratch = registered
+    storage_shape, kernel, scratch, _ = registered
     shapes = [s for _, s in operands]
     planned_shape = storage_shape(params, shapes, shape)
     if planned_shape is None:
@@ -104,13 +115,40 @@ def writer(prim, params, operands: list, output: tuple):
     return kernel, planned_shape, tuple(c * itemsize for c in counts)
 
 
+def _size(shape) -> int:
+    size = 1
+    for d in shape:
+        size *= d
+    return size
+
+
+def _c_kernel(prim, params, operands: list, output: tuple):
+    """``(kernel, scratch counts)`` of a step computed by one of the core's C kernels, or
+    None."""
+    kernel = small_kernels.elementwise(prim, params, operands, output)
+    if kernel is not None:
+        return kernel, ()
+    registered = _writers.get(prim)
+    if registered is None or registered[3] is None or output[0] != small_kernels.FLOAT64:
+        return None
+    if any(code != small_kernels.FLOAT64 for code, _ in operands):
+        return None
+    return registered[3](params, [s for _, s in operands], output[1])
+
+
+def _c_kernel_primitives() -> set:
+    """The primitives whose steps may get a C kernel, whatever their size."""
+    return small_kernels.elementwise_primitives() | {
+        prim for prim, registered in _writers.items() if registered[3] is not None}
+
+
 class MemoryPlan:
     """Per step the planned array it writes into (or none), and the arrays' sizes.
 
     ``kernels[k]``: the kernel of a planned step (or None); ``storage[k]``: the indices of
     its arrays, the result's then any scratch (None: none); ``views[k]``: ``(dtype, shape)``
     of the result's array as the kernel sees it; ``sizes[s]``: bytes of array ``s``.
-    Results of at least ``MIN_BYTES`` are planned.
+    Results of at least ``MIN_BYTES`` are planned, and those of steps with a C kernel.
     """
 
     def __init__(self, plan, enabled: bool = True):
@@ -120,15 +158,21 @@ class MemoryPlan:
         if not enabled or n == 0:
             return
         steps, metadata = plan.steps, plan.metadata
+        # MIN_BYTES is read here, not bound at import: the tests lower it
+        min_bytes, any_size = MIN_BYTES, _c_kernel_primitives()
+        if not _core.steps_using(steps, any_size):
+            any_size = ()           # the core asks only about results of MIN_BYTES
 
         def step_writer(k):
             step = steps[k]
-            return writer(step.prim, step.params, [metadata[b] for b in step.inputs],
-                          metadata[step.outputs[0][1]])
+            output = metadata[step.outputs[0][1]]
+            if step.prim not in any_size and \
+                    dtypes.DTYPES[output[0]].itemsize * _size(output[1]) < min_bytes:
+                return None
+            return writer(step.prim, step.params, [metadata[b] for b in step.inputs], output)
 
-        # MIN_BYTES is read here, not bound at import: the tests lower it
-        writers, self.storage, self.sizes = _core.plan_memory(plan, step_writer, _is_fresh,
-                                                              MIN_BYTES)
+        writers, self.storage, self.sizes = _core.plan_memory(
+            plan, step_writer, _is_fresh, 0 if any_size else min_bytes)
         if not self.sizes:
             return                  # no step writes into a planned array
         for k, found in enumerate(writers):

@@ -1,0 +1,309 @@
+# Program steps computed in C: the exactly rounded elementwise operations and small matrix
+# products of float64 operands, for which NumPy's per-call machinery (argument parsing,
+# dtype resolution, iterator setup: ~0.3-1 us) costs more than the arithmetic.  Which
+# step gets which kernel is decided when a program is compiled (tenpy_ad/small_kernels.py);
+# here each run checks the facts only the actual arrays can tell (type, dtype, layout,
+# size) and otherwise computes the step as before (``fallback``).  A result with a
+# non-finite value is computed again by the fallback too, so NumPy's floating-point
+# warnings and errors (np.errstate) behave as without these kernels.
+
+from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
+from cpython.float cimport PyFloat_AS_DOUBLE
+
+cdef extern from *:
+    """
+    /* The leading fields of NumPy's array object (PyArrayObject_fields in
+       numpy/ndarraytypes.h), unchanged in every NumPy ABI: read directly so that the
+       build needs no NumPy headers. */
+    typedef struct {
+        PyObject_HEAD
+        char *data;
+        int nd;
+        Py_ssize_t *dimensions;
+        Py_ssize_t *strides;
+        PyObject *base;
+        PyObject *descr;
+        int flags;
+    } tenpy_ad_ndarray;
+    """
+    ctypedef struct tenpy_ad_ndarray:
+        char* data
+        int nd
+        Py_ssize_t* dimensions
+        PyObject* descr
+        int flags
+
+cdef enum:
+    _NPY_C_CONTIGUOUS = 0x0001
+    _NPY_ALIGNED = 0x0100
+    _NPY_WRITEABLE = 0x0400
+
+cdef enum OperandKind:            # what a run found an operand to be
+    UNUSABLE = 0                  # anything else: the step falls back to NumPy
+    ARRAY = 1                     # a C-contiguous aligned float64 ndarray of the step's size
+    SCALAR = 2                    # a float64 0-d value (NumPy scalar, float, 0-d array)
+
+ctypedef void (*dgemm_t)(char* transa, char* transb, int* m, int* n, int* k,
+                         double* alpha, double* a, int* lda, double* b, int* ldb,
+                         double* beta, double* c, int* ldc) noexcept nogil
+
+cdef dgemm_t _dgemm = NULL
+cdef object _float64_descr = _np.dtype(_np.float64)
+cdef object _float64_type = _np.float64
+cdef tuple _ELEMENTWISE_OPS = ("add", "sub", "mul", "div", "neg", "scale", "shift")
+
+
+def install_dgemm(object capsule) -> None:
+    """Take BLAS ``dgemm`` from a PyCapsule of SciPy's ``cython_blas`` (read with the
+    capsule's own name, so no SciPy header is needed)."""
+    global _dgemm
+    _dgemm = <dgemm_t>PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule))
+
+
+def has_dgemm() -> bool:
+    """Whether :func:`install_dgemm` has given the kernels a ``dgemm``."""
+    return _dgemm != NULL
+
+
+cdef inline OperandKind _operand(object x, Py_ssize_t size, double** data, double* value):
+    """Classify ``x`` for a kernel of ``size`` elements; set ``data`` or ``value``."""
+    cdef tenpy_ad_ndarray* a
+    cdef Py_ssize_t i, count = 1
+    if type(x) is _ndarray:
+        a = <tenpy_ad_ndarray*><PyObject*>x
+        if a.descr != <PyObject*>_float64_descr or \
+                (a.flags & (_NPY_C_CONTIGUOUS | _NPY_ALIGNED)) != \
+                (_NPY_C_CONTIGUOUS | _NPY_ALIGNED):
+            return UNUSABLE
+        if a.nd == 0:
+            value[0] = (<double*>a.data)[0]
+            return SCALAR
+        for i in range(a.nd):
+            count *= a.dimensions[i]
+        if count != size:
+            return UNUSABLE
+        data[0] = <double*>a.data
+        return ARRAY
+    if type(x) is _float64_type or type(x) is float:
+        value[0] = PyFloat_AS_DOUBLE(x)
+        return SCALAR
+    return UNUSABLE
+
+
+cdef inline double* _destination(object out, Py_ssize_t size):
+    """The data of a planned array ``out`` of ``size`` elements, or NULL."""
+    cdef double* data = NULL
+    cdef double unused
+    if out is None or _operand(out, size, &data, &unused) != ARRAY or \
+            not (<tenpy_ad_ndarray*><PyObject*>out).flags & _NPY_WRITEABLE:
+        return NULL
+    return data
+
+
+cdef inline bint _all_finite(const double* x, Py_ssize_t n) noexcept nogil:
+    """Whether no value of ``x`` is an infinity or a NaN (exponent bits all ones)."""
+    cdef const uint64_t* bits = <const uint64_t*>x
+    cdef uint64_t seen = 0
+    cdef Py_ssize_t i
+    for i in range(n):
+        seen |= (bits[i] & 0x7ff0000000000000ULL) == 0x7ff0000000000000ULL
+    return seen == 0
+
+
+cdef class StepKernel:
+    """A program step computed in C, or by ``fallback`` (called as the step's kernel
+    would be: ``fallback(out, params, *arrays)``, or ``fallback(params, *arrays)`` when the
+    step has no planned array) when the arrays of a run do not suit it."""
+
+    def __init__(self, str kind, object fallback):
+        self.kind = kind
+        self.fallback = fallback
+
+    cdef object run(self, object out, object params, tuple ins, list buffers):
+        raise NotImplementedError
+
+    cdef object fall_back(self, object out, object params, tuple ins, list buffers):
+        _counters.small_kernels_declined += 1
+        if out is None:
+            return _call(self.fallback, params, ins, buffers)
+        return self.fallback(out, params, *[buffers[<Py_ssize_t>s] for s in ins])
+
+    def __repr__(self):
+        return f"<StepKernel {self.kind}>"
+
+
+@cython.final
+cdef class ElementwiseKernel(StepKernel):
+    """``op`` (one of add, sub, mul, div, neg, scale, shift) over ``size`` float64 values
+    into the step's planned array; ``size = 0``: a 0-d result, returned as a NumPy float64
+    (no planned array).  Operands are arrays of the step's size or 0-d values (skipped
+    broadcasts pass their 0-d operand through); ``constant`` is scale's factor or shift's
+    term.  Each value is one IEEE operation, as NumPy computes it."""
+
+    def __init__(self, str op, Py_ssize_t size, object fallback, double constant=0.0):
+        StepKernel.__init__(self, op, fallback)
+        self.op = _ELEMENTWISE_OPS.index(op)
+        self.size = size
+        self.constant = constant
+
+    cdef object run(self, object out, object params, tuple ins, list buffers):
+        cdef double* x = NULL
+        cdef double* y = NULL
+        cdef double* z
+        cdef double u = 0.0, v = self.constant, w
+        cdef Py_ssize_t n = self.size if self.size > 0 else 1
+        cdef OperandKind kx, ky = SCALAR
+        kx = _operand(buffers[<Py_ssize_t>ins[0]], n, &x, &u)
+        if len(ins) == 2:
+            ky = _operand(buffers[<Py_ssize_t>ins[1]], n, &y, &v)
+        if kx == UNUSABLE or ky == UNUSABLE:
+            return self.fall_back(out, params, ins, buffers)
+        if self.size == 0:
+            if kx != SCALAR or ky != SCALAR:
+                return self.fall_back(out, params, ins, buffers)
+            w = _apply(self.op, u, v)
+            if not _all_finite(&w, 1):
+                return self.fall_back(out, params, ins, buffers)
+            _counters.small_kernels_run += 1
+            return _float64_type(w)
+        z = _destination(out, n)
+        if z == NULL:
+            return self.fall_back(out, params, ins, buffers)
+        if kx == ARRAY and ky == ARRAY:
+            _loop_aa(self.op, x, y, z, n)
+        elif kx == ARRAY:
+            _loop_as(self.op, x, v, z, n)
+        elif ky == ARRAY:
+            _loop_sa(self.op, u, y, z, n)
+        else:
+            return self.fall_back(out, params, ins, buffers)   # both 0-d: NumPy's result
+        if not _all_finite(z, n):
+            return self.fall_back(out, params, ins, buffers)
+        _counters.small_kernels_run += 1
+        return out
+
+
+cdef inline double _apply(int op, double x, double y) noexcept nogil:
+    if op == 0 or op == 6:
+        return x + y
+    if op == 1:
+        return x - y
+    if op == 2 or op == 5:
+        return x * y
+    if op == 3:
+        return x / y
+    return -x
+
+
+# one loop per operator and operand pattern, so that each inner loop is a single
+# operation the compiler can unroll and vectorise
+
+cdef void _loop_aa(int op, const double* x, const double* y, double* z,
+                   Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    if op == 0:
+        for i in range(n):
+            z[i] = x[i] + y[i]
+    elif op == 1:
+        for i in range(n):
+            z[i] = x[i] - y[i]
+    elif op == 2:
+        for i in range(n):
+            z[i] = x[i] * y[i]
+    elif op == 3:
+        for i in range(n):
+            z[i] = x[i] / y[i]
+
+
+cdef void _loop_as(int op, const double* x, double y, double* z, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    if op == 0 or op == 6:
+        for i in range(n):
+            z[i] = x[i] + y
+    elif op == 1:
+        for i in range(n):
+            z[i] = x[i] - y
+    elif op == 2 or op == 5:
+        for i in range(n):
+            z[i] = x[i] * y
+    elif op == 3:
+        for i in range(n):
+            z[i] = x[i] / y
+    else:
+        for i in range(n):
+            z[i] = -x[i]
+
+
+cdef void _loop_sa(int op, double x, const double* y, double* z, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    if op == 0:
+        for i in range(n):
+            z[i] = x + y[i]
+    elif op == 1:
+        for i in range(n):
+            z[i] = x - y[i]
+    elif op == 2:
+        for i in range(n):
+            z[i] = x * y[i]
+    elif op == 3:
+        for i in range(n):
+            z[i] = x / y[i]
+
+
+@cython.final
+cdef class GemmKernel(StepKernel):
+    """A contraction whose operands, C-contiguous, are (m, k) and (k, n) matrices (each
+    row- or column-major) as one BLAS ``dgemm`` into the step's planned array.  The call
+    is the one NumPy's ``matmul`` makes (``cblas_dgemm`` row-major: C^T = B^T A^T), so the
+    values are NumPy's from the same BLAS build; with ``transposed_out`` (the output's
+    order puts the second operand's free axes first) the product goes to a scratch array
+    (``out`` is ``(array, scratch)``) and is transposed into the output: computing the
+    transpose directly would change the rounding of some shapes (another kernel order)."""
+
+    def __init__(self, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k, bint a_row_major,
+                 bint b_row_major, bint transposed_out, object fallback):
+        StepKernel.__init__(self, "gemm", fallback)
+        self.m, self.n, self.k = m, n, k
+        self.a_row_major, self.b_row_major = a_row_major, b_row_major
+        self.transposed_out = transposed_out
+
+    cdef object run(self, object out, object params, tuple ins, list buffers):
+        cdef double* a = NULL
+        cdef double* b = NULL
+        cdef double* c
+        cdef double* product
+        cdef double unused, one = 1.0, zero = 0.0
+        cdef int m = self.m, n = self.n, k = self.k, lda, ldb
+        cdef Py_ssize_t i, j
+        cdef char ta, tb
+        if _dgemm == NULL or \
+                _operand(buffers[<Py_ssize_t>ins[0]], m * k, &a, &unused) != ARRAY or \
+                _operand(buffers[<Py_ssize_t>ins[1]], k * n, &b, &unused) != ARRAY or \
+                a == b:         # a @ a.T: NumPy calls syrk, whose rounding may differ
+            return self.fall_back(out, params, ins, buffers)
+        result = out[0] if self.transposed_out else out
+        c = _destination(result, m * n)
+        product = _destination(out[1], m * n) if self.transposed_out else c
+        if c == NULL or product == NULL:
+            return self.fall_back(out, params, ins, buffers)
+        # column-major BLAS sees a row-major (r, s) matrix as its (s, r) transpose
+        tb, ldb = _layout(self.b_row_major, n, k)
+        ta, lda = _layout(self.a_row_major, k, m)
+        _dgemm(&tb, &ta, &n, &m, &k, &one, b, &ldb, a, &lda, &zero, product, &n)
+        if self.transposed_out:
+            for j in range(n):
+                for i in range(m):
+                    c[j * m + i] = product[i * n + j]
+        if not _all_finite(c, m * n):
+            return self.fall_back(out, params, ins, buffers)
+        _counters.small_kernels_run += 1
+        return result
+
+
+cdef inline (char, int) _layout(bint row_major, int columns, int rows):
+    """BLAS's transpose flag and leading dimension of an operand matrix of ``rows`` x
+    ``columns`` stored row-major or column-major, in the column-major call that computes
+    the product's transpose."""
+    if row_major:
+        return b'N', columns
+    return b'T', rows

@@ -1,0 +1,121 @@
+"""Which program steps run in the core's C kernels (``_core/small_kernels.pxi``).
+
+On small arrays a NumPy call costs its per-call machinery (~0.3-1 µs: argument parsing,
+dtype resolution, the iterator), not its arithmetic, and a program of tiny steps pays that
+per step.  So, when a program is compiled, steps on float64 operands get kernels that skip
+it:
+
+* the exactly rounded elementwise operations (:func:`elementwise`: add, sub, mul, div,
+  neg, scale, shift; never sqrt, exp, ... whose vectorised NumPy loops may round
+  differently) on results below :data:`SMALL_BYTES`, into the step's planned array, or a
+  0-d result returned as a NumPy float64;
+* small contractions as one BLAS ``dgemm`` (``ops/contraction.py`` decides the layout).
+
+The values are NumPy's to the last bit (one IEEE operation per value; the gemm call
+NumPy's ``matmul`` makes).  A kernel checks at run time what only the arrays can tell (type,
+dtype, contiguity, size) and hands any other operands, and any result with a non-finite
+value, to NumPy.  ``tp.introspection.counters()`` counts both (``small_kernels_run``,
+``small_kernels_declined``); :meth:`tenpy_ad.Program.kernel_kinds` tells which step got
+which kernel.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from . import dtypes
+from ._compiled import _core
+
+#: whether programs compiled from now on use the C kernels (False: NumPy for every step,
+#: for comparisons)
+ENABLED = True
+
+#: elementwise results below this many bytes get a C kernel (above, NumPy's vectorised
+#: loops writing into planned arrays are faster)
+SMALL_BYTES = 16 << 10
+
+FLOAT64 = dtypes.code_of(np.dtype(np.float64))
+
+_elementwise: dict = {}     # primitive -> (op name, params -> constant, NumPy's way)
+
+
+def _install_dgemm() -> None:
+    try:
+        from scipy.linalg import cython_blas
+        _core.install_dgemm(cython_blas.__pyx_capi__["dgemm"])
+    except (ImportError, KeyError, AttributeError, ValueError):
+        pass                # no dgemm: contractions keep NumPy's matmul
+
+
+_install_dgemm()
+has_dgemm: Callable[[], bool] = _core.has_dgemm
+
+
+def register_elementwise(prim, op: str, constant: Callable | None = None,
+                         numpy_fn: Callable | None = None) -> None:
+    """Let small float64 steps of ``prim`` run C kernel ``op`` (add, sub, mul, div, neg,
+    scale, shift).  ``constant(params)`` gives scale's factor or shift's term (a float,
+    else the step keeps NumPy); ``numpy_fn(*arrays)`` is NumPy's computation (default: the
+    primitive's ufunc), which the kernel falls back to."""
+    _elementwise[prim] = (op, constant, numpy_fn or prim.array_fn)
+
+
+def elementwise_primitives() -> set:
+    """The primitives registered with :func:`register_elementwise`."""
+    return set(_elementwise)
+
+
+def elementwise(prim, params, operands: list, output: tuple, planned: bool = True):
+    """The C kernel of a step of ``prim`` with ``operands`` and ``output`` given as
+    ``(dtype code, shape)``, or None.  ``planned``: it writes into the step's planned
+    array (a result with a shape); else its result is 0-d."""
+    found = _elementwise.get(prim)
+    code, shape = output
+    if not ENABLED or found is None or code != FLOAT64 or any(c != FLOAT64 for c, _ in operands):
+        return None
+    op, constant_of, numpy_fn = found
+    value = 0.0
+    if constant_of is not None:
+        value = constant_of(params)
+        if type(value) is not float:
+            return None
+    size = 1
+    for d in shape:
+        size *= d
+    if planned != bool(shape) or size * 8 >= SMALL_BYTES or size == 0:
+        return None
+    if planned:
+        fallback = (lambda out, params, *xs: numpy_fn(*xs, out=out)) if constant_of is None \
+            else (lambda out, params, x: numpy_fn(x, value, out=out))
+    else:
+        fallback = prim.impl
+    return _core.ElementwiseKernel(op, size if planned else 0, fallback, value)
+
+
+def scalar_steps(plan) -> dict:
+    """``{step: kernel}`` for the steps of ``plan`` with a 0-d float64 result that a C
+    kernel computes (they have no planned array)."""
+    steps, metadata = plan.steps, plan.metadata
+    found = {}
+    for k in _core.steps_using(steps, _elementwise):
+        step = steps[k]
+        if len(step.outputs) != 1:
+            continue
+        output = metadata[step.outputs[0][1]]
+        if output[1] == ():
+            kernel = elementwise(step.prim, step.params, [metadata[b] for b in step.inputs],
+                                 output, planned=False)
+            if kernel is not None:
+                found[k] = kernel
+    return found
+
+
+def kind_of(kernel) -> str:
+    """What computes a step with ``kernel``: a C kernel's kind ("add", "gemm", ...), or
+    "numpy"."""
+    return kernel.kind if isinstance(kernel, _core.StepKernel) else "numpy"
+
+
+__all__ = ["SMALL_BYTES", "register_elementwise", "elementwise", "scalar_steps", "kind_of",
+           "has_dgemm"]

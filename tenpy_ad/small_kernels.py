@@ -7,7 +7,7 @@ it:
 
 * the exactly rounded elementwise operations (:func:`elementwise`: add, sub, mul, div,
   neg, scale, shift; never sqrt, exp, ... whose vectorised NumPy loops may round
-  differently) on results below :data:`SMALL_BYTES`, into the step's planned array, or a
+  differently) on results up to :data:`SMALL_BYTES`, into the step's planned array, or a
   0-d result returned as a NumPy float64;
 * small contractions as one BLAS ``dgemm`` (``ops/contraction.py`` decides the layout).
 
@@ -31,9 +31,10 @@ from ._compiled import _core
 #: for comparisons)
 ENABLED = True
 
-#: elementwise results below this many bytes get a C kernel (above, NumPy's vectorised
-#: loops writing into planned arrays are faster)
-SMALL_BYTES = 16 << 10
+#: elementwise results up to this many bytes get a C kernel: beyond, NumPy's loops
+#: (AVX2/AVX-512, chosen at run time; ours are built for SSE2) win despite their per-call
+#: cost (measured: add breaks even at ~1024 float64 values, div at ~600)
+SMALL_BYTES = 4 << 10
 
 FLOAT64 = dtypes.code_of(np.dtype(np.float64))
 
@@ -83,7 +84,7 @@ def elementwise(prim, params, operands: list, output: tuple, planned: bool = Tru
     size = 1
     for d in shape:
         size *= d
-    if planned != bool(shape) or size * 8 >= SMALL_BYTES or size == 0:
+    if planned != bool(shape) or size * 8 > SMALL_BYTES or size == 0:
         return None
     if planned:
         fallback = (lambda out, params, *xs: numpy_fn(*xs, out=out)) if constant_of is None \

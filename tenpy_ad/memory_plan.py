@@ -163,13 +163,23 @@ class MemoryPlan:
         if not _core.steps_using(steps, any_size):
             any_size = ()           # the core asks only about results of MIN_BYTES
 
+        answers = {}                # steps of one primitive, params and types: one answer
+
         def step_writer(k):
             step = steps[k]
-            output = metadata[step.outputs[0][1]]
-            if step.prim not in any_size and \
+            prim, params, output = step.prim, step.params, metadata[step.outputs[0][1]]
+            if prim not in any_size and \
                     dtypes.DTYPES[output[0]].itemsize * _size(output[1]) < min_bytes:
                 return None
-            return writer(step.prim, step.params, [metadata[b] for b in step.inputs], output)
+            operands = [metadata[b] for b in step.inputs]
+            try:
+                key = (prim, params, output, *operands)
+                return answers[key]
+            except TypeError:       # unhashable params
+                return writer(prim, params, operands, output)
+            except KeyError:
+                found = answers[key] = writer(prim, params, operands, output)
+                return found
 
         writers, self.storage, self.sizes = _core.plan_memory(
             plan, step_writer, _is_fresh, 0 if any_size else min_bytes)
@@ -196,10 +206,14 @@ class MemoryPlan:
             return None
         storages = [np.empty(size, np.uint8) for size in self.sizes]
         outs = [None] * len(self.storage)
+        views = {}                  # steps sharing an array and its shape share the view
         for k, indices in enumerate(self.storage):
             if indices is not None:
                 dtype, shape = self.views[k]
-                out = storages[indices[0]].view(dtype).reshape(shape)
+                key = (indices[0], dtype, shape)
+                out = views.get(key)
+                if out is None:
+                    out = views[key] = storages[indices[0]].view(dtype).reshape(shape)
                 if len(indices) > 1:
                     out = (out,) + tuple(None if s < 0 else storages[s].view(dtype)
                                          for s in indices[1:])

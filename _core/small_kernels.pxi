@@ -1,5 +1,5 @@
-# Program steps computed in C: the exactly rounded elementwise operations and small matrix
-# products of float64 operands, for which NumPy's per-call machinery (argument parsing,
+# Program steps computed in C: the exactly rounded elementwise operations, full sums and
+# small matrix products of float64 operands, for which NumPy's per-call machinery (argument parsing,
 # dtype resolution, iterator setup: ~0.3-1 us) costs more than the arithmetic.  Which
 # step gets which kernel is decided when a program is compiled (tenpy_ad/small_kernels.py);
 # here each run checks the facts only the actual arrays can tell (type, dtype, layout,
@@ -72,6 +72,32 @@ cdef extern from *:
         tenpy_ad_add, tenpy_ad_sub, tenpy_ad_mul, tenpy_ad_div, tenpy_ad_neg, tenpy_ad_mul,
         tenpy_ad_add};
 
+    /* NumPy's pairwise summation of contiguous float64 values (its
+       DOUBLE_pairwise_sum, which np.add.reduce runs over a contiguous array from the
+       identity 0.0): eight running sums per block of up to 128 values, halves above. */
+    static double tenpy_ad_pairwise_sum(const double* a, Py_ssize_t n) {
+        Py_ssize_t i, half;
+        double r[8], res;
+        if (n < 8) {
+            res = 0.;
+            for (i = 0; i < n; i++) res += a[i];
+            return res;
+        }
+        if (n <= 128) {
+            for (i = 0; i < 8; i++) r[i] = a[i];
+            for (i = 8; i < n - (n % 8); i += 8) {
+                r[0] += a[i + 0]; r[1] += a[i + 1]; r[2] += a[i + 2]; r[3] += a[i + 3];
+                r[4] += a[i + 4]; r[5] += a[i + 5]; r[6] += a[i + 6]; r[7] += a[i + 7];
+            }
+            res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+            for (; i < n; i++) res += a[i];
+            return res;
+        }
+        half = n / 2;
+        half -= half % 8;
+        return tenpy_ad_pairwise_sum(a, half) + tenpy_ad_pairwise_sum(a + half, n - half);
+    }
+
     /* Whether no value of x is an infinity or a NaN. */
     static TENPY_AD_VECTORISE int tenpy_ad_all_finite(const double* x, Py_ssize_t n) {
         uint64_t seen = 0;
@@ -85,6 +111,7 @@ cdef extern from *:
                             double v, double* z, Py_ssize_t n) noexcept nogil
     loop_t* tenpy_ad_loops
     bint _all_finite "tenpy_ad_all_finite"(const double* x, Py_ssize_t n) noexcept nogil
+    double _pairwise_sum "tenpy_ad_pairwise_sum"(const double* a, Py_ssize_t n) noexcept nogil
 
     ctypedef struct tenpy_ad_ndarray:
         char* data
@@ -226,6 +253,27 @@ cdef class ElementwiseKernel(StepKernel):
             return self.fall_back(out, params, ins, buffers)    # inf or NaN: NumPy's way
         _counters.small_kernels_run += 1
         return out
+
+
+@cython.final
+cdef class SumKernel(StepKernel):
+    """The sum of all ``size`` values of a float64 array as a NumPy float64, added in
+    NumPy's order (pairwise, from 0.0), so the same bits as ``np.add.reduce``."""
+
+    def __init__(self, Py_ssize_t size, object fallback):
+        StepKernel.__init__(self, "sum", fallback)
+        self.size = size
+
+    cdef object run(self, object out, object params, tuple ins, list buffers):
+        cdef double* x = NULL
+        cdef double unused, total
+        if _operand(buffers[<Py_ssize_t>ins[0]], self.size, &x, &unused) != ARRAY:
+            return self.fall_back(out, params, ins, buffers)
+        total = 0.0 + _pairwise_sum(x, self.size)
+        if not _all_finite(&total, 1):
+            return self.fall_back(out, params, ins, buffers)
+        _counters.small_kernels_run += 1
+        return _float64_type(total)
 
 
 cdef inline double _apply(int op, double x, double y) noexcept nogil:

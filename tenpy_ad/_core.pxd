@@ -171,6 +171,9 @@ cdef class ElementwiseKernel(StepKernel):
     cdef Py_ssize_t size              # elements of the result (0: a 0-d result)
     cdef double constant              # scale's factor, shift's term
 
+cdef class SumKernel(StepKernel):
+    cdef Py_ssize_t size              # values summed
+
 cdef class GemmKernel(StepKernel):
     cdef int m, n, k                  # (m, k) @ (k, n)
     cdef bint a_row_major, b_row_major, transposed_out

@@ -9,10 +9,12 @@ it:
   neg, scale, shift; never sqrt, exp, ... whose vectorised NumPy loops may round
   differently) on results up to :data:`SMALL_BYTES`, into the step's planned array, or a
   0-d result returned as a NumPy float64;
+* sums of every value of an array up to :data:`SMALL_BYTES` (:func:`sum_kernel`), added in
+  NumPy's own order (its pairwise summation from 0.0), returned as a NumPy float64;
 * small contractions as one BLAS ``dgemm`` (``ops/contraction.py`` decides the layout).
 
-The values are NumPy's to the last bit (one IEEE operation per value; the gemm call
-NumPy's ``matmul`` makes).  A kernel checks at run time what only the arrays can tell (type,
+The values are NumPy's to the last bit (one IEEE operation per value; NumPy's order of
+additions; the gemm call NumPy's ``matmul`` makes).  A kernel checks at run time what only the arrays can tell (type,
 dtype, contiguity, size) and hands any other operands, and any result with a non-finite
 value, to NumPy.  ``tp.introspection.counters()`` counts both (``small_kernels_run``,
 ``small_kernels_declined``); :meth:`tenpy_ad.Program.kernel_kinds` tells which step got
@@ -39,6 +41,7 @@ SMALL_BYTES = 4 << 10
 FLOAT64 = dtypes.code_of(np.dtype(np.float64))
 
 _elementwise: dict = {}     # primitive -> (op name, params -> constant, NumPy's way)
+_sums: set = set()          # reductions by addition, params: the summed axes
 
 
 def _install_dgemm() -> None:
@@ -60,6 +63,27 @@ def register_elementwise(prim, op: str, constant: Callable | None = None,
     else the step keeps NumPy); ``numpy_fn(*arrays)`` is NumPy's computation (default: the
     primitive's ufunc), which the kernel falls back to."""
     _elementwise[prim] = (op, constant, numpy_fn or prim.array_fn)
+
+
+def register_sum(prim) -> None:
+    """Let small float64 steps of ``prim`` (a sum over the axes its params give) that sum
+    every value run the C kernel of NumPy's summation order."""
+    _sums.add(prim)
+
+
+def sum_kernel(prim, params, operands: list, output: tuple):
+    """The C kernel of a step of a registered sum of all values of a float64 operand
+    (a 0-d result), or None."""
+    if not ENABLED or prim not in _sums or output != (FLOAT64, ()) or len(operands) != 1:
+        return None
+    code, shape = operands[0]
+    size = 1
+    for d in shape:
+        size *= d
+    if code != FLOAT64 or sorted(params) != list(range(len(shape))) or size == 0 or \
+            size * 8 > SMALL_BYTES:
+        return None
+    return _core.SumKernel(size, prim.impl)
 
 
 def elementwise_primitives() -> set:
@@ -99,14 +123,15 @@ def scalar_steps(plan) -> dict:
     kernel computes (they have no planned array)."""
     steps, metadata = plan.steps, plan.metadata
     found = {}
-    for k in _core.steps_using(steps, _elementwise):
+    for k in _core.steps_using(steps, _sums | set(_elementwise)):
         step = steps[k]
         if len(step.outputs) != 1:
             continue
         output = metadata[step.outputs[0][1]]
         if output[1] == ():
-            kernel = elementwise(step.prim, step.params, [metadata[b] for b in step.inputs],
-                                 output, planned=False)
+            operands = [metadata[b] for b in step.inputs]
+            kernel = sum_kernel(step.prim, step.params, operands, output) or elementwise(
+                step.prim, step.params, operands, output, planned=False)
             if kernel is not None:
                 found[k] = kernel
     return found
@@ -118,5 +143,5 @@ def kind_of(kernel) -> str:
     return kernel.kind if isinstance(kernel, _core.StepKernel) else "numpy"
 
 
-__all__ = ["SMALL_BYTES", "register_elementwise", "elementwise", "scalar_steps", "kind_of",
-           "has_dgemm"]
+__all__ = ["SMALL_BYTES", "register_elementwise", "register_sum", "elementwise",
+           "sum_kernel", "scalar_steps", "kind_of", "has_dgemm"]

@@ -1,6 +1,6 @@
 """The core's C kernels for small float64 program steps (tenpy_ad.small_kernels): which
-steps get one, values equal to NumPy's (the same bits for elementwise steps and for a
-contraction's product; tight allclose against np.einsum), and NumPy's way for what a
+steps get one, values equal to NumPy's (the same bits for elementwise steps, full sums and
+a contraction's product; tight allclose against np.einsum), and NumPy's way for what a
 kernel declines at run time (other layouts, non-finite results)."""
 import numpy as np
 import pytest
@@ -75,6 +75,30 @@ def test_zero_d_steps_and_scalar_operands(name):
     got, run, declined = _run_counted(program, a, value)
     assert _bits(got) == _bits(expected)
     assert (run, declined) == (sum(kind != "numpy" for kind in kinds), 0)
+
+
+@pytest.mark.parametrize("shape", [(1,), (5,), (8,), (9,), (8, 8), (127,), (128,), (129,),
+                                   (3, 7, 11), (16, 2, 16), (511,)])
+def test_full_sums_add_in_numpys_order(shape):
+    rng = np.random.default_rng(8)
+    x = tp.input(shape)
+    program = tp.compile(ew.neg(tp.numpy.sum(x)), [x])
+    assert program.kernel_kinds() == ["sum", "neg"]     # 0-d results need no planned array
+    for a in (_awkward_values(rng, shape), rng.standard_normal(shape) * 1e8 + 1.0,
+              -np.zeros(shape)):                                # -0.0 sums to 0.0
+        got, run, declined = _run_counted(program, a)
+        assert _bits(got) == _bits(np.negative(np.add.reduce(a, axis=None)))
+        assert (run, declined) == (2, 0)
+
+
+def test_partial_sums_and_non_contiguous_operands_keep_numpy():
+    x = tp.input((6, 4))
+    assert tp.compile(ew.neg(tp.numpy.sum(x, axis=0)), [x]).kernel_kinds()[0] == "numpy"
+    program = tp.compile(ew.neg(tp.numpy.sum(x)), [x])
+    a = np.random.default_rng(9).standard_normal((4, 6)).T     # column-major
+    got, run, declined = _run_counted(program, a)
+    assert (run, declined) == (1, 1)
+    assert _bits(got) == _bits(-np.add.reduce(a, axis=(0, 1)))
 
 
 CONTRACTIONS = [

@@ -98,6 +98,19 @@ cdef extern from *:
         return tenpy_ad_pairwise_sum(a, half) + tenpy_ad_pairwise_sum(a + half, n - half);
     }
 
+    /* z (n, m) = the transpose of x (m, n), both row-major; whether all are finite. */
+    static int tenpy_ad_transpose(const double* restrict x, double* restrict z,
+                                  Py_ssize_t m, Py_ssize_t n) {
+        Py_ssize_t i, j;
+        uint64_t seen = 0;
+        for (i = 0; i < m; i++)
+            for (j = 0; j < n; j++) {
+                z[j * m + i] = x[i * n + j];
+                seen |= TENPY_AD_FINITE_BIT(x[i * n + j]);
+            }
+        return (seen >> 63) == 0;
+    }
+
     /* Whether no value of x is an infinity or a NaN. */
     static TENPY_AD_VECTORISE int tenpy_ad_all_finite(const double* x, Py_ssize_t n) {
         uint64_t seen = 0;
@@ -112,6 +125,8 @@ cdef extern from *:
     loop_t* tenpy_ad_loops
     bint _all_finite "tenpy_ad_all_finite"(const double* x, Py_ssize_t n) noexcept nogil
     double _pairwise_sum "tenpy_ad_pairwise_sum"(const double* a, Py_ssize_t n) noexcept nogil
+    bint _transpose "tenpy_ad_transpose"(const double* x, double* z, Py_ssize_t m,
+                                         Py_ssize_t n) noexcept nogil
 
     ctypedef struct tenpy_ad_ndarray:
         char* data
@@ -312,7 +327,6 @@ cdef class GemmKernel(StepKernel):
         cdef double* product
         cdef double unused, one = 1.0, zero = 0.0
         cdef int m = self.m, n = self.n, k = self.k, lda, ldb
-        cdef Py_ssize_t i, j
         cdef char ta, tb
         if _dgemm == NULL or \
                 _operand(buffers[<Py_ssize_t>ins[0]], m * k, &a, &unused) != ARRAY or \
@@ -328,11 +342,8 @@ cdef class GemmKernel(StepKernel):
         tb, ldb = _layout(self.b_row_major, n, k)
         ta, lda = _layout(self.a_row_major, k, m)
         _dgemm(&tb, &ta, &n, &m, &k, &one, b, &ldb, a, &lda, &zero, product, &n)
-        if self.transposed_out:
-            for j in range(n):
-                for i in range(m):
-                    c[j * m + i] = product[i * n + j]
-        if not _all_finite(c, m * n):
+        if not (_transpose(product, c, m, n) if self.transposed_out else
+                _all_finite(c, m * n)):     # inf, NaN: NumPy's way, with its warnings
             return self.fall_back(out, params, ins, buffers)
         _counters.small_kernels_run += 1
         return result

@@ -129,6 +129,18 @@ def test_contractions_are_one_gemm(subscripts, shape_a, shape_b):
     np.testing.assert_allclose(got, -np.einsum(subscripts, a, b), rtol=1e-14, atol=1e-14)
 
 
+def test_a_product_with_non_finite_values_is_numpys():
+    x, y = tp.input((4, 4)), tp.input((4, 4))
+    program = tp.compile(ew.neg(einsum_strict("ij,kj->ki", x, y)), [x, y])
+    a, b = np.eye(4), np.ones((4, 4))
+    a[1, 2] = np.inf
+    with np.errstate(all="ignore"):
+        got, run, declined = _run_counted(program, a, b)
+        expected = -np.einsum("ij,kj->ki", a, b)
+    assert (run, declined) == (0, 1)
+    np.testing.assert_array_equal(got, expected)
+
+
 def test_vectors_batches_and_summed_letters_keep_numpy():
     for subscripts, shape_a, shape_b in [("i,ij->j", (4,), (4, 5)),
                                          ("zij,zjk->zik", (2, 3, 4), (2, 4, 5)),

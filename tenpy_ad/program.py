@@ -71,6 +71,7 @@ class Program:
         self._frees = _core.last_uses(plan)  # per step: the buffers dead after it
         self._memory = MemoryPlan(plan, enabled=reuse_buffers)
         self._skipped = skippable(plan)    # broadcasts of scalars the readers make
+        self._scalar_kernels = small_kernels.scalar_steps(plan)   # 0-d results in C
         self._idle_arrays = []            # sets of planned arrays not in use by a call
         self._by_setting = {}             # blas_threads setting -> (kernels, threads)
 
@@ -106,8 +107,8 @@ class Program:
             kernels, threads = list(self._memory.kernels), None
             for k in self._skipped:
                 kernels[k] = pass_through
-            for k, kernel in small_kernels.scalar_steps(self._plan).items():
-                kernels[k] = kernel                # 0-d results: C, no planned array
+            for k, kernel in self._scalar_kernels.items():
+                kernels[k] = kernel
             for k in _core.steps_using(steps, blas.THREADED_PRIMITIVES):
                 step = steps[k]
                 kernel, count = blas.planned(step.prim, step.params,

@@ -65,7 +65,7 @@ def execute(list steps, list frees, list buffers, list kernels=None, list outs=N
             _nonfinite_hook(f"'{step.prim.name}' (program instruction {k})", result,
                             [buffers[<Py_ssize_t>s] for s in step.inputs])
         for s in <tuple>frees[k]:
-            buffers[s] = None
+            buffers[<Py_ssize_t>s] = None
     _counters.instructions_run += n
 
 

@@ -225,6 +225,18 @@ cdef class StepKernel:
 
 
 @cython.final
+cdef class PassThrough(StepKernel):
+    """A step whose result is its operand (a skipped broadcast of a 0-d value:
+    tenpy_ad/scalar_broadcasts.py)."""
+
+    def __init__(self):
+        StepKernel.__init__(self, "pass", None)
+
+    cdef object run(self, object out, object params, tuple ins, list buffers):
+        return buffers[<Py_ssize_t>ins[0]]
+
+
+@cython.final
 cdef class ElementwiseKernel(StepKernel):
     """``op`` (one of add, sub, mul, div, neg, scale, shift) over ``size`` float64 values
     into the step's planned array; ``size = 0``: a 0-d result, returned as a NumPy float64

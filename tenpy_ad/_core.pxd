@@ -166,6 +166,9 @@ cdef class StepKernel:            # a program step computed in C (small_kernels.
     cdef object run(self, object out, object params, tuple ins, list buffers)
     cdef object fall_back(self, object out, object params, tuple ins, list buffers)
 
+cdef class PassThrough(StepKernel):
+    pass
+
 cdef class ElementwiseKernel(StepKernel):
     cdef int op                       # index in _ELEMENTWISE_OPS
     cdef Py_ssize_t size              # elements of the result (0: a 0-d result)

@@ -190,7 +190,8 @@ class Program:
 
     def kernel_kinds(self) -> list:
         """Per step what computes it: the kind of the core's C kernel ("add", "scale",
-        "gemm", ...; see :mod:`tenpy_ad.small_kernels`) or "numpy"."""
+        "gemm", ...; see :mod:`tenpy_ad.small_kernels`; "pass" for a skipped broadcast)
+        or "numpy"."""
         kernels, _ = self._kernels(config.blas_threads)
         if kernels is None:
             return ["numpy"] * len(self._plan.steps)

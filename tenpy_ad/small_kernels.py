@@ -138,8 +138,8 @@ def scalar_steps(plan) -> dict:
 
 
 def kind_of(kernel) -> str:
-    """What computes a step with ``kernel``: a C kernel's kind ("add", "gemm", ...), or
-    "numpy"."""
+    """What computes a step with ``kernel``: a C kernel's kind ("add", "gemm", ...;
+    "pass" for a skipped broadcast), or "numpy"."""
     return kernel.kind if isinstance(kernel, _core.StepKernel) else "numpy"
 
 

@@ -122,18 +122,21 @@ def scalar_steps(plan) -> dict:
     """``{step: kernel}`` for the steps of ``plan`` with a 0-d float64 result that a C
     kernel computes (they have no planned array)."""
     steps, metadata = plan.steps, plan.metadata
-    found = {}
+    found, made = {}, {}            # made: one kernel per primitive, params and types
     for k in _core.steps_using(steps, _sums | set(_elementwise)):
         step = steps[k]
-        if len(step.outputs) != 1:
+        if len(step.outputs) != 1 or metadata[step.outputs[0][1]][1] != ():
             continue
-        output = metadata[step.outputs[0][1]]
-        if output[1] == ():
-            operands = [metadata[b] for b in step.inputs]
-            kernel = sum_kernel(step.prim, step.params, operands, output) or elementwise(
-                step.prim, step.params, operands, output, planned=False)
-            if kernel is not None:
-                found[k] = kernel
+        prim, params = step.prim, step.params
+        operands = [metadata[b] for b in step.inputs]
+        key = (prim, params, *operands)
+        kernel = made.get(key)
+        if kernel is None:
+            output = metadata[step.outputs[0][1]]
+            kernel = made[key] = sum_kernel(prim, params, operands, output) or \
+                elementwise(prim, params, operands, output, planned=False) or False
+        if kernel is not False:
+            found[k] = kernel
     return found
 
 

@@ -1,5 +1,5 @@
-# Program steps computed in C: the exactly rounded elementwise operations, full sums and
-# small matrix products of float64 operands, for which NumPy's per-call machinery (argument parsing,
+# Program steps computed in C: the exactly rounded elementwise operations and full sums of
+# float64 operands and small float64/complex128 matrix products, for which NumPy's per-call machinery (argument parsing,
 # dtype resolution, iterator setup: ~0.3-1 us) costs more than the arithmetic.  Which
 # step gets which kernel is decided when a program is compiled (tenpy_ad/small_kernels.py);
 # here each run checks the facts only the actual arrays can tell (type, dtype, layout,
@@ -98,16 +98,18 @@ cdef extern from *:
         return tenpy_ad_pairwise_sum(a, half) + tenpy_ad_pairwise_sum(a + half, n - half);
     }
 
-    /* z (n, m) = the transpose of x (m, n), both row-major; whether all are finite. */
+    /* z (n, m) = the transpose of x (m, n), both row-major, of elements of `width`
+       doubles (1: float64, 2: complex128); whether all values are finite. */
     static int tenpy_ad_transpose(const double* restrict x, double* restrict z,
-                                  Py_ssize_t m, Py_ssize_t n) {
-        Py_ssize_t i, j;
+                                  Py_ssize_t m, Py_ssize_t n, Py_ssize_t width) {
+        Py_ssize_t i, j, w;
         uint64_t seen = 0;
         for (i = 0; i < m; i++)
-            for (j = 0; j < n; j++) {
-                z[j * m + i] = x[i * n + j];
-                seen |= TENPY_AD_FINITE_BIT(x[i * n + j]);
-            }
+            for (j = 0; j < n; j++)
+                for (w = 0; w < width; w++) {
+                    z[(j * m + i) * width + w] = x[(i * n + j) * width + w];
+                    seen |= TENPY_AD_FINITE_BIT(x[(i * n + j) * width + w]);
+                }
         return (seen >> 63) == 0;
     }
 
@@ -126,7 +128,7 @@ cdef extern from *:
     bint _all_finite "tenpy_ad_all_finite"(const double* x, Py_ssize_t n) noexcept nogil
     double _pairwise_sum "tenpy_ad_pairwise_sum"(const double* a, Py_ssize_t n) noexcept nogil
     bint _transpose "tenpy_ad_transpose"(const double* x, double* z, Py_ssize_t m,
-                                         Py_ssize_t n) noexcept nogil
+                                         Py_ssize_t n, Py_ssize_t width) noexcept nogil
 
     ctypedef struct tenpy_ad_ndarray:
         char* data
@@ -148,41 +150,61 @@ cdef enum OperandKind:            # what a run found an operand to be
 ctypedef void (*dgemm_t)(char* transa, char* transb, int* m, int* n, int* k,
                          double* alpha, double* a, int* lda, double* b, int* ldb,
                          double* beta, double* c, int* ldc) noexcept nogil
+# complex128 values as pairs of doubles
+ctypedef void (*zgemm_t)(char* transa, char* transb, int* m, int* n, int* k,
+                         double* alpha, double* a, int* lda, double* b, int* ldb,
+                         double* beta, double* c, int* ldc) noexcept nogil
 
 cdef dgemm_t _dgemm = NULL
+cdef zgemm_t _zgemm = NULL
 cdef object _float64_descr = _np.dtype(_np.float64)
+cdef object _complex128_descr = _np.dtype(_np.complex128)
 cdef object _float64_type = _np.float64
 cdef tuple _ELEMENTWISE_OPS = ("add", "sub", "mul", "div", "neg", "scale", "shift")
 
 
-def install_dgemm(object capsule) -> None:
-    """Take BLAS ``dgemm`` from a PyCapsule of SciPy's ``cython_blas`` (read with the
-    capsule's own name, so no SciPy header is needed)."""
-    global _dgemm
-    _dgemm = <dgemm_t>PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule))
+def install_gemm(object dgemm, object zgemm) -> None:
+    """Take BLAS ``dgemm`` and ``zgemm`` from PyCapsules of SciPy's ``cython_blas`` (read
+    with each capsule's own name, so no SciPy header is needed)."""
+    global _dgemm, _zgemm
+    _dgemm = <dgemm_t>PyCapsule_GetPointer(dgemm, PyCapsule_GetName(dgemm))
+    _zgemm = <zgemm_t>PyCapsule_GetPointer(zgemm, PyCapsule_GetName(zgemm))
 
 
-def has_dgemm() -> bool:
-    """Whether :func:`install_dgemm` has given the kernels a ``dgemm``."""
-    return _dgemm != NULL
+def has_gemm() -> bool:
+    """Whether :func:`install_gemm` has given the kernels their BLAS products."""
+    return _dgemm != NULL and _zgemm != NULL
+
+
+cdef inline tenpy_ad_ndarray* _contiguous(object x, object descr):
+    """``x`` if it is an ndarray (exactly) of dtype ``descr``, C-contiguous and aligned,
+    else NULL."""
+    cdef tenpy_ad_ndarray* a
+    if type(x) is not _ndarray:
+        return NULL
+    a = <tenpy_ad_ndarray*><PyObject*>x
+    if a.descr != <PyObject*>descr or (a.flags & (_NPY_C_CONTIGUOUS | _NPY_ALIGNED)) != \
+            (_NPY_C_CONTIGUOUS | _NPY_ALIGNED):
+        return NULL
+    return a
+
+
+cdef inline Py_ssize_t _count(tenpy_ad_ndarray* a) noexcept:
+    cdef Py_ssize_t i, count = 1
+    for i in range(a.nd):
+        count *= a.dimensions[i]
+    return count
 
 
 cdef inline OperandKind _operand(object x, Py_ssize_t size, double** data, double* value):
-    """Classify ``x`` for a kernel of ``size`` elements; set ``data`` or ``value``."""
-    cdef tenpy_ad_ndarray* a
-    cdef Py_ssize_t i, count = 1
-    if type(x) is _ndarray:
-        a = <tenpy_ad_ndarray*><PyObject*>x
-        if a.descr != <PyObject*>_float64_descr or \
-                (a.flags & (_NPY_C_CONTIGUOUS | _NPY_ALIGNED)) != \
-                (_NPY_C_CONTIGUOUS | _NPY_ALIGNED):
-            return UNUSABLE
+    """Classify ``x`` for a float64 kernel of ``size`` elements; set ``data`` or
+    ``value``."""
+    cdef tenpy_ad_ndarray* a = _contiguous(x, _float64_descr)
+    if a != NULL:
         if a.nd == 0:
             value[0] = (<double*>a.data)[0]
             return SCALAR
-        for i in range(a.nd):
-            count *= a.dimensions[i]
-        if count != size:
+        if _count(a) != size:
             return UNUSABLE
         data[0] = <double*>a.data
         return ARRAY
@@ -192,14 +214,19 @@ cdef inline OperandKind _operand(object x, Py_ssize_t size, double** data, doubl
     return UNUSABLE
 
 
-cdef inline double* _destination(object out, Py_ssize_t size):
-    """The data of a planned array ``out`` of ``size`` elements, or NULL."""
-    cdef double* data = NULL
-    cdef double unused
-    if out is None or _operand(out, size, &data, &unused) != ARRAY or \
-            not (<tenpy_ad_ndarray*><PyObject*>out).flags & _NPY_WRITEABLE:
+cdef inline double* _array_data(object x, object descr, Py_ssize_t size, bint write):
+    """The data of ``x``, an array of ``descr`` and ``size`` elements (at least 1-d), as
+    the kernels take it (writeable if ``write``), or NULL."""
+    cdef tenpy_ad_ndarray* a = NULL if x is None else _contiguous(x, descr)
+    if a == NULL or a.nd == 0 or _count(a) != size or \
+            (write and not a.flags & _NPY_WRITEABLE):
         return NULL
-    return data
+    return <double*>a.data
+
+
+cdef inline double* _destination(object out, Py_ssize_t size):
+    """The data of a planned float64 array ``out`` of ``size`` elements, or NULL."""
+    return _array_data(out, _float64_descr, size, True)
 
 
 cdef class StepKernel:
@@ -318,44 +345,51 @@ cdef inline double _apply(int op, double x, double y) noexcept nogil:
 @cython.final
 cdef class GemmKernel(StepKernel):
     """A contraction whose operands, C-contiguous, are (m, k) and (k, n) matrices (each
-    row- or column-major) as one BLAS ``dgemm`` into the step's planned array.  The call
-    is the one NumPy's ``matmul`` makes (``cblas_dgemm`` row-major: C^T = B^T A^T), so the
-    values are NumPy's from the same BLAS build; with ``transposed_out`` (the output's
-    order puts the second operand's free axes first) the product goes to a scratch array
-    (``out`` is ``(array, scratch)``) and is transposed into the output: computing the
-    transpose directly would change the rounding of some shapes (another kernel order)."""
+    row- or column-major) as one BLAS ``dgemm`` (``zgemm`` if ``is_complex``) into the
+    step's planned array.  The call is the one NumPy's ``matmul`` makes (``cblas_?gemm``
+    row-major: C^T = B^T A^T), so the values are NumPy's from the same BLAS build; with
+    ``transposed_out`` (the output's order puts the second operand's free axes first) the
+    product goes to a scratch array (``out`` is ``(array, scratch)``) and is transposed
+    into the output: computing the transpose directly would change the rounding of some
+    shapes (another kernel order)."""
 
     def __init__(self, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k, bint a_row_major,
-                 bint b_row_major, bint transposed_out, object fallback):
+                 bint b_row_major, bint transposed_out, bint is_complex, object fallback):
         StepKernel.__init__(self, "gemm", fallback)
         self.m, self.n, self.k = m, n, k
         self.a_row_major, self.b_row_major = a_row_major, b_row_major
-        self.transposed_out = transposed_out
+        self.transposed_out, self.is_complex = transposed_out, is_complex
 
     cdef object run(self, object out, object params, tuple ins, list buffers):
-        cdef double* a = NULL
-        cdef double* b = NULL
+        cdef object descr = _complex128_descr if self.is_complex else _float64_descr
+        cdef double* a
+        cdef double* b
         cdef double* c
         cdef double* product
-        cdef double unused, one = 1.0, zero = 0.0
+        cdef double[2] one = [1.0, 0.0]
+        cdef double[2] zero = [0.0, 0.0]
         cdef int m = self.m, n = self.n, k = self.k, lda, ldb
+        cdef Py_ssize_t width = 2 if self.is_complex else 1     # doubles per element
         cdef char ta, tb
-        if _dgemm == NULL or \
-                _operand(buffers[<Py_ssize_t>ins[0]], m * k, &a, &unused) != ARRAY or \
-                _operand(buffers[<Py_ssize_t>ins[1]], k * n, &b, &unused) != ARRAY or \
+        a = _array_data(buffers[<Py_ssize_t>ins[0]], descr, m * k, False)
+        b = _array_data(buffers[<Py_ssize_t>ins[1]], descr, k * n, False)
+        if _dgemm == NULL or a == NULL or b == NULL or \
                 a == b:         # a @ a.T: NumPy calls syrk, whose rounding may differ
             return self.fall_back(out, params, ins, buffers)
         result = out[0] if self.transposed_out else out
-        c = _destination(result, m * n)
-        product = _destination(out[1], m * n) if self.transposed_out else c
+        c = _array_data(result, descr, m * n, True)
+        product = _array_data(out[1], descr, m * n, True) if self.transposed_out else c
         if c == NULL or product == NULL:
             return self.fall_back(out, params, ins, buffers)
         # column-major BLAS sees a row-major (r, s) matrix as its (s, r) transpose
         tb, ldb = _layout(self.b_row_major, n, k)
         ta, lda = _layout(self.a_row_major, k, m)
-        _dgemm(&tb, &ta, &n, &m, &k, &one, b, &ldb, a, &lda, &zero, product, &n)
-        if not (_transpose(product, c, m, n) if self.transposed_out else
-                _all_finite(c, m * n)):     # inf, NaN: NumPy's way, with its warnings
+        if self.is_complex:
+            _zgemm(&tb, &ta, &n, &m, &k, one, b, &ldb, a, &lda, zero, product, &n)
+        else:
+            _dgemm(&tb, &ta, &n, &m, &k, one, b, &ldb, a, &lda, zero, product, &n)
+        if not (_transpose(product, c, m, n, width) if self.transposed_out else
+                _all_finite(c, m * n * width)):     # inf, NaN: NumPy's way and warnings
             return self.fall_back(out, params, ins, buffers)
         _counters.small_kernels_run += 1
         return result

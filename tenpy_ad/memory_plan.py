@@ -54,9 +54,10 @@ def writes_into(prim, storage_shape: Callable, kernel: Callable,
     of scratch arrays the kernel may use during the step.  ``kernel(out, params, *arrays)``
     computes the step into ``out`` — the array, or ``(array, *scratch)`` with flat scratch
     arrays (None for a count 0) — and returns the result (the array or a view of it).
-    ``small(params, operand_shapes, output_shape)`` -> ``(kernel, scratch counts)``: a C
-    kernel (a ``StepKernel`` of the core) for a float64 step of any size that writes into
-    an array of the output's shape, or None.
+    ``small(params, operand_shapes, output_shape, dtype_code)`` -> ``(kernel, scratch
+    counts)``: a C kernel (a ``StepKernel`` of the core) for a step of any size whose
+    operands and result have that dtype, writing into an array of the output's shape;
+    or None.
     """
     _writers[prim] = (storage_shape, kernel, scratch, small)
     _fresh.add(prim)
@@ -129,11 +130,10 @@ def _c_kernel(prim, params, operands: list, output: tuple):
     if kernel is not None:
         return kernel, ()
     registered = _writers.get(prim)
-    if registered is None or registered[3] is None or output[0] != small_kernels.FLOAT64:
+    if registered is None or registered[3] is None or \
+            any(code != output[0] for code, _ in operands):
         return None
-    if any(code != small_kernels.FLOAT64 for code, _ in operands):
-        return None
-    return registered[3](params, [s for _, s in operands], output[1])
+    return registered[3](params, [s for _, s in operands], output[1], output[0])
 
 
 def _c_kernel_primitives() -> set:

@@ -11,7 +11,8 @@ it:
   0-d result returned as a NumPy float64;
 * sums of every value of an array up to :data:`SMALL_BYTES` (:func:`sum_kernel`), added in
   NumPy's own order (its pairwise summation from 0.0), returned as a NumPy float64;
-* small contractions as one BLAS ``dgemm`` (``ops/contraction.py`` decides the layout).
+* small float64 and complex128 contractions as one BLAS ``dgemm``/``zgemm``
+  (``ops/contraction.py`` decides the layout).
 
 The values are NumPy's to the last bit (one IEEE operation per value; NumPy's order of
 additions; the gemm call NumPy's ``matmul`` makes).  A kernel checks at run time what only the arrays can tell (type,
@@ -44,16 +45,20 @@ _elementwise: dict = {}     # primitive -> (op name, params -> constant, NumPy's
 _sums: set = set()          # reductions by addition, params: the summed axes
 
 
-def _install_dgemm() -> None:
+COMPLEX128 = dtypes.code_of(np.dtype(np.complex128))
+
+
+def _install_gemm() -> None:
     try:
         from scipy.linalg import cython_blas
-        _core.install_dgemm(cython_blas.__pyx_capi__["dgemm"])
+        capsules = cython_blas.__pyx_capi__
+        _core.install_gemm(capsules["dgemm"], capsules["zgemm"])
     except (ImportError, KeyError, AttributeError, ValueError):
-        pass                # no dgemm: contractions keep NumPy's matmul
+        pass                # no BLAS: contractions keep NumPy's matmul
 
 
-_install_dgemm()
-has_dgemm: Callable[[], bool] = _core.has_dgemm
+_install_gemm()
+has_gemm: Callable[[], bool] = _core.has_gemm
 
 
 def register_elementwise(prim, op: str, constant: Callable | None = None,
@@ -147,4 +152,4 @@ def kind_of(kernel) -> str:
 
 
 __all__ = ["SMALL_BYTES", "register_elementwise", "register_sum", "elementwise",
-           "sum_kernel", "scalar_steps", "kind_of", "has_dgemm"]
+           "sum_kernel", "scalar_steps", "kind_of", "has_gemm"]

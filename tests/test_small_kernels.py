@@ -130,6 +130,22 @@ def test_contractions_are_one_gemm(subscripts, shape_a, shape_b):
     np.testing.assert_allclose(got, -np.einsum(subscripts, a, b), rtol=1e-14, atol=1e-14)
 
 
+@pytest.mark.parametrize("subscripts,shape_a,shape_b", CONTRACTIONS[:-1])
+def test_complex_contractions_are_one_zgemm(subscripts, shape_a, shape_b):
+    rng = np.random.default_rng(10)
+    a = rng.standard_normal(shape_a) + 1j * rng.standard_normal(shape_a)
+    b = rng.standard_normal(shape_b) - 1j * rng.standard_normal(shape_b)
+    x, y = tp.input(shape_a, np.complex128), tp.input(shape_b, np.complex128)
+    program = tp.compile(ew.neg(einsum_strict(subscripts, x, y)), [x, y])
+    plain = tp.compile(ew.neg(einsum_strict(subscripts, x, y)), [x, y],
+                       reuse_buffers=False)
+    assert program.kernel_kinds() == ["gemm", "numpy"]
+    got, run, declined = _run_counted(program, a, b)
+    assert (run, declined) == (1, 0)
+    assert _bits(got) == _bits(plain(a, b))
+    np.testing.assert_allclose(got, -np.einsum(subscripts, a, b), rtol=1e-14, atol=1e-14)
+
+
 def test_a_product_with_non_finite_values_is_numpys():
     x, y = tp.input((4, 4)), tp.input((4, 4))
     program = tp.compile(ew.neg(einsum_strict("ij,kj->ki", x, y)), [x, y])
@@ -165,10 +181,12 @@ def test_non_contiguous_operands_fall_back_to_numpy():
 
 
 def test_other_dtypes_and_big_results_keep_numpy():
-    for dtype in (np.float32, np.complex128):
-        x, y = tp.input((4, 4), dtype), tp.input((4, 4), dtype)
-        program = tp.compile(ew.neg(ew.mul(einsum_strict("ij,jk->ik", x, y), x)), [x, y])
-        assert set(program.kernel_kinds()) == {"numpy"}, dtype
+    x, y = tp.input((4, 4), np.float32), tp.input((4, 4), np.float32)
+    program = tp.compile(ew.neg(ew.mul(einsum_strict("ij,jk->ik", x, y), x)), [x, y])
+    assert set(program.kernel_kinds()) == {"numpy"}
+    x, y = tp.input((4, 4), np.complex128), tp.input((4, 4), np.complex128)
+    program = tp.compile(ew.neg(ew.mul(einsum_strict("ij,jk->ik", x, y), x)), [x, y])
+    assert program.kernel_kinds() == ["gemm", "numpy", "numpy"]     # complex: products only
     n = small_kernels.SMALL_BYTES // 8 + 1
     x = tp.input((n,))
     assert tp.compile(ew.neg(ew.add(x, x)), [x]).kernel_kinds() == ["numpy", "numpy"]

@@ -148,16 +148,19 @@ class _Contraction:
             return c if perm_out is None else c.transpose(perm_out)
         return run
 
-    def gemm_kernel(self):
-        """The core's BLAS ``dgemm`` kernel for float64 operands (C-contiguous at run
-        time), writing the output into a planned array of its shape, and the element
-        counts of its scratch arrays (the product, when the output is its transpose);
-        None where NumPy's
+    def gemm_kernel(self, is_complex: bool = False):
+        """The core's BLAS ``dgemm`` kernel (``zgemm`` for complex128) for operands
+        C-contiguous at run time, writing the output into a planned array of its shape,
+        and the element counts of its scratch arrays (the product, when the output is its
+        transpose); None where NumPy's
         ``matmul`` would not call ``gemm`` either (a batch, vectors, letters summed
-        within an operand), where an operand's matrix is not a row- or column-major view,
+        within an operand), for complex outer products (k = 1: NumPy's BLAS build rounds
+        them differently), where an operand's matrix is not a row- or column-major view,
         where the output is not the product or its transpose, or above BLAS's tiny work."""
         if len(self.shape_a) != 2 or self.pre_a or self.pre_b or min(self.m, self.n) < 2 \
-                or self.flops >= TINY["matmul"] or not _core.has_dgemm():
+                or (is_complex and self.k < 2) \
+                or self.flops * (4 if is_complex else 1) >= TINY["matmul"] \
+                or not _core.has_gemm():
             return None
         if self.perm_out is not None and not self.transposed_out:
             return None
@@ -173,7 +176,7 @@ class _Contraction:
             np.copyto(result, self(a, b))
             return result
         kernel = _core.GemmKernel(self.m, self.n, self.k, layout_a, layout_b, transposed,
-                                  numpy_way)
+                                  is_complex, numpy_way)
         return kernel, (self.m * self.n,) if transposed else ()
 
     @property
@@ -257,15 +260,16 @@ def _einsum_kernel(subscripts, *shapes):
     return lambda params, a, b: plan(a, b)
 
 
-def _einsum_gemm(subscripts, shapes, out_shape):
-    """A program step's C kernel and scratch counts: one ``dgemm`` of small float64
-    operands (or None)."""
-    if len(shapes) != 2 or not small_kernels.ENABLED:
+def _einsum_gemm(subscripts, shapes, out_shape, code):
+    """A program step's C kernel and scratch counts: one BLAS product of small float64 or
+    complex128 operands (or None)."""
+    if len(shapes) != 2 or not small_kernels.ENABLED or \
+            code not in (small_kernels.FLOAT64, small_kernels.COMPLEX128):
         return None
     plan = _plan(subscripts, tuple(shapes[0]), tuple(shapes[1]))
     if max(plan.operand_sizes) > _SMALL_OPERANDS:
         return None
-    return plan.gemm_kernel()
+    return plan.gemm_kernel(code == small_kernels.COMPLEX128)
 
 
 def _einsum_work(subscripts, *shapes):

@@ -99,18 +99,64 @@ cdef extern from *:
     }
 
     /* z (n, m) = the transpose of x (m, n), both row-major, of elements of `width`
-       doubles (1: float64, 2: complex128); whether all values are finite. */
-    static int tenpy_ad_transpose(const double* restrict x, double* restrict z,
-                                  Py_ssize_t m, Py_ssize_t n, Py_ssize_t width) {
-        Py_ssize_t i, j, w;
-        uint64_t seen = 0;
-        for (i = 0; i < m; i++)
-            for (j = 0; j < n; j++)
-                for (w = 0; w < width; w++) {
-                    z[(j * m + i) * width + w] = x[(i * n + j) * width + w];
-                    seen |= TENPY_AD_FINITE_BIT(x[(i * n + j) * width + w]);
-                }
-        return (seen >> 63) == 0;
+       doubles (1: float64, 2: complex128, each its own loop); whether all values are
+       finite. */
+    #define TENPY_AD_TRANSPOSE(width)                                                  \
+    static int tenpy_ad_transpose_##width(const double* restrict x, double* restrict z, \
+                                          Py_ssize_t m, Py_ssize_t n) {                 \
+        Py_ssize_t i, j, w;                                                             \
+        uint64_t seen = 0;                                                              \
+        for (i = 0; i < m; i++)                                                         \
+            for (j = 0; j < n; j++)                                                     \
+                for (w = 0; w < width; w++) {                                           \
+                    z[(j * m + i) * width + w] = x[(i * n + j) * width + w];            \
+                    seen |= TENPY_AD_FINITE_BIT(x[(i * n + j) * width + w]);            \
+                }                                                                       \
+        return (seen >> 63) == 0;                                                       \
+    }
+    TENPY_AD_TRANSPOSE(2)
+    #ifdef __SSE2__
+    /* float64 in 2x2 blocks: two loads, two stores of two values (the strided stores
+       bound the scalar loop; 16x32: 184 -> 114 ns) */
+    #include <emmintrin.h>
+    static int tenpy_ad_transpose_1(const double* restrict x, double* restrict z,
+                                    Py_ssize_t m, Py_ssize_t n) {
+        const __m128i exponent = _mm_set1_epi64x(0x7ff0000000000000LL);
+        const __m128i carry = _mm_set1_epi64x(0x0010000000000000LL);
+        __m128i seen2 = _mm_setzero_si128();
+        uint64_t halves[2], seen = 0;
+        Py_ssize_t i, j;
+        for (i = 0; i + 1 < m; i += 2) {
+            for (j = 0; j + 1 < n; j += 2) {
+                __m128d a = _mm_loadu_pd(x + i * n + j), b = _mm_loadu_pd(x + (i + 1) * n + j);
+                _mm_storeu_pd(z + j * m + i, _mm_unpacklo_pd(a, b));
+                _mm_storeu_pd(z + (j + 1) * m + i, _mm_unpackhi_pd(a, b));
+                seen2 = _mm_or_si128(seen2, _mm_add_epi64(
+                    _mm_and_si128(_mm_castpd_si128(a), exponent), carry));
+                seen2 = _mm_or_si128(seen2, _mm_add_epi64(
+                    _mm_and_si128(_mm_castpd_si128(b), exponent), carry));
+            }
+            for (; j < n; j++) {
+                z[j * m + i] = x[i * n + j];
+                z[j * m + i + 1] = x[(i + 1) * n + j];
+                seen |= TENPY_AD_FINITE_BIT(x[i * n + j]) | TENPY_AD_FINITE_BIT(x[(i + 1) * n + j]);
+            }
+        }
+        for (; i < m; i++)
+            for (j = 0; j < n; j++) {
+                z[j * m + i] = x[i * n + j];
+                seen |= TENPY_AD_FINITE_BIT(x[i * n + j]);
+            }
+        _mm_storeu_si128((__m128i*)halves, seen2);
+        return ((seen | halves[0] | halves[1]) >> 63) == 0;
+    }
+    #else
+    TENPY_AD_TRANSPOSE(1)
+    #endif
+    static int tenpy_ad_transpose(const double* x, double* z, Py_ssize_t m, Py_ssize_t n,
+                                  Py_ssize_t width) {
+        return width == 1 ? tenpy_ad_transpose_1(x, z, m, n)
+                          : tenpy_ad_transpose_2(x, z, m, n);
     }
 
     /* Whether no value of x is an infinity or a NaN. */

@@ -29,9 +29,13 @@ cdef extern from *:
     /* The elementwise loops, one per operator and operand pattern (array-array,
        array-scalar, scalar-array) so that each is a single operation on non-aliasing
        arrays that GCC vectorises (NumPy's own loops are vectorised too: a scalar loop
-       would lose to them from a few hundred elements on).  Vectorising keeps each value
-       one IEEE operation: the results are the same bits. */
-    #if defined(__GNUC__) && !defined(__clang__)
+       would lose to them from a few hundred elements on; SSE2 ones from ~1000).
+       Vectorising keeps each value one IEEE operation: the results are the same bits. */
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+    /* and an AVX2 clone chosen at load time where the CPU has it (as NumPy's loops) */
+    #define TENPY_AD_VECTORISE \
+        __attribute__((optimize("tree-vectorize"), target_clones("avx2", "default")))
+    #elif defined(__GNUC__) && !defined(__clang__)
     #define TENPY_AD_VECTORISE __attribute__((optimize("tree-vectorize")))
     #else
     #define TENPY_AD_VECTORISE

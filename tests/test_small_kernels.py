@@ -79,7 +79,7 @@ def test_zero_d_steps_and_scalar_operands(name):
 
 
 @pytest.mark.parametrize("shape", [(1,), (5,), (8,), (9,), (8, 8), (127,), (128,), (129,),
-                                   (3, 7, 11), (16, 2, 16), (511,)])
+                                   (3, 7, 11), (16, 2, 16), (511,), (64, 64)])
 def test_full_sums_add_in_numpys_order(shape):
     rng = np.random.default_rng(8)
     x = tp.input(shape)

@@ -31,7 +31,7 @@ cdef extern from *:
        arrays that GCC vectorises (NumPy's own loops are vectorised too: a scalar loop
        would lose to them from a few hundred elements on; SSE2 ones from ~1000).
        Vectorising keeps each value one IEEE operation: the results are the same bits. */
-    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)
     /* and an AVX2 clone chosen at load time where the CPU has it (as NumPy's loops) */
     #define TENPY_AD_VECTORISE \
         __attribute__((optimize("tree-vectorize"), target_clones("avx2", "default")))

@@ -21,7 +21,7 @@ every extension class.  Then, in include order:
 * ``graph_sweep.pxi``   the reverse (VJP) and forward (JVP) sweeps over traced graphs
 * ``schedule.pxi``      the compiler's pass: a Plan of Instruction rows
 * ``blas_threads.pxi``  switching BLAS thread counts around engine calls
-* ``small_kernels.pxi`` program steps in C: small float64 elementwise ops, BLAS dgemm
+* ``small_kernels.pxi`` program steps in C: small elementwise ops, sums, BLAS gemm
 * ``execute.pxi``       the Program interpreter loop
 * ``eager.pxi``         eager Tensor, its tape entries (TapeNode), ``no_grad``
 * ``eager_backward.pxi`` the reverse sweep over the tape (``backward``, ``grad_of``)

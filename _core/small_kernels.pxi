@@ -1,11 +1,12 @@
 # Program steps computed in C: the exactly rounded elementwise operations and full sums of
-# float64 operands and small float64/complex128 matrix products, for which NumPy's per-call machinery (argument parsing,
-# dtype resolution, iterator setup: ~0.3-1 us) costs more than the arithmetic.  Which
-# step gets which kernel is decided when a program is compiled (tenpy_ad/small_kernels.py);
-# here each run checks the facts only the actual arrays can tell (type, dtype, layout,
-# size) and otherwise computes the step as before (``fallback``).  A result with a
-# non-finite value is computed again by the fallback too, so NumPy's floating-point
-# warnings and errors (np.errstate) behave as without these kernels.
+# float64 operands, and small float64/complex128 matrix products, for which NumPy's
+# per-call machinery (argument parsing, dtype resolution, iterator setup: ~0.25-1 us)
+# costs more than the arithmetic.  Which step gets which kernel is decided when a program
+# is compiled (tenpy_ad/small_kernels.py); here each run checks the facts only the actual
+# arrays can tell (type, dtype, layout, size) and otherwise computes the step as before
+# (``fallback``).  A result with a non-finite value is computed again by the fallback too,
+# so NumPy's floating-point warnings and errors (np.errstate) behave as without these
+# kernels.
 
 from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 from cpython.float cimport PyFloat_AS_DOUBLE
@@ -132,7 +133,8 @@ cdef extern from *:
         Py_ssize_t i, j;
         for (i = 0; i + 1 < m; i += 2) {
             for (j = 0; j + 1 < n; j += 2) {
-                __m128d a = _mm_loadu_pd(x + i * n + j), b = _mm_loadu_pd(x + (i + 1) * n + j);
+                __m128d a = _mm_loadu_pd(x + i * n + j);
+                __m128d b = _mm_loadu_pd(x + (i + 1) * n + j);
                 _mm_storeu_pd(z + j * m + i, _mm_unpacklo_pd(a, b));
                 _mm_storeu_pd(z + (j + 1) * m + i, _mm_unpackhi_pd(a, b));
                 seen2 = _mm_or_si128(seen2, _mm_add_epi64(
@@ -143,7 +145,8 @@ cdef extern from *:
             for (; j < n; j++) {
                 z[j * m + i] = x[i * n + j];
                 z[j * m + i + 1] = x[(i + 1) * n + j];
-                seen |= TENPY_AD_FINITE_BIT(x[i * n + j]) | TENPY_AD_FINITE_BIT(x[(i + 1) * n + j]);
+                seen |= TENPY_AD_FINITE_BIT(x[i * n + j]);
+                seen |= TENPY_AD_FINITE_BIT(x[(i + 1) * n + j]);
             }
         }
         for (; i < m; i++)

@@ -33,6 +33,7 @@ compiled core's ``plan_memory`` (linear in the number of steps).
 from __future__ import annotations
 
 import functools
+import math
 from typing import Callable
 
 import numpy as np
@@ -98,7 +99,7 @@ def writer(prim, params, operands: list, output: tuple):
     if found is not None:
         kernel, counts = found
         return kernel, shape, tuple(c * dtypes.DTYPES[code].itemsize for c in counts)
-    if dtypes.DTYPES[code].itemsize * _size(shape) < MIN_BYTES:
+    if dtypes.DTYPES[code].itemsize * math.prod(shape) < MIN_BYTES:
         return None
     ufunc = prim.array_fn
     if params is None and isinstance(ufunc, np.ufunc):
@@ -117,13 +118,6 @@ def writer(prim, params, operands: list, output: tuple):
     itemsize = dtypes.DTYPES[code].itemsize
     counts = () if scratch is None else scratch(params, shapes)
     return kernel, planned_shape, tuple(c * itemsize for c in counts)
-
-
-def _size(shape) -> int:
-    size = 1
-    for d in shape:
-        size *= d
-    return size
 
 
 def _c_kernel(prim, params, operands: list, output: tuple):
@@ -172,7 +166,7 @@ class MemoryPlan:
             step = steps[k]
             prim, params, output = step.prim, step.params, metadata[step.outputs[0][1]]
             if prim not in any_size and \
-                    dtypes.DTYPES[output[0]].itemsize * _size(output[1]) < min_bytes:
+                    dtypes.DTYPES[output[0]].itemsize * math.prod(output[1]) < min_bytes:
                 return None
             operands = [metadata[b] for b in step.inputs]
             try:

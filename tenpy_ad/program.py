@@ -14,8 +14,8 @@ Two plans are made when it is compiled and used on every call:
 * BLAS threads per step (:mod:`tenpy_ad.blas`), for the current ``tp.config.blas_threads``:
   a run switches only where the count changes and restores the process's setting at the
   end.
-* C kernels for small float64 steps (:mod:`tenpy_ad.small_kernels`): elementwise
-  arithmetic and small contractions skip NumPy's per-call machinery.
+* C kernels for small steps (:mod:`tenpy_ad.small_kernels`): float64 elementwise
+  arithmetic and sums, float64/complex128 contractions skip NumPy's per-call machinery.
 """
 from __future__ import annotations
 

@@ -1,28 +1,28 @@
 """Which program steps run in the core's C kernels (``_core/small_kernels.pxi``).
 
-On small arrays a NumPy call costs its per-call machinery (~0.3-1 µs: argument parsing,
+On small arrays a NumPy call costs its per-call machinery (~0.25-1 µs: argument parsing,
 dtype resolution, the iterator), not its arithmetic, and a program of tiny steps pays that
-per step.  So, when a program is compiled, steps on float64 operands get kernels that skip
-it:
+per step.  So, when a program is compiled, these steps get kernels that skip it:
 
-* the exactly rounded elementwise operations (:func:`elementwise`: add, sub, mul, div,
-  neg, scale, shift; never sqrt, exp, ... whose vectorised NumPy loops may round
-  differently) on results up to :data:`SMALL_BYTES`, into the step's planned array, or a
-  0-d result returned as a NumPy float64;
-* sums of every value of an array up to :data:`SMALL_BYTES` (:func:`sum_kernel`), added in
-  NumPy's own order (its pairwise summation from 0.0), returned as a NumPy float64;
+* the exactly rounded elementwise operations of float64 (:func:`elementwise`: add, sub,
+  mul, div, neg, scale, shift; never sqrt, exp, ... whose vectorised NumPy loops may
+  round differently) on results up to :data:`SMALL_BYTES`, into the step's planned array,
+  or a 0-d result returned as a NumPy float64;
+* float64 sums of every value of an array up to :data:`SMALL_BYTES` (:func:`sum_kernel`),
+  added in NumPy's own order (its pairwise summation from 0.0);
 * small float64 and complex128 contractions as one BLAS ``dgemm``/``zgemm``
   (``ops/contraction.py`` decides the layout).
 
 The values are NumPy's to the last bit (one IEEE operation per value; NumPy's order of
-additions; the gemm call NumPy's ``matmul`` makes).  A kernel checks at run time what only the arrays can tell (type,
-dtype, contiguity, size) and hands any other operands, and any result with a non-finite
-value, to NumPy.  ``tp.introspection.counters()`` counts both (``small_kernels_run``,
-``small_kernels_declined``); :meth:`tenpy_ad.Program.kernel_kinds` tells which step got
-which kernel.
+additions; the gemm call NumPy's ``matmul`` makes).  A kernel checks at run time what only
+the arrays can tell (type, dtype, contiguity, size) and hands any other operands, and any
+result with a non-finite value, to NumPy.  ``tp.introspection.counters()`` counts both
+(``small_kernels_run``, ``small_kernels_declined``); :meth:`tenpy_ad.Program.kernel_kinds`
+tells which step got which kernel.
 """
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 import numpy as np
@@ -41,12 +41,10 @@ ENABLED = True
 SMALL_BYTES = 32 << 10
 
 FLOAT64 = dtypes.code_of(np.dtype(np.float64))
+COMPLEX128 = dtypes.code_of(np.dtype(np.complex128))
 
 _elementwise: dict = {}     # primitive -> (op name, params -> constant, NumPy's way)
 _sums: set = set()          # reductions by addition, params: the summed axes
-
-
-COMPLEX128 = dtypes.code_of(np.dtype(np.complex128))
 
 
 def _install_gemm() -> None:
@@ -83,9 +81,7 @@ def sum_kernel(prim, params, operands: list, output: tuple):
     if not ENABLED or prim not in _sums or output != (FLOAT64, ()) or len(operands) != 1:
         return None
     code, shape = operands[0]
-    size = 1
-    for d in shape:
-        size *= d
+    size = math.prod(shape)
     if code != FLOAT64 or sorted(params) != list(range(len(shape))) or size == 0 or \
             size * 8 > SMALL_BYTES:
         return None
@@ -103,7 +99,8 @@ def elementwise(prim, params, operands: list, output: tuple, planned: bool = Tru
     array (a result with a shape); else its result is 0-d."""
     found = _elementwise.get(prim)
     code, shape = output
-    if not ENABLED or found is None or code != FLOAT64 or any(c != FLOAT64 for c, _ in operands):
+    if not ENABLED or found is None or code != FLOAT64 or \
+            any(c != FLOAT64 for c, _ in operands):
         return None
     op, constant_of, numpy_fn = found
     value = 0.0
@@ -111,9 +108,7 @@ def elementwise(prim, params, operands: list, output: tuple, planned: bool = Tru
         value = constant_of(params)
         if type(value) is not float:
             return None
-    size = 1
-    for d in shape:
-        size *= d
+    size = math.prod(shape)
     if planned != bool(shape) or size * 8 > SMALL_BYTES or size == 0:
         return None
     if planned:

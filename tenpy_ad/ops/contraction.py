@@ -17,14 +17,13 @@ from typing import Callable
 
 import numpy as np
 
-from ..blas import threaded
-from ..errors import ShapeError
 from .. import small_kernels
-from ..blas import TINY
+from .._compiled import _core
+from ..blas import TINY, threaded
+from ..errors import ShapeError
 from ..memory_plan import writes_into
 from ..primitive import bind, code_of_value, primitive, shape_of
 from ..rules import defjvp, defvjp
-from .._compiled import _core
 from . import elementwise as ew
 from . import structural as st
 
@@ -152,11 +151,11 @@ class _Contraction:
         """The core's BLAS ``dgemm`` kernel (``zgemm`` for complex128) for operands
         C-contiguous at run time, writing the output into a planned array of its shape,
         and the element counts of its scratch arrays (the product, when the output is its
-        transpose); None where NumPy's
-        ``matmul`` would not call ``gemm`` either (a batch, vectors, letters summed
-        within an operand), for complex outer products (k = 1: NumPy's BLAS build rounds
-        them differently), where an operand's matrix is not a row- or column-major view,
-        where the output is not the product or its transpose, or above BLAS's tiny work."""
+        transpose).  None where NumPy's ``matmul`` would not call ``gemm`` either (a
+        batch, vectors, letters summed within an operand), for complex outer products
+        (k = 1: NumPy's BLAS build rounds them differently), where an operand's matrix is
+        not a row- or column-major view, where the output is neither the product nor its
+        transpose, or from BLAS's threaded sizes on (``blas.TINY``)."""
         if len(self.shape_a) != 2 or self.pre_a or self.pre_b or min(self.m, self.n) < 2 \
                 or (is_complex and self.k < 2) \
                 or self.flops * (4 if is_complex else 1) >= TINY["matmul"] \
@@ -168,10 +167,9 @@ class _Contraction:
         layout_b = _matrix_layout(self.operand_shapes[1], self.perm_b, self.shape_b)
         if layout_a is None or layout_b is None:
             return None
-
         transposed = self.perm_out is not None
 
-        def numpy_way(out, params, a, b):
+        def numpy_way(out, params, a, b):        # for the arrays the kernel declines
             result = out[0] if transposed else out
             np.copyto(result, self(a, b))
             return result

@@ -363,6 +363,34 @@ cdef class ElementwiseKernel(StepKernel):
 
 
 @cython.final
+cdef class ComplexElementwiseKernel(StepKernel):
+    """add, sub or neg of complex128 arrays of ``size`` values (both operands arrays of
+    that size) into the step's planned array: as NumPy computes them, one IEEE operation
+    per real and imaginary part, so a loop over the arrays as float64 pairs."""
+
+    def __init__(self, str op, Py_ssize_t size, object fallback):
+        StepKernel.__init__(self, op, fallback)
+        if op not in ("add", "sub", "neg"):
+            raise ValueError(f"ComplexElementwiseKernel: no complex {op!r}")
+        self.op = _ELEMENTWISE_OPS.index(op)
+        self.size = size
+
+    cdef object run(self, object out, object params, tuple ins, list buffers):
+        cdef double* x = _array_data(buffers[<Py_ssize_t>ins[0]], _complex128_descr,
+                                     self.size, False)
+        cdef double* y = x
+        cdef double* z = _array_data(out, _complex128_descr, self.size, True)
+        if len(ins) == 2:
+            y = _array_data(buffers[<Py_ssize_t>ins[1]], _complex128_descr, self.size,
+                            False)
+        if x == NULL or y == NULL or z == NULL or \
+                not tenpy_ad_loops[self.op](0, x, 0.0, y, 0.0, z, 2 * self.size):
+            return self.fall_back(out, params, ins, buffers)
+        _counters.small_kernels_run += 1
+        return out
+
+
+@cython.final
 cdef class SumKernel(StepKernel):
     """The sum of all ``size`` values of a float64 array as a NumPy float64, added in
     NumPy's order (pairwise, from 0.0), so the same bits as ``np.add.reduce``."""

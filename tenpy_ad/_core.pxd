@@ -174,6 +174,10 @@ cdef class ElementwiseKernel(StepKernel):
     cdef Py_ssize_t size              # elements of the result (0: a 0-d result)
     cdef double constant              # scale's factor, shift's term
 
+cdef class ComplexElementwiseKernel(StepKernel):
+    cdef int op                       # index in _ELEMENTWISE_OPS: add, sub or neg
+    cdef Py_ssize_t size              # complex values of the result
+
 cdef class SumKernel(StepKernel):
     cdef Py_ssize_t size              # values summed
 

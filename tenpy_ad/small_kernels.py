@@ -7,7 +7,7 @@ per step.  So, when a program is compiled, these steps get kernels that skip it:
 * the exactly rounded elementwise operations of float64 (:func:`elementwise`: add, sub,
   mul, div, neg, scale, shift; never sqrt, exp, ... whose vectorised NumPy loops may
   round differently) on results up to :data:`SMALL_BYTES`, into the step's planned array,
-  or a 0-d result returned as a NumPy float64;
+  or a 0-d result returned as a NumPy float64; complex128 add, sub and neg of arrays;
 * float64 sums of every value of an array up to :data:`SMALL_BYTES` (:func:`sum_kernel`),
   added in NumPy's own order (its pairwise summation from 0.0);
 * small float64 and complex128 contractions as one BLAS ``dgemm``/``zgemm``
@@ -99,10 +99,13 @@ def elementwise(prim, params, operands: list, output: tuple, planned: bool = Tru
     array (a result with a shape); else its result is 0-d."""
     found = _elementwise.get(prim)
     code, shape = output
-    if not ENABLED or found is None or code != FLOAT64 or \
-            any(c != FLOAT64 for c, _ in operands):
+    if not ENABLED or found is None or any(c != code for c, _ in operands):
         return None
     op, constant_of, numpy_fn = found
+    if code == COMPLEX128:
+        return _complex_elementwise(op, shape, numpy_fn) if planned else None
+    if code != FLOAT64:
+        return None
     value = 0.0
     if constant_of is not None:
         value = constant_of(params)
@@ -117,6 +120,16 @@ def elementwise(prim, params, operands: list, output: tuple, planned: bool = Tru
     else:
         fallback = prim.impl
     return _core.ElementwiseKernel(op, size if planned else 0, fallback, value)
+
+
+def _complex_elementwise(op: str, shape: tuple, numpy_fn):
+    """The C kernel of a complex128 add, sub or neg writing into a planned array (the
+    other operations round their own way in NumPy: they keep its loops)."""
+    size = math.prod(shape)
+    if op not in ("add", "sub", "neg") or size == 0 or size * 16 > SMALL_BYTES:
+        return None
+    return _core.ComplexElementwiseKernel(
+        op, size, lambda out, params, *xs: numpy_fn(*xs, out=out))
 
 
 def scalar_steps(plan) -> dict:

@@ -60,6 +60,32 @@ def test_elementwise_steps_are_c_kernels_with_numpys_bits(name, shape):
     assert (run, declined) == (1, 0)
 
 
+@pytest.mark.parametrize("name", ["add", "sub", "neg"])
+def test_complex_add_sub_neg_are_c_kernels_with_numpys_bits(name):
+    ours, numpys = OPS[name]
+    rng = np.random.default_rng(11)
+    shape = (5, 6)
+    x, y = tp.input(shape, np.complex128), tp.input(shape, np.complex128)
+    program = tp.compile(ew.neg(ours(x, y)), [x, y])
+    assert program.kernel_kinds() == [name, "numpy"]
+    a = _awkward_values(rng, shape) + 1j * _awkward_values(rng, shape)
+    b = _awkward_values(rng, shape) - 1j * _awkward_values(rng, shape)
+    got, run, declined = _run_counted(program, a, b)
+    assert _bits(got) == _bits(np.negative(numpys(a, b)))
+    assert (run, declined) == (1, 0)
+
+
+def test_complex_products_scalar_operands_and_0d_results_keep_numpy():
+    x, s = tp.input((3, 4), np.complex128), tp.input((), np.complex128)
+    program = tp.compile(ew.neg(ew.mul(tp.numpy.add(x, s), ew.scale(x, 2.0))), [x, s])
+    kinds = program.kernel_kinds()
+    assert kinds.count("add") == 1 and set(kinds) == {"add", "pass", "numpy"}
+    a, value = np.full((3, 4), 1 + 2j), np.complex128(0.5 - 1j)
+    got, run, declined = _run_counted(program, a, value)
+    assert (run, declined) == (0, 1)                  # the 0-d operand: NumPy's way
+    assert _bits(got) == _bits(-((a + value) * (a * 2.0)))
+
+
 @pytest.mark.parametrize("name", ["add", "sub", "mul", "div"])
 def test_zero_d_steps_and_scalar_operands(name):
     ours, numpys = OPS[name]

@@ -21,6 +21,7 @@ every extension class.  Then, in include order:
 * ``graph_sweep.pxi``   the reverse (VJP) and forward (JVP) sweeps over traced graphs
 * ``schedule.pxi``      the compiler's pass: a Plan of Instruction rows
 * ``blas_threads.pxi``  switching BLAS thread counts around engine calls
+* ``small_kernels.pxi`` program steps in C: small elementwise ops, sums, BLAS gemm
 * ``execute.pxi``       the Program interpreter loop
 * ``eager.pxi``         eager Tensor, its tape entries (TapeNode), ``no_grad``
 * ``eager_backward.pxi`` the reverse sweep over the tape (``backward``, ``grad_of``)
@@ -60,6 +61,7 @@ include "graph_walk.pxi"
 include "graph_sweep.pxi"
 include "schedule.pxi"
 include "blas_threads.pxi"
+include "small_kernels.pxi"
 include "execute.pxi"
 include "eager.pxi"
 include "eager_backward.pxi"

@@ -19,7 +19,7 @@ def execute(list steps, list frees, list buffers, list kernels=None, list outs=N
 
     * ``kernels[k]``: what computes step k instead of ``prim.impl`` (None: the impl, or
       for a ufunc primitive without params its ufunc), called as the impl is,
-      ``kernel(params, *inputs)``;
+      ``kernel(params, *inputs)``, or a StepKernel (small_kernels.pxi), run in C;
     * ``outs[k]``: an array step k writes its result into, or None; the kernel is then a
       ufunc, called as ``kernel(*inputs, out=out)``, or ``kernel(out, params, *inputs)``;
     * ``threads[k]``: the BLAS threads of step k (None: as they are), switched through
@@ -44,7 +44,9 @@ def execute(list steps, list frees, list buffers, list kernels=None, list outs=N
             if count is not None:
                 blas.switch(<int>count)
         try:
-            if plain_ufunc:
+            if isinstance(kernel, StepKernel):
+                result = (<StepKernel>kernel).run(out, step.params, step.inputs, buffers)
+            elif plain_ufunc:
                 result = _call_ufunc(kernel, step.inputs, buffers)
             elif out is None:
                 result = _call(kernel, step.params, step.inputs, buffers)
@@ -63,7 +65,7 @@ def execute(list steps, list frees, list buffers, list kernels=None, list outs=N
             _nonfinite_hook(f"'{step.prim.name}' (program instruction {k})", result,
                             [buffers[<Py_ssize_t>s] for s in step.inputs])
         for s in <tuple>frees[k]:
-            buffers[s] = None
+            buffers[<Py_ssize_t>s] = None
     _counters.instructions_run += n
 
 

@@ -2,13 +2,24 @@
 matrix of a uniform MPS (einsums of D x 2 x D tensors, each step normalised), the kind of
 loop whose cost is the engine's per-operation overhead rather than BLAS.
 
-    python bench/small_ops.py [--dims 8,16] [--steps 60] [--repeats 31]
+    python bench/small_ops.py [--dims 8,16] [--steps 60] [--repeats 31] [--block 20]
 
 One line per D and engine: median ms of one value+grad call, and the ratio to JAX's
 ``jax.jit(jax.value_and_grad)`` (when JAX is installed).  Ours: ``tp.jit`` of
 ``tp.value_and_grad`` (a compiled program), a hand-compiled traced program
-(``tp.ad.grad`` + ``tp.compile``), and eager ``.backward()``; PyTorch eager beside.
-BLAS runs single-threaded for every engine (threadpoolctl; JAX's XLA with one thread).
+(``tp.ad.grad`` + ``tp.compile``), the same compiled without the core's C kernels
+(``no-C``: every step NumPy's call, ``tenpy_ad.small_kernels.ENABLED = False``), and
+eager ``.backward()``; PyTorch eager beside.  BLAS runs single-threaded for every engine
+(threadpoolctl; JAX's XLA with one thread).
+
+Each engine is timed on blocks of ``--block`` consecutive calls after one untimed call
+(per-call time: the block's time / its calls; median over ``--repeats`` rounds, each round
+one block per engine, the engines' order rotated from round to round so they share the
+machine's drift).  Single calls interleaved engine by engine would time every call cold:
+JAX's runtime hands each call to a worker thread that has gone to sleep in between (its
+first call after another engine ran takes 1.4 ms here, the next ones 0.25-0.3 ms) and the
+caches hold another engine's data, which is not how anyone runs a jitted function (timed
+that way JAX took 3-4x its time and our ratio to it looked 2-3x better than it is).
 """
 from __future__ import annotations
 
@@ -18,6 +29,7 @@ import sys
 import numpy as np
 
 import tenpy_ad as tp
+from tenpy_ad import small_kernels
 from peers import has_module, load_jax, load_torch
 from timing import median_laps
 
@@ -47,14 +59,21 @@ def ours(d: int, steps: int) -> dict:
     jitted = tp.jit(tp.value_and_grad(lambda a: power_iteration_loss(a, steps, tnp)))
     x = tp.input(a0.shape, name="a")
     loss = power_iteration_loss(x, steps, tnp)
-    program = tp.compile([loss, tp.ad.grad(loss, x)], inputs=[x])
+    outputs = [loss, tp.ad.grad(loss, x)]
+    program = tp.compile(outputs, inputs=[x])
+    small_kernels.ENABLED = False
+    try:
+        numpy_steps = tp.compile(outputs, inputs=[x])
+    finally:
+        small_kernels.ENABLED = True
 
     def eager():
         a = tp.tensor(a0, requires_grad=True)
         power_iteration_loss(a, steps, tnp).backward()
         return a.grad
 
-    return {"tp.jit": lambda: jitted(a0), "compiled": lambda: program(a0), "eager": eager,
+    return {"tp.jit": lambda: jitted(a0), "compiled": lambda: program(a0),
+            "no-C": lambda: numpy_steps(a0), "eager": eager,
             "_instructions": program.n_instructions}
 
 
@@ -93,11 +112,14 @@ def main(argv=None) -> int:
     parser.add_argument("--dims", default="8,16")
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--repeats", type=int, default=31)
+    parser.add_argument("--block", type=int, default=20, help="consecutive calls timed "
+                        "together (per-call time = block time / block)")
     parser.add_argument("--no-peers", action="store_true")
     args = parser.parse_args(argv)
     from threadpoolctl import threadpool_limits
     threadpool_limits(1)
-    print(f"# power iteration, {args.steps} steps: value+grad, median ms of {args.repeats}")
+    print(f"# power iteration, {args.steps} steps: value+grad, median ms per call of "
+          f"{args.repeats} blocks of {args.block} calls")
     print(f"{'D':>3} {'engine':>10} {'ms':>9} {'/jax':>6}  instructions")
     for d in (int(v) for v in args.dims.split(",")):
         runners = ours(d, args.steps)
@@ -113,10 +135,13 @@ def main(argv=None) -> int:
 
         def one_round(laps, i):
             for name, run in items[i % len(items):] + items[:i % len(items)]:
+                run()                              # untimed: wakes the engine's threads
                 laps.skip()
-                run()
+                for _ in range(args.block):
+                    run()
                 laps.lap(name)
-        medians = median_laps(one_round, args.repeats)
+        medians = {name: ms / args.block
+                   for name, ms in median_laps(one_round, args.repeats).items()}
         reference = medians.get("jax.jit")
         for name, ms in medians.items():
             ratio = f"{ms / reference:6.2f}" if reference else "     -"

@@ -46,6 +46,8 @@ cdef struct Counters:             # deterministic counters; tests assert on them
     uint64_t instructions_run     # Program instructions executed
     uint64_t eager_recorded       # eager tape entries recorded
     uint64_t eager_swept          # eager tape entries processed by backward()
+    uint64_t small_kernels_run    # program steps computed by a C kernel (small_kernels.pxi)
+    uint64_t small_kernels_declined   # ... handed to NumPy by the kernel at run time
 
 cdef struct TableEntry:           # one slot of the open-addressing intern table
     hash_t hash                   # the key hash of ``node``
@@ -158,6 +160,31 @@ cdef class BlasThreads:           # BLAS thread counts during engine calls (blas
     cdef int switch(self, int n) except -1
     cdef int leave(self) except -1
     cdef int _restore(self) except -1
+
+cdef class StepKernel:            # a program step computed in C (small_kernels.pxi)
+    cdef readonly str kind            # "add", ..., "gemm"
+    cdef object fallback              # NumPy's way, for the arrays the kernel declines
+    cdef object run(self, object out, object params, tuple ins, list buffers)
+    cdef object fall_back(self, object out, object params, tuple ins, list buffers)
+
+cdef class PassThrough(StepKernel):
+    pass
+
+cdef class ElementwiseKernel(StepKernel):
+    cdef int op                       # index in _ELEMENTWISE_OPS
+    cdef Py_ssize_t size              # elements of the result (0: a 0-d result)
+    cdef double constant              # scale's factor, shift's term
+
+cdef class ComplexElementwiseKernel(StepKernel):
+    cdef int op                       # index in _ELEMENTWISE_OPS: add, sub or neg
+    cdef Py_ssize_t size              # complex values of the result
+
+cdef class SumKernel(StepKernel):
+    cdef Py_ssize_t size              # values summed
+
+cdef class GemmKernel(StepKernel):
+    cdef int m, n, k                  # (m, k) @ (k, n)
+    cdef bint a_row_major, b_row_major, transposed_out, is_complex
 
 cdef class Plan:                  # what ``schedule`` returns to tenpy_ad.program
     cdef readonly list rows           # Instructions in schedule order (inputs, constants too)

@@ -6,8 +6,10 @@ and dtypes of the values — computed once, when the program is compiled.
   KiB; smaller ones come cheaply from NumPy's cache and the heap) of
   primitives whose ``array_fn`` is a NumPy ufunc (with no params, one output, the dtype
   NumPy itself would give): ``ufunc(*xs, out=array)``; and of primitives registered with
-  :func:`writes_into` (einsum: its ``np.matmul``).  These always return new memory, never
-  a view of an operand.
+  :func:`writes_into` (einsum: its ``np.matmul``).  Steps of any size that get one of the
+  core's C kernels (:mod:`tenpy_ad.small_kernels`: small float64 elementwise steps, small
+  contractions), which write only into planned arrays.  These always return new memory,
+  never a view of an operand.
 * **Aliasing.**  Other steps may return views of their operands (transpose, reshape,
   slicing, ...), so their results join their operands' *alias class* (union-find over the
   buffers), unless the primitive is registered with :func:`fresh_outputs`.  A planned
@@ -21,18 +23,22 @@ and dtypes of the values — computed once, when the program is compiled.
 * **Threads.**  :meth:`MemoryPlan.new_arrays` allocates a fresh set of arrays; a Program
   keeps a pool of sets and gives each concurrent call its own.
 
-Results are bit-identical with and without the plan (the same NumPy/BLAS calls, only the
-destination differs): ``tests/test_buffers.py``.  The passes over the steps are the
+Results are bit-identical with and without the plan (the same NumPy/BLAS calls, or C
+kernels giving NumPy's bits; only the destination differs): ``tests/test_buffers.py``.
+One exception: a contraction whose output is its product transposed is stored in the
+output's order by its C kernel, where NumPy leaves a transposed view, so a later sum over
+it may add in another order.  The passes over the steps are the
 compiled core's ``plan_memory`` (linear in the number of steps).
 """
 from __future__ import annotations
 
 import functools
+import math
 from typing import Callable
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, small_kernels
 from ._compiled import _core
 
 #: results smaller than this are not planned (NumPy's cache and the heap serve them cheaply)
@@ -43,7 +49,7 @@ _fresh: set = set()
 
 
 def writes_into(prim, storage_shape: Callable, kernel: Callable,
-                scratch: Callable | None = None) -> None:
+                scratch: Callable | None = None, small: Callable | None = None) -> None:
     """Let program steps of ``prim`` write into a planned array.
 
     ``storage_shape(params, operand_shapes, output_shape)`` -> the shape of the array the
@@ -52,8 +58,12 @@ def writes_into(prim, storage_shape: Callable, kernel: Callable,
     of scratch arrays the kernel may use during the step.  ``kernel(out, params, *arrays)``
     computes the step into ``out`` — the array, or ``(array, *scratch)`` with flat scratch
     arrays (None for a count 0) — and returns the result (the array or a view of it).
+    ``small(params, operand_shapes, output_shape, dtype_code)`` -> ``(kernel, scratch
+    counts)``: a C kernel (a ``StepKernel`` of the core) for a step of any size whose
+    operands and result have that dtype, writing into an array of the output's shape;
+    or None.
     """
-    _writers[prim] = (storage_shape, kernel, scratch)
+    _writers[prim] = (storage_shape, kernel, scratch, small)
     _fresh.add(prim)
 
 
@@ -85,6 +95,12 @@ def writer(prim, params, operands: list, output: tuple):
     code, shape = output
     if not shape or 0 in shape:
         return None                 # 0-d and empty results: nothing to gain
+    found = _c_kernel(prim, params, operands, output)
+    if found is not None:
+        kernel, counts = found
+        return kernel, shape, tuple(c * dtypes.DTYPES[code].itemsize for c in counts)
+    if dtypes.DTYPES[code].itemsize * math.prod(shape) < MIN_BYTES:
+        return None
     ufunc = prim.array_fn
     if params is None and isinstance(ufunc, np.ufunc):
         if ufunc.nout == 1 and ufunc.nin == len(operands) and \
@@ -94,7 +110,7 @@ def writer(prim, params, operands: list, output: tuple):
     registered = _writers.get(prim)
     if registered is None:
         return None
-    storage_shape, kernel, scratch = registered
+    storage_shape, kernel, scratch, _ = registered
     shapes = [s for _, s in operands]
     planned_shape = storage_shape(params, shapes, shape)
     if planned_shape is None:
@@ -104,13 +120,32 @@ def writer(prim, params, operands: list, output: tuple):
     return kernel, planned_shape, tuple(c * itemsize for c in counts)
 
 
+def _c_kernel(prim, params, operands: list, output: tuple):
+    """``(kernel, scratch counts)`` of a step computed by one of the core's C kernels, or
+    None."""
+    kernel = small_kernels.elementwise(prim, params, operands, output)
+    if kernel is not None:
+        return kernel, ()
+    registered = _writers.get(prim)
+    if registered is None or registered[3] is None or \
+            any(code != output[0] for code, _ in operands):
+        return None
+    return registered[3](params, [s for _, s in operands], output[1], output[0])
+
+
+def _c_kernel_primitives() -> set:
+    """The primitives whose steps may get a C kernel, whatever their size."""
+    return small_kernels.elementwise_primitives() | {
+        prim for prim, registered in _writers.items() if registered[3] is not None}
+
+
 class MemoryPlan:
     """Per step the planned array it writes into (or none), and the arrays' sizes.
 
     ``kernels[k]``: the kernel of a planned step (or None); ``storage[k]``: the indices of
     its arrays, the result's then any scratch (None: none); ``views[k]``: ``(dtype, shape)``
     of the result's array as the kernel sees it; ``sizes[s]``: bytes of array ``s``.
-    Results of at least ``MIN_BYTES`` are planned.
+    Results of at least ``MIN_BYTES`` are planned, and those of steps with a C kernel.
     """
 
     def __init__(self, plan, enabled: bool = True):
@@ -120,15 +155,31 @@ class MemoryPlan:
         if not enabled or n == 0:
             return
         steps, metadata = plan.steps, plan.metadata
+        # MIN_BYTES is read here, not bound at import: the tests lower it
+        min_bytes, any_size = MIN_BYTES, _c_kernel_primitives()
+        if not _core.steps_using(steps, any_size):
+            any_size = ()           # the core asks only about results of MIN_BYTES
+
+        answers = {}                # steps of one primitive, params and types: one answer
 
         def step_writer(k):
             step = steps[k]
-            return writer(step.prim, step.params, [metadata[b] for b in step.inputs],
-                          metadata[step.outputs[0][1]])
+            prim, params, output = step.prim, step.params, metadata[step.outputs[0][1]]
+            if prim not in any_size and \
+                    dtypes.DTYPES[output[0]].itemsize * math.prod(output[1]) < min_bytes:
+                return None
+            operands = [metadata[b] for b in step.inputs]
+            try:
+                key = (prim, params, output, *operands)
+                return answers[key]
+            except TypeError:       # unhashable params
+                return writer(prim, params, operands, output)
+            except KeyError:
+                found = answers[key] = writer(prim, params, operands, output)
+                return found
 
-        # MIN_BYTES is read here, not bound at import: the tests lower it
-        writers, self.storage, self.sizes = _core.plan_memory(plan, step_writer, _is_fresh,
-                                                              MIN_BYTES)
+        writers, self.storage, self.sizes = _core.plan_memory(
+            plan, step_writer, _is_fresh, 0 if any_size else min_bytes)
         if not self.sizes:
             return                  # no step writes into a planned array
         for k, found in enumerate(writers):
@@ -152,10 +203,14 @@ class MemoryPlan:
             return None
         storages = [np.empty(size, np.uint8) for size in self.sizes]
         outs = [None] * len(self.storage)
+        views = {}                  # steps sharing an array and its shape share the view
         for k, indices in enumerate(self.storage):
             if indices is not None:
                 dtype, shape = self.views[k]
-                out = storages[indices[0]].view(dtype).reshape(shape)
+                key = (indices[0], dtype, shape)
+                out = views.get(key)
+                if out is None:
+                    out = views[key] = storages[indices[0]].view(dtype).reshape(shape)
                 if len(indices) > 1:
                     out = (out,) + tuple(None if s < 0 else storages[s].view(dtype)
                                          for s in indices[1:])

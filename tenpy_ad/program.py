@@ -14,6 +14,8 @@ Two plans are made when it is compiled and used on every call:
 * BLAS threads per step (:mod:`tenpy_ad.blas`), for the current ``tp.config.blas_threads``:
   a run switches only where the count changes and restores the process's setting at the
   end.
+* C kernels for small steps (:mod:`tenpy_ad.small_kernels`): float64 elementwise
+  arithmetic and sums, float64/complex128 contractions skip NumPy's per-call machinery.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
-from . import blas, dtypes
+from . import blas, dtypes, small_kernels
 from ._compiled import _core
 from ._gcpause import paused_gc
 from .config import config
@@ -69,6 +71,7 @@ class Program:
         self._frees = _core.last_uses(plan)  # per step: the buffers dead after it
         self._memory = MemoryPlan(plan, enabled=reuse_buffers)
         self._skipped = skippable(plan)    # broadcasts of scalars the readers make
+        self._scalar_kernels = small_kernels.scalar_steps(plan)   # 0-d results in C
         self._idle_arrays = []            # sets of planned arrays not in use by a call
         self._by_setting = {}             # blas_threads setting -> (kernels, threads)
 
@@ -104,6 +107,8 @@ class Program:
             kernels, threads = list(self._memory.kernels), None
             for k in self._skipped:
                 kernels[k] = pass_through
+            for k, kernel in self._scalar_kernels.items():
+                kernels[k] = kernel
             for k in _core.steps_using(steps, blas.THREADED_PRIMITIVES):
                 step = steps[k]
                 kernel, count = blas.planned(step.prim, step.params,
@@ -182,6 +187,15 @@ class Program:
         return [] if threads is None else [(k, steps[k].prim.name, count)
                                            for k, count in enumerate(threads)
                                            if count is not None]
+
+    def kernel_kinds(self) -> list:
+        """Per step what computes it: the kind of the core's C kernel ("add", "scale",
+        "gemm", ...; see :mod:`tenpy_ad.small_kernels`; "pass" for a skipped broadcast)
+        or "numpy"."""
+        kernels, _ = self._kernels(config.blas_threads)
+        if kernels is None:
+            return ["numpy"] * len(self._plan.steps)
+        return [small_kernels.kind_of(kernel) for kernel in kernels]
 
     @property
     def n_nodes(self) -> int:

@@ -17,7 +17,9 @@ from typing import Callable
 
 import numpy as np
 
-from ..blas import threaded
+from .. import small_kernels
+from .._compiled import _core
+from ..blas import TINY, threaded
 from ..errors import ShapeError
 from ..memory_plan import writes_into
 from ..primitive import bind, code_of_value, primitive, shape_of
@@ -94,6 +96,8 @@ class _Contraction:
         self.perm_b = None if perm_b == tuple(range(len(perm_b))) else perm_b
         prod = lambda letters: int(np.prod([size[c] for c in letters], dtype=np.int64))
         nb, m, k, n = prod(batch), prod(free_a), prod(contract), prod(free_b)
+        self.m, self.k, self.n = m, k, n
+        self.operand_shapes = (tuple(shape_a), tuple(shape_b))
         self.shape_a, self.shape_b = ((m, k), (k, n)) if nb == 1 else ((nb, m, k), (nb, k, n))
         self.product_shape = (m, n) if nb == 1 else (nb, m, n)
         self.flops = 2 * m * k * n
@@ -101,6 +105,9 @@ class _Contraction:
         self.mid_shape = tuple(size[c] for c in mid)
         perm_out = tuple(mid.index(c) for c in out)
         self.perm_out = None if perm_out == tuple(range(len(perm_out))) else perm_out
+        la = len(free_a)      # the output as the product's transpose: free_b, then free_a
+        swapped = tuple(range(la, len(mid))) + tuple(range(la))
+        self.transposed_out = not batch and perm_out == swapped and la < len(mid)
 
     def __call__(self, a, b):
         a = _matrices(a, self.pre_a, self.perm_a, self.shape_a)
@@ -140,6 +147,36 @@ class _Contraction:
             return c if perm_out is None else c.transpose(perm_out)
         return run
 
+    def gemm_kernel(self, is_complex: bool = False):
+        """The core's BLAS ``dgemm`` kernel (``zgemm`` for complex128) for operands
+        C-contiguous at run time, writing the output into a planned array of its shape,
+        and the element counts of its scratch arrays (the product, when the output is its
+        transpose).  None where NumPy's ``matmul`` would not call ``gemm`` either (a
+        batch, vectors, letters summed within an operand), for complex outer products
+        (k = 1: NumPy's BLAS build rounds them differently), where an operand's matrix is
+        not a row- or column-major view, where the output is neither the product nor its
+        transpose, or from BLAS's threaded sizes on (``blas.TINY``)."""
+        if len(self.shape_a) != 2 or self.pre_a or self.pre_b or min(self.m, self.n) < 2 \
+                or (is_complex and self.k < 2) \
+                or self.flops * (4 if is_complex else 1) >= TINY["matmul"] \
+                or not _core.has_gemm():
+            return None
+        if self.perm_out is not None and not self.transposed_out:
+            return None
+        layout_a = _matrix_layout(self.operand_shapes[0], self.perm_a, self.shape_a)
+        layout_b = _matrix_layout(self.operand_shapes[1], self.perm_b, self.shape_b)
+        if layout_a is None or layout_b is None:
+            return None
+        transposed = self.perm_out is not None
+
+        def numpy_way(out, params, a, b):        # for the arrays the kernel declines
+            result = out[0] if transposed else out
+            np.copyto(result, self(a, b))
+            return result
+        kernel = _core.GemmKernel(self.m, self.n, self.k, layout_a, layout_b, transposed,
+                                  is_complex, numpy_way)
+        return kernel, (self.m * self.n,) if transposed else ()
+
     @property
     def operand_sizes(self) -> tuple:
         """Elements of each operand as matrices (after the summed-out letters)."""
@@ -169,6 +206,22 @@ def _matrices(x, pre, perm, shape, scratch=None):
     copy = scratch.reshape(x.shape)
     np.copyto(copy, x)                  # what reshape / ascontiguousarray would allocate
     return copy.reshape(shape)
+
+
+def _matrix_layout(shape: tuple, perm, matrix_shape: tuple):
+    """Whether a C-contiguous operand of ``shape``, permuted by ``perm`` and reshaped to
+    the 2-d ``matrix_shape``, is a row-major (True) or column-major (False) view, or
+    neither (None)."""
+    x = np.empty(shape, np.float64)       # a small operand: at most _SMALL_OPERANDS
+    if perm:
+        x = x.transpose(perm)
+    try:
+        matrix = np.reshape(x, matrix_shape, copy=False)
+    except (ValueError, TypeError):     # no view (TypeError: NumPy < 2.1 cannot tell)
+        return None
+    if matrix.flags.c_contiguous:
+        return True
+    return False if matrix.flags.f_contiguous else None
 
 
 def _is_blasable(x) -> bool:
@@ -203,6 +256,18 @@ def _einsum_kernel(subscripts, *shapes):
     if max(plan.operand_sizes) <= _SMALL_OPERANDS:
         return plan.small_kernel()
     return lambda params, a, b: plan(a, b)
+
+
+def _einsum_gemm(subscripts, shapes, out_shape, code):
+    """A program step's C kernel and scratch counts: one BLAS product of small float64 or
+    complex128 operands (or None)."""
+    if len(shapes) != 2 or not small_kernels.ENABLED or \
+            code not in (small_kernels.FLOAT64, small_kernels.COMPLEX128):
+        return None
+    plan = _plan(subscripts, tuple(shapes[0]), tuple(shapes[1]))
+    if max(plan.operand_sizes) > _SMALL_OPERANDS:
+        return None
+    return plan.gemm_kernel(code == small_kernels.COMPLEX128)
 
 
 def _einsum_work(subscripts, *shapes):
@@ -259,7 +324,7 @@ defjvp(einsum_p, lambda subscripts, t, out, *xs: einsum_strict(subscripts, t, *x
        lambda subscripts, t, out, a, b: einsum_strict(subscripts, a, t))
 defvjp(einsum_p, _first_operand_cotangent, _second_operand_cotangent)
 threaded(einsum_p, _einsum_work, _einsum_kernel)
-writes_into(einsum_p, _einsum_storage, _einsum_into, _einsum_scratch)
+writes_into(einsum_p, _einsum_storage, _einsum_into, _einsum_scratch, _einsum_gemm)
 
 
 def einsum_strict(subscripts: str, *xs):

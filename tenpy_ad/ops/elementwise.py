@@ -20,6 +20,7 @@ from ..errors import DTypeError, ShapeError
 from ..primitive import (Tensor, TracedTensor, bind, bind1, bind2, code_of_value, describe,
                          is_complex_value, primitive, same_meta, shape_of)
 from ..rules import deflinear, defjvp, defrules, defvjp, zero_rule
+from ..small_kernels import register_elementwise
 from ..tree import tree_map
 from . import structural as st
 
@@ -177,6 +178,16 @@ def shift(x, term):
     a constant would need a constant, a broadcast and an addition)."""
     term = complex(term) if isinstance(term, complex) else float(term)
     return bind1(shift_p, Scalar(term), x)
+
+
+# ------------------------------------------------------------------ C kernels in programs
+
+# small float64 steps of the exactly rounded operations skip NumPy's per-call machinery
+for _prim, _op in ((add_p, "add"), (sub_p, "sub"), (mul_p, "mul"), (div_p, "div"),
+                   (neg_p, "neg")):
+    register_elementwise(_prim, _op)
+register_elementwise(scale_p, "scale", lambda factor: factor.value, np.multiply)
+register_elementwise(shift_p, "shift", lambda term: term.value, np.add)
 
 
 # ------------------------------------------------------------------ power (static exponent)

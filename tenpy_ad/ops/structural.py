@@ -9,6 +9,7 @@ import numpy as np
 from .. import dtypes
 from ..errors import DTypeError, ShapeError
 from ..scalar_broadcasts import broadcasts_scalars
+from ..small_kernels import register_sum
 from ..primitive import (Tensor, TracedTensor, bind, bind1, code_of_value, constant,
                          describe, primitive, shape_of)
 from ..rules import deflinear, defrules, linear_jvp
@@ -207,6 +208,7 @@ reduce_sum_p = primitive("reduce_sum", lambda axes, x: np.add.reduce(x, axis=axe
                          format_params=lambda axes: f"axes={list(axes)}", static_shapes=True)
 deflinear(reduce_sum_p, lambda axes, ct, out, x: broadcast_in_dim(
     ct, shape_of(x), _kept_dims(axes, len(shape_of(x)))))
+register_sum(reduce_sum_p)        # in programs: small full sums in C, in NumPy's order
 
 
 def reduce_sum(x, axes: tuple):

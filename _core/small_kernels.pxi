@@ -1,0 +1,485 @@
+# Program steps computed in C: the exactly rounded elementwise operations and full sums of
+# float64 operands, and small float64/complex128 matrix products, for which NumPy's
+# per-call machinery (argument parsing, dtype resolution, iterator setup: ~0.25-1 us)
+# costs more than the arithmetic.  Which step gets which kernel is decided when a program
+# is compiled (tenpy_ad/small_kernels.py); here each run checks the facts only the actual
+# arrays can tell (type, dtype, layout, size) and otherwise computes the step as before
+# (``fallback``).  A result with a non-finite value is computed again by the fallback too,
+# so NumPy's floating-point warnings and errors (np.errstate) behave as without these
+# kernels.
+
+from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
+from cpython.float cimport PyFloat_AS_DOUBLE
+
+cdef extern from *:
+    """
+    /* The leading fields of NumPy's array object (PyArrayObject_fields in
+       numpy/ndarraytypes.h), unchanged in every NumPy ABI: read directly so that the
+       build needs no NumPy headers. */
+    typedef struct {
+        PyObject_HEAD
+        char *data;
+        int nd;
+        Py_ssize_t *dimensions;
+        Py_ssize_t *strides;
+        PyObject *base;
+        PyObject *descr;
+        int flags;
+    } tenpy_ad_ndarray;
+
+    /* The elementwise loops, one per operator and operand pattern (array-array,
+       array-scalar, scalar-array) so that each is a single operation on non-aliasing
+       arrays that GCC vectorises (NumPy's own loops are vectorised too: a scalar loop
+       would lose to them from a few hundred elements on; SSE2 ones from ~1000).
+       Vectorising keeps each value one IEEE operation: the results are the same bits. */
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)
+    /* and an AVX2 clone chosen at load time where the CPU has it (as NumPy's loops) */
+    #define TENPY_AD_VECTORISE \
+        __attribute__((optimize("tree-vectorize"), target_clones("avx2", "default")))
+    #elif defined(__GNUC__) && !defined(__clang__)
+    #define TENPY_AD_VECTORISE __attribute__((optimize("tree-vectorize")))
+    #else
+    #define TENPY_AD_VECTORISE
+    #endif
+    /* Each loop also tells whether every result is finite: adding 1 to an exponent of
+       all ones (infinity, NaN) carries into the sign bit (an OR of integers, which
+       vectorises along). */
+    #define TENPY_AD_FINITE_BIT(value) \
+        ((tenpy_ad_bits(value) & 0x7ff0000000000000ULL) + 0x0010000000000000ULL)
+    static inline uint64_t tenpy_ad_bits(double value) {
+        uint64_t bits;
+        memcpy(&bits, &value, sizeof bits);
+        return bits;
+    }
+    #define TENPY_AD_LOOP(expr)                                                        \
+        for (i = 0; i < n; i++) { z[i] = expr; seen |= TENPY_AD_FINITE_BIT(z[i]); }
+    #define TENPY_AD_LOOPS(name, expr_aa, expr_as, expr_sa)                              \
+    static TENPY_AD_VECTORISE int tenpy_ad_##name(                                      \
+            int pattern, const double* restrict x, double u, const double* restrict y,   \
+            double v, double* restrict z, Py_ssize_t n) {                               \
+        Py_ssize_t i;                                                                    \
+        uint64_t seen = 0;                                                               \
+        if (pattern == 0) TENPY_AD_LOOP(expr_aa)                                        \
+        else if (pattern == 1) TENPY_AD_LOOP(expr_as)                                   \
+        else TENPY_AD_LOOP(expr_sa)                                                     \
+        return (seen >> 63) == 0;                                                        \
+    }
+    TENPY_AD_LOOPS(add, x[i] + y[i], x[i] + v, u + y[i])
+    TENPY_AD_LOOPS(sub, x[i] - y[i], x[i] - v, u - y[i])
+    TENPY_AD_LOOPS(mul, x[i] * y[i], x[i] * v, u * y[i])
+    TENPY_AD_LOOPS(div, x[i] / y[i], x[i] / v, u / y[i])
+    TENPY_AD_LOOPS(neg, -x[i], -x[i], -y[i])
+
+    typedef int (*tenpy_ad_loop)(int, const double*, double, const double*, double,
+                                 double*, Py_ssize_t);
+    /* by op: add, sub, mul, div, neg, scale (mul by a scalar), shift (add a scalar) */
+    static const tenpy_ad_loop tenpy_ad_loops[7] = {
+        tenpy_ad_add, tenpy_ad_sub, tenpy_ad_mul, tenpy_ad_div, tenpy_ad_neg, tenpy_ad_mul,
+        tenpy_ad_add};
+
+    /* NumPy's pairwise summation of contiguous float64 values (its
+       DOUBLE_pairwise_sum, which np.add.reduce runs over a contiguous array from the
+       identity 0.0): eight running sums per block of up to 128 values, halves above. */
+    static double tenpy_ad_pairwise_sum(const double* a, Py_ssize_t n) {
+        Py_ssize_t i, half;
+        double r[8], res;
+        if (n < 8) {
+            res = 0.;
+            for (i = 0; i < n; i++) res += a[i];
+            return res;
+        }
+        if (n <= 128) {
+            for (i = 0; i < 8; i++) r[i] = a[i];
+            for (i = 8; i < n - (n % 8); i += 8) {
+                r[0] += a[i + 0]; r[1] += a[i + 1]; r[2] += a[i + 2]; r[3] += a[i + 3];
+                r[4] += a[i + 4]; r[5] += a[i + 5]; r[6] += a[i + 6]; r[7] += a[i + 7];
+            }
+            res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+            for (; i < n; i++) res += a[i];
+            return res;
+        }
+        half = n / 2;
+        half -= half % 8;
+        return tenpy_ad_pairwise_sum(a, half) + tenpy_ad_pairwise_sum(a + half, n - half);
+    }
+
+    /* z (n, m) = the transpose of x (m, n), both row-major, of elements of `width`
+       doubles (1: float64, 2: complex128, each its own loop); whether all values are
+       finite. */
+    #define TENPY_AD_TRANSPOSE(width)                                                  \
+    static int tenpy_ad_transpose_##width(const double* restrict x, double* restrict z, \
+                                          Py_ssize_t m, Py_ssize_t n) {                 \
+        Py_ssize_t i, j, w;                                                             \
+        uint64_t seen = 0;                                                              \
+        for (i = 0; i < m; i++)                                                         \
+            for (j = 0; j < n; j++)                                                     \
+                for (w = 0; w < width; w++) {                                           \
+                    z[(j * m + i) * width + w] = x[(i * n + j) * width + w];            \
+                    seen |= TENPY_AD_FINITE_BIT(x[(i * n + j) * width + w]);            \
+                }                                                                       \
+        return (seen >> 63) == 0;                                                       \
+    }
+    TENPY_AD_TRANSPOSE(2)
+    #ifdef __SSE2__
+    /* float64 in 2x2 blocks: two loads, two stores of two values (the strided stores
+       bound the scalar loop; 16x32: 184 -> 114 ns) */
+    #include <emmintrin.h>
+    static int tenpy_ad_transpose_1(const double* restrict x, double* restrict z,
+                                    Py_ssize_t m, Py_ssize_t n) {
+        const __m128i exponent = _mm_set1_epi64x(0x7ff0000000000000LL);
+        const __m128i carry = _mm_set1_epi64x(0x0010000000000000LL);
+        __m128i seen2 = _mm_setzero_si128();
+        uint64_t halves[2], seen = 0;
+        Py_ssize_t i, j;
+        for (i = 0; i + 1 < m; i += 2) {
+            for (j = 0; j + 1 < n; j += 2) {
+                __m128d a = _mm_loadu_pd(x + i * n + j);
+                __m128d b = _mm_loadu_pd(x + (i + 1) * n + j);
+                _mm_storeu_pd(z + j * m + i, _mm_unpacklo_pd(a, b));
+                _mm_storeu_pd(z + (j + 1) * m + i, _mm_unpackhi_pd(a, b));
+                seen2 = _mm_or_si128(seen2, _mm_add_epi64(
+                    _mm_and_si128(_mm_castpd_si128(a), exponent), carry));
+                seen2 = _mm_or_si128(seen2, _mm_add_epi64(
+                    _mm_and_si128(_mm_castpd_si128(b), exponent), carry));
+            }
+            for (; j < n; j++) {
+                z[j * m + i] = x[i * n + j];
+                z[j * m + i + 1] = x[(i + 1) * n + j];
+                seen |= TENPY_AD_FINITE_BIT(x[i * n + j]);
+                seen |= TENPY_AD_FINITE_BIT(x[(i + 1) * n + j]);
+            }
+        }
+        for (; i < m; i++)
+            for (j = 0; j < n; j++) {
+                z[j * m + i] = x[i * n + j];
+                seen |= TENPY_AD_FINITE_BIT(x[i * n + j]);
+            }
+        _mm_storeu_si128((__m128i*)halves, seen2);
+        return ((seen | halves[0] | halves[1]) >> 63) == 0;
+    }
+    #else
+    TENPY_AD_TRANSPOSE(1)
+    #endif
+    static int tenpy_ad_transpose(const double* x, double* z, Py_ssize_t m, Py_ssize_t n,
+                                  Py_ssize_t width) {
+        return width == 1 ? tenpy_ad_transpose_1(x, z, m, n)
+                          : tenpy_ad_transpose_2(x, z, m, n);
+    }
+
+    /* Whether no value of x is an infinity or a NaN. */
+    static TENPY_AD_VECTORISE int tenpy_ad_all_finite(const double* x, Py_ssize_t n) {
+        uint64_t seen = 0;
+        Py_ssize_t i;
+        for (i = 0; i < n; i++)
+            seen |= TENPY_AD_FINITE_BIT(x[i]);
+        return (seen >> 63) == 0;
+    }
+    """
+    ctypedef bint (*loop_t)(int pattern, const double* x, double u, const double* y,
+                            double v, double* z, Py_ssize_t n) noexcept nogil
+    loop_t* tenpy_ad_loops
+    bint _all_finite "tenpy_ad_all_finite"(const double* x, Py_ssize_t n) noexcept nogil
+    double _pairwise_sum "tenpy_ad_pairwise_sum"(const double* a, Py_ssize_t n) noexcept nogil
+    bint _transpose "tenpy_ad_transpose"(const double* x, double* z, Py_ssize_t m,
+                                         Py_ssize_t n, Py_ssize_t width) noexcept nogil
+
+    ctypedef struct tenpy_ad_ndarray:
+        char* data
+        int nd
+        Py_ssize_t* dimensions
+        PyObject* descr
+        int flags
+
+cdef enum:
+    _NPY_C_CONTIGUOUS = 0x0001
+    _NPY_ALIGNED = 0x0100
+    _NPY_WRITEABLE = 0x0400
+
+cdef enum OperandKind:            # what a run found an operand to be
+    UNUSABLE = 0                  # anything else: the step falls back to NumPy
+    ARRAY = 1                     # a C-contiguous aligned float64 ndarray of the step's size
+    SCALAR = 2                    # a float64 0-d value (NumPy scalar, float, 0-d array)
+
+ctypedef void (*dgemm_t)(char* transa, char* transb, int* m, int* n, int* k,
+                         double* alpha, double* a, int* lda, double* b, int* ldb,
+                         double* beta, double* c, int* ldc) noexcept nogil
+# complex128 values as pairs of doubles
+ctypedef void (*zgemm_t)(char* transa, char* transb, int* m, int* n, int* k,
+                         double* alpha, double* a, int* lda, double* b, int* ldb,
+                         double* beta, double* c, int* ldc) noexcept nogil
+
+cdef dgemm_t _dgemm = NULL
+cdef zgemm_t _zgemm = NULL
+cdef object _float64_descr = _np.dtype(_np.float64)
+cdef object _complex128_descr = _np.dtype(_np.complex128)
+cdef object _float64_type = _np.float64
+cdef tuple _ELEMENTWISE_OPS = ("add", "sub", "mul", "div", "neg", "scale", "shift")
+
+
+def install_gemm(object dgemm, object zgemm) -> None:
+    """Take BLAS ``dgemm`` and ``zgemm`` from PyCapsules of SciPy's ``cython_blas`` (read
+    with each capsule's own name, so no SciPy header is needed)."""
+    global _dgemm, _zgemm
+    _dgemm = <dgemm_t>PyCapsule_GetPointer(dgemm, PyCapsule_GetName(dgemm))
+    _zgemm = <zgemm_t>PyCapsule_GetPointer(zgemm, PyCapsule_GetName(zgemm))
+
+
+def has_gemm() -> bool:
+    """Whether :func:`install_gemm` has given the kernels their BLAS products."""
+    return _dgemm != NULL and _zgemm != NULL
+
+
+cdef inline tenpy_ad_ndarray* _contiguous(object x, object descr):
+    """``x`` if it is an ndarray (exactly) of dtype ``descr``, C-contiguous and aligned,
+    else NULL."""
+    cdef tenpy_ad_ndarray* a
+    if type(x) is not _ndarray:
+        return NULL
+    a = <tenpy_ad_ndarray*><PyObject*>x
+    if a.descr != <PyObject*>descr or (a.flags & (_NPY_C_CONTIGUOUS | _NPY_ALIGNED)) != \
+            (_NPY_C_CONTIGUOUS | _NPY_ALIGNED):
+        return NULL
+    return a
+
+
+cdef inline Py_ssize_t _count(tenpy_ad_ndarray* a) noexcept:
+    cdef Py_ssize_t i, count = 1
+    for i in range(a.nd):
+        count *= a.dimensions[i]
+    return count
+
+
+cdef inline OperandKind _operand(object x, Py_ssize_t size, double** data, double* value):
+    """Classify ``x`` for a float64 kernel of ``size`` elements; set ``data`` or
+    ``value``."""
+    cdef tenpy_ad_ndarray* a = _contiguous(x, _float64_descr)
+    if a != NULL:
+        if a.nd == 0:
+            value[0] = (<double*>a.data)[0]
+            return SCALAR
+        if _count(a) != size:
+            return UNUSABLE
+        data[0] = <double*>a.data
+        return ARRAY
+    if type(x) is _float64_type or type(x) is float:
+        value[0] = PyFloat_AS_DOUBLE(x)
+        return SCALAR
+    return UNUSABLE
+
+
+cdef inline double* _array_data(object x, object descr, Py_ssize_t size, bint write):
+    """The data of ``x``, an array of ``descr`` and ``size`` elements (at least 1-d), as
+    the kernels take it (writeable if ``write``), or NULL."""
+    cdef tenpy_ad_ndarray* a = NULL if x is None else _contiguous(x, descr)
+    if a == NULL or a.nd == 0 or _count(a) != size or \
+            (write and not a.flags & _NPY_WRITEABLE):
+        return NULL
+    return <double*>a.data
+
+
+cdef inline double* _destination(object out, Py_ssize_t size):
+    """The data of a planned float64 array ``out`` of ``size`` elements, or NULL."""
+    return _array_data(out, _float64_descr, size, True)
+
+
+cdef class StepKernel:
+    """A program step computed in C, or by ``fallback`` (called as the step's kernel
+    would be: ``fallback(out, params, *arrays)``, or ``fallback(params, *arrays)`` when the
+    step has no planned array) when the arrays of a run do not suit it."""
+
+    def __init__(self, str kind, object fallback):
+        self.kind = kind
+        self.fallback = fallback
+
+    cdef object run(self, object out, object params, tuple ins, list buffers):
+        raise NotImplementedError
+
+    cdef object fall_back(self, object out, object params, tuple ins, list buffers):
+        _counters.small_kernels_declined += 1
+        if out is None:
+            return _call(self.fallback, params, ins, buffers)
+        return self.fallback(out, params, *[buffers[<Py_ssize_t>s] for s in ins])
+
+    def __repr__(self):
+        return f"<StepKernel {self.kind}>"
+
+
+@cython.final
+cdef class PassThrough(StepKernel):
+    """A step whose result is its operand (a skipped broadcast of a 0-d value:
+    tenpy_ad/scalar_broadcasts.py)."""
+
+    def __init__(self):
+        StepKernel.__init__(self, "pass", None)
+
+    cdef object run(self, object out, object params, tuple ins, list buffers):
+        return buffers[<Py_ssize_t>ins[0]]
+
+
+@cython.final
+cdef class ElementwiseKernel(StepKernel):
+    """``op`` (one of add, sub, mul, div, neg, scale, shift) over ``size`` float64 values
+    into the step's planned array; ``size = 0``: a 0-d result, returned as a NumPy float64
+    (no planned array).  Operands are arrays of the step's size or 0-d values (skipped
+    broadcasts pass their 0-d operand through); ``constant`` is scale's factor or shift's
+    term.  Each value is one IEEE operation, as NumPy computes it."""
+
+    def __init__(self, str op, Py_ssize_t size, object fallback, double constant=0.0):
+        StepKernel.__init__(self, op, fallback)
+        self.op = _ELEMENTWISE_OPS.index(op)
+        self.size = size
+        self.constant = constant
+
+    cdef object run(self, object out, object params, tuple ins, list buffers):
+        cdef double* x = NULL
+        cdef double* y = NULL
+        cdef double* z
+        cdef double u = 0.0, v = self.constant, w
+        cdef Py_ssize_t n = self.size if self.size > 0 else 1
+        cdef OperandKind kx, ky = SCALAR
+        kx = _operand(buffers[<Py_ssize_t>ins[0]], n, &x, &u)
+        if len(ins) == 2:
+            ky = _operand(buffers[<Py_ssize_t>ins[1]], n, &y, &v)
+        if kx == UNUSABLE or ky == UNUSABLE:
+            return self.fall_back(out, params, ins, buffers)
+        if self.size == 0:
+            if kx != SCALAR or ky != SCALAR:
+                return self.fall_back(out, params, ins, buffers)
+            w = _apply(self.op, u, v)
+            if not _all_finite(&w, 1):
+                return self.fall_back(out, params, ins, buffers)
+            _counters.small_kernels_run += 1
+            return _float64_type(w)
+        z = _destination(out, n)
+        if z == NULL:
+            return self.fall_back(out, params, ins, buffers)
+        if kx == SCALAR and ky == SCALAR:
+            return self.fall_back(out, params, ins, buffers)   # both 0-d: NumPy's result
+        if not tenpy_ad_loops[self.op](0 if kx == ky else 1 if kx == ARRAY else 2,
+                                       x, u, y, v, z, n):
+            return self.fall_back(out, params, ins, buffers)    # inf or NaN: NumPy's way
+        _counters.small_kernels_run += 1
+        return out
+
+
+@cython.final
+cdef class ComplexElementwiseKernel(StepKernel):
+    """add, sub or neg of complex128 arrays of ``size`` values (both operands arrays of
+    that size) into the step's planned array: as NumPy computes them, one IEEE operation
+    per real and imaginary part, so a loop over the arrays as float64 pairs."""
+
+    def __init__(self, str op, Py_ssize_t size, object fallback):
+        StepKernel.__init__(self, op, fallback)
+        if op not in ("add", "sub", "neg"):
+            raise ValueError(f"ComplexElementwiseKernel: no complex {op!r}")
+        self.op = _ELEMENTWISE_OPS.index(op)
+        self.size = size
+
+    cdef object run(self, object out, object params, tuple ins, list buffers):
+        cdef double* x = _array_data(buffers[<Py_ssize_t>ins[0]], _complex128_descr,
+                                     self.size, False)
+        cdef double* y = x
+        cdef double* z = _array_data(out, _complex128_descr, self.size, True)
+        if len(ins) == 2:
+            y = _array_data(buffers[<Py_ssize_t>ins[1]], _complex128_descr, self.size,
+                            False)
+        if x == NULL or y == NULL or z == NULL or \
+                not tenpy_ad_loops[self.op](0, x, 0.0, y, 0.0, z, 2 * self.size):
+            return self.fall_back(out, params, ins, buffers)
+        _counters.small_kernels_run += 1
+        return out
+
+
+@cython.final
+cdef class SumKernel(StepKernel):
+    """The sum of all ``size`` values of a float64 array as a NumPy float64, added in
+    NumPy's order (pairwise, from 0.0), so the same bits as ``np.add.reduce``."""
+
+    def __init__(self, Py_ssize_t size, object fallback):
+        StepKernel.__init__(self, "sum", fallback)
+        self.size = size
+
+    cdef object run(self, object out, object params, tuple ins, list buffers):
+        cdef double* x = NULL
+        cdef double unused, total
+        if _operand(buffers[<Py_ssize_t>ins[0]], self.size, &x, &unused) != ARRAY:
+            return self.fall_back(out, params, ins, buffers)
+        total = 0.0 + _pairwise_sum(x, self.size)
+        if not _all_finite(&total, 1):
+            return self.fall_back(out, params, ins, buffers)
+        _counters.small_kernels_run += 1
+        return _float64_type(total)
+
+
+cdef inline double _apply(int op, double x, double y) noexcept nogil:
+    if op == 0 or op == 6:
+        return x + y
+    if op == 1:
+        return x - y
+    if op == 2 or op == 5:
+        return x * y
+    if op == 3:
+        return x / y
+    return -x
+
+
+@cython.final
+cdef class GemmKernel(StepKernel):
+    """A contraction whose operands, C-contiguous, are (m, k) and (k, n) matrices (each
+    row- or column-major) as one BLAS ``dgemm`` (``zgemm`` if ``is_complex``) into the
+    step's planned array.  The call is the one NumPy's ``matmul`` makes (``cblas_?gemm``
+    row-major: C^T = B^T A^T), so the values are NumPy's from the same BLAS build; with
+    ``transposed_out`` (the output's order puts the second operand's free axes first) the
+    product goes to a scratch array (``out`` is ``(array, scratch)``) and is transposed
+    into the output: computing the transpose directly would change the rounding of some
+    shapes (another kernel order)."""
+
+    def __init__(self, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k, bint a_row_major,
+                 bint b_row_major, bint transposed_out, bint is_complex, object fallback):
+        StepKernel.__init__(self, "gemm", fallback)
+        self.m, self.n, self.k = m, n, k
+        self.a_row_major, self.b_row_major = a_row_major, b_row_major
+        self.transposed_out, self.is_complex = transposed_out, is_complex
+
+    cdef object run(self, object out, object params, tuple ins, list buffers):
+        cdef object descr = _complex128_descr if self.is_complex else _float64_descr
+        cdef double* a
+        cdef double* b
+        cdef double* c
+        cdef double* product
+        cdef double[2] one = [1.0, 0.0]
+        cdef double[2] zero = [0.0, 0.0]
+        cdef int m = self.m, n = self.n, k = self.k, lda, ldb
+        cdef Py_ssize_t width = 2 if self.is_complex else 1     # doubles per element
+        cdef char ta, tb
+        a = _array_data(buffers[<Py_ssize_t>ins[0]], descr, m * k, False)
+        b = _array_data(buffers[<Py_ssize_t>ins[1]], descr, k * n, False)
+        if _dgemm == NULL or a == NULL or b == NULL or \
+                a == b:         # a @ a.T: NumPy calls syrk, whose rounding may differ
+            return self.fall_back(out, params, ins, buffers)
+        result = out[0] if self.transposed_out else out
+        c = _array_data(result, descr, m * n, True)
+        product = _array_data(out[1], descr, m * n, True) if self.transposed_out else c
+        if c == NULL or product == NULL:
+            return self.fall_back(out, params, ins, buffers)
+        # column-major BLAS sees a row-major (r, s) matrix as its (s, r) transpose
+        tb, ldb = _layout(self.b_row_major, n, k)
+        ta, lda = _layout(self.a_row_major, k, m)
+        if self.is_complex:
+            _zgemm(&tb, &ta, &n, &m, &k, one, b, &ldb, a, &lda, zero, product, &n)
+        else:
+            _dgemm(&tb, &ta, &n, &m, &k, one, b, &ldb, a, &lda, zero, product, &n)
+        if not (_transpose(product, c, m, n, width) if self.transposed_out else
+                _all_finite(c, m * n * width)):     # inf, NaN: NumPy's way and warnings
+            return self.fall_back(out, params, ins, buffers)
+        _counters.small_kernels_run += 1
+        return result
+
+
+cdef inline (char, int) _layout(bint row_major, int columns, int rows):
+    """BLAS's transpose flag and leading dimension of an operand matrix of ``rows`` x
+    ``columns`` stored row-major or column-major, in the column-major call that computes
+    the product's transpose."""
+    if row_major:
+        return b'N', columns
+    return b'T', rows

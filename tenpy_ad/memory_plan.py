@@ -25,10 +25,10 @@ and dtypes of the values — computed once, when the program is compiled.
 
 Results are bit-identical with and without the plan (the same NumPy/BLAS calls, or C
 kernels giving NumPy's bits; only the destination differs): ``tests/test_buffers.py``.
-One exception: a contraction whose output is its product transposed is stored in the
-output's order by its C kernel, where NumPy leaves a transposed view, so a later sum over
-it may add in another order.  The passes over the steps are the
-compiled core's ``plan_memory`` (linear in the number of steps).
+A small contraction whose output is its product transposed is stored in the output's order
+on every path (the C kernel, ``_Contraction.small_kernel``, ``_Contraction.into``), so a
+later sum over it adds in one order.  The passes over the steps are the compiled core's
+``plan_memory`` (linear in the number of steps).
 """
 from __future__ import annotations
 

@@ -118,21 +118,30 @@ class _Contraction:
     def into(self, out, a, b):
         """The same with planned arrays: ``out`` is ``(product, scratch_a, scratch_b)``, the
         product C-contiguous of ``mid_shape``, a scratch flat, of its operand's size, for
-        the copy its layout may need.  Returns the result, a view of the product."""
+        the copy its layout may need.  Returns the result, a view of the product (for small
+        operands an output that is the product transposed is a copy in its own order, as
+        :meth:`small_kernel` gives it)."""
         product, scratch_a, scratch_b = out
         a = _matrices(a, self.pre_a, self.perm_a, self.shape_a, scratch_a)
         b = _matrices(b, self.pre_b, self.perm_b, self.shape_b, scratch_b)
         np.matmul(a, b, out=product.reshape(self.product_shape))
-        return product if self.perm_out is None else product.transpose(self.perm_out)
+        if self.perm_out is None:
+            return product
+        if self.transposed_out and max(self.operand_sizes) <= _SMALL_OPERANDS:
+            return np.ascontiguousarray(product.transpose(self.perm_out))  # as small_kernel
+        return product.transpose(self.perm_out)
 
     def small_kernel(self) -> Callable:
         """A program's kernel for operands this small: the same operations inline, without
         the layout checks (``np.matmul``'s own loop is fast enough on a few thousand
-        elements, whatever their layout)."""
+        elements, whatever their layout).  An output that is the product transposed is
+        copied into its own order, as the C kernel (:meth:`gemm_kernel`) stores it: a
+        later sum over it then adds in the same order with and without a memory plan."""
         pre_a, pre_b, perm_a, perm_b = self.pre_a, self.pre_b, self.perm_a, self.perm_b
         shape_a, shape_b, mid, perm_out = (self.shape_a, self.shape_b, self.mid_shape,
                                            self.perm_out)
-        einsum, matmul = np.einsum, np.matmul
+        einsum, matmul, contiguous = np.einsum, np.matmul, np.ascontiguousarray
+        transposed = self.transposed_out
 
         def run(params, a, b):
             if pre_a is not None:
@@ -144,7 +153,9 @@ class _Contraction:
             if perm_b is not None:
                 b = b.transpose(perm_b)
             c = matmul(a.reshape(shape_a), b.reshape(shape_b)).reshape(mid)
-            return c if perm_out is None else c.transpose(perm_out)
+            if perm_out is None:
+                return c
+            return contiguous(c.transpose(perm_out)) if transposed else c.transpose(perm_out)
         return run
 
     def gemm_kernel(self, is_complex: bool = False):

@@ -203,10 +203,18 @@ def last_uses(Plan plan) -> list:
 # ---------------------------------------------------------------- memory plan
 # tenpy_ad/memory_plan.py describes the plan; here are its linear passes over the steps.
 
-def steps_using(list steps, object prims) -> list:
-    """The indices of the steps whose primitive is in ``prims`` (a dict or set)."""
+def steps_using(list steps, object prims, list metadata=None) -> list:
+    """The indices of the steps whose primitive is in ``prims`` (a dict or set); with the
+    plan's ``metadata``, only those whose one result is 0-d."""
     cdef Py_ssize_t k
-    return [k for k in range(len(steps)) if (<Instruction>steps[k]).prim in prims]
+    cdef Instruction step
+    found = []
+    for k in range(len(steps)):
+        step = <Instruction>steps[k]
+        if step.prim in prims and (metadata is None or step.single_output >= 0 and
+                                   not (<tuple>metadata[step.single_output])[1]):
+            found.append(k)
+    return found
 
 
 cdef inline Py_ssize_t _root(Py_ssize_t* parent, Py_ssize_t b) noexcept:
@@ -218,13 +226,15 @@ cdef inline Py_ssize_t _root(Py_ssize_t* parent, Py_ssize_t b) noexcept:
 
 
 def plan_memory(Plan plan, object writer, object is_fresh, Py_ssize_t min_bytes) -> tuple:
-    """``(writers, storage, sizes)``: per step ``writer``'s answer if it writes into a
-    planned array (else None) and the indices of its arrays (None: none) — the result's,
-    then one per scratch array (-1 for a size 0); per array its bytes.
+    """``(kernels, views, storage, sizes)``: per step the kernel of ``writer``'s answer if
+    it writes into a planned array (else None), ``(dtype, shape)`` of that array as the
+    kernel sees it, and the indices of its arrays (None: none) — the result's, then one per
+    scratch array (-1 for a size 0); per array its bytes.
 
     ``writer(k)`` -> ``(kernel, shape, scratch bytes)`` or None says whether step ``k``
     (one output of at least ``min_bytes``) can write into a planned array (such a step's
-    result is new memory); ``is_fresh(prim, params)`` whether a step's results never share
+    result is new memory); it is asked once per step signature (primitive, params, dtypes
+    and shapes).  ``is_fresh(prim, params)`` says whether a step's results never share
     memory with its operands.  The other steps' results join their operands' alias class;
     an array is reserved until the last read of any value of its class, and never planned
     for a class holding a program output."""
@@ -257,7 +267,7 @@ cdef int _alias_classes(Plan plan, object writer, object is_fresh, Py_ssize_t mi
     """Last reads per buffer, the candidates (``writer``'s answers) and the alias classes:
     a result that may be a view joins its operands' class."""
     cdef list itemsizes = [d.itemsize for d in _dtype_objects], metadata = plan.metadata
-    cdef dict fresh = {}
+    cdef dict fresh = {}, answers = {}
     cdef Py_ssize_t k, b, a, ra, rb
     cdef Instruction step
     cdef object meta, big_meta = None, small_meta = None    # the last seen of each size
@@ -274,7 +284,7 @@ cdef int _alias_classes(Plan plan, object writer, object is_fresh, Py_ssize_t mi
             if meta is not small_meta and (meta is big_meta or _big_enough(
                     <tuple>meta, itemsizes, min_bytes)):
                 big_meta = meta
-                candidates[k] = writer(k)
+                candidates[k] = _writer_answer(writer, k, step, meta, metadata, answers)
                 if candidates[k] is not None:
                     continue
             else:
@@ -296,6 +306,32 @@ cdef int _alias_classes(Plan plan, object writer, object is_fresh, Py_ssize_t mi
     return 0
 
 
+cdef object _writer_answer(object writer, Py_ssize_t k, Instruction step, object meta,
+                           list metadata, dict answers):
+    """``writer(k)``, once per signature: the primitive, params and the metadata objects of
+    the result and operands (by identity: runs of one shape share them; a different but
+    equal object only asks again)."""
+    cdef Py_ssize_t b
+    cdef tuple ins = step.inputs
+    if len(ins) == 1:
+        key = (step.prim, step.params, id(meta), id(metadata[<Py_ssize_t>ins[0]]))
+    elif len(ins) == 2:
+        key = (step.prim, step.params, id(meta), id(metadata[<Py_ssize_t>ins[0]]),
+               id(metadata[<Py_ssize_t>ins[1]]))
+    else:
+        key = tuple([step.prim, step.params, id(meta)] + [id(metadata[b]) for b in ins])
+    try:
+        found = answers.get(key, _NO_ANSWER)
+    except TypeError:                   # unhashable params
+        return writer(k)
+    if found is _NO_ANSWER:
+        found = answers[key] = writer(k)
+    return found
+
+
+cdef object _NO_ANSWER = object()
+
+
 cdef inline bint _big_enough(tuple meta, list itemsizes, Py_ssize_t min_bytes) except -1:
     """Whether a value of ``meta = (dtype code, shape)`` is large enough to be planned."""
     code, shape = meta
@@ -315,7 +351,8 @@ cdef tuple _assign_arrays(Plan plan, list candidates, Py_ssize_t* parent, Py_ssi
     scratch arrays (``writer``'s third item: bytes of each) are idle again right after the
     step."""
     cdef Py_ssize_t n = len(plan.steps), k, b, end
-    cdef list writers = [None] * n, storage = [None] * n, sizes = [], itemsizes
+    cdef list kernels = [None] * n, views = [None] * n, storage = [None] * n, sizes = []
+    cdef list itemsizes
     cdef dict idle = {}, released = {}
     itemsizes = [d.itemsize for d in _dtype_objects]
     for k in range(n):
@@ -331,11 +368,12 @@ cdef tuple _assign_arrays(Plan plan, list candidates, Py_ssize_t* parent, Py_ssi
                     arrays.append(scratch)
                     if size:
                         released.setdefault(k, []).append(scratch)
-                writers[k], storage[k] = candidates[k], tuple(arrays)
+                kernels[k], storage[k] = candidates[k][0], tuple(arrays)
+                views[k] = (_dtype_objects[code], candidates[k][1])
         if released:
             for s in released.pop(k, ()):
                 idle.setdefault(sizes[s], []).append(s)
-    return writers, storage, sizes
+    return kernels, views, storage, sizes
 
 
 cdef Py_ssize_t _take_array(object size, dict idle, list sizes) except -1:

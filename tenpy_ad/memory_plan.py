@@ -160,32 +160,16 @@ class MemoryPlan:
         if not _core.steps_using(steps, any_size):
             any_size = ()           # the core asks only about results of MIN_BYTES
 
-        answers = {}                # steps of one primitive, params and types: one answer
-
-        def step_writer(k):
+        def step_writer(k):         # asked once per step signature (the core remembers)
             step = steps[k]
             prim, params, output = step.prim, step.params, metadata[step.outputs[0][1]]
             if prim not in any_size and \
                     dtypes.DTYPES[output[0]].itemsize * math.prod(output[1]) < min_bytes:
                 return None
-            operands = [metadata[b] for b in step.inputs]
-            try:
-                key = (prim, params, output, *operands)
-                return answers[key]
-            except TypeError:       # unhashable params
-                return writer(prim, params, operands, output)
-            except KeyError:
-                found = answers[key] = writer(prim, params, operands, output)
-                return found
+            return writer(prim, params, [metadata[b] for b in step.inputs], output)
 
-        writers, self.storage, self.sizes = _core.plan_memory(
+        self.kernels, self.views, self.storage, self.sizes = _core.plan_memory(
             plan, step_writer, _is_fresh, 0 if any_size else min_bytes)
-        if not self.sizes:
-            return                  # no step writes into a planned array
-        for k, found in enumerate(writers):
-            if found is not None:
-                self.kernels[k] = found[0]
-                self.views[k] = (dtypes.DTYPES[metadata[steps[k].outputs[0][1]][0]], found[1])
 
     @property
     def n_planned(self) -> int:

@@ -137,10 +137,8 @@ def scalar_steps(plan) -> dict:
     kernel computes (they have no planned array)."""
     steps, metadata = plan.steps, plan.metadata
     found, made = {}, {}            # made: one kernel per primitive, params and types
-    for k in _core.steps_using(steps, _sums | set(_elementwise)):
+    for k in _core.steps_using(steps, _sums | set(_elementwise), metadata):   # 0-d results
         step = steps[k]
-        if len(step.outputs) != 1 or metadata[step.outputs[0][1]][1] != ():
-            continue
         prim, params = step.prim, step.params
         operands = [metadata[b] for b in step.inputs]
         key = (prim, params, *operands)

@@ -116,12 +116,15 @@ cdef int _fill_plan(Plan plan, GraphWalk walk, Primitive input_prim,
     cdef Instruction row
     cdef Py_ssize_t k, j
     cdef tuple meta = None
+    cdef dict metas = {}                      # one object per dtype and shape
     plan.unbound = None
     for k in range(walk.n):
         node = <TracedTensor>walk.order[k]
         if previous is None or not _meta_same(node.id, previous.id):
-            meta = _untracked((_dtype_codes[node.id], _untracked(_meta_shape(node.id))))
-        metadata[k] = meta                    # shared by runs of one dtype and shape
+            meta = (_dtype_codes[node.id], _untracked(_meta_shape(node.id)))
+            meta = metas.setdefault(meta, meta)
+            _untracked(meta)
+        metadata[k] = meta                    # shared by every buffer of its dtype and shape
         previous = node
         if node.prim is input_prim or node.prim is constant_prim:
             if node.prim is constant_prim:
@@ -280,7 +283,7 @@ cdef int _alias_classes(Plan plan, object writer, object is_fresh, Py_ssize_t mi
         for _, b in step.outputs:
             last[b] = k                                  # defined here
         if step.single_output >= 0:
-            meta = metadata[step.single_output]          # shared by runs of one shape
+            meta = metadata[step.single_output]          # shared by one dtype and shape
             if meta is not small_meta and (meta is big_meta or _big_enough(
                     <tuple>meta, itemsizes, min_bytes)):
                 big_meta = meta
@@ -308,24 +311,32 @@ cdef int _alias_classes(Plan plan, object writer, object is_fresh, Py_ssize_t mi
 
 cdef object _writer_answer(object writer, Py_ssize_t k, Instruction step, object meta,
                            list metadata, dict answers):
-    """``writer(k)``, once per signature: the primitive, params and the metadata objects of
-    the result and operands (by identity: runs of one shape share them; a different but
-    equal object only asks again)."""
+    """``writer(k)``, once per signature: the primitive, params and the metadata of the
+    result and operands.  The last signature of each primitive is tried first, by
+    identity (no key to build: deep chains repeat a few signatures step after step)."""
     cdef Py_ssize_t b
-    cdef tuple ins = step.inputs
+    cdef tuple ins = step.inputs, last = answers.get(step.prim)
     if len(ins) == 1:
-        key = (step.prim, step.params, id(meta), id(metadata[<Py_ssize_t>ins[0]]))
+        if last is not None and last[1] is step.params and last[2] is meta and \
+                last[3] is metadata[<Py_ssize_t>ins[0]]:
+            return last[0]
+        key = (step.prim, step.params, meta, metadata[<Py_ssize_t>ins[0]])
     elif len(ins) == 2:
-        key = (step.prim, step.params, id(meta), id(metadata[<Py_ssize_t>ins[0]]),
-               id(metadata[<Py_ssize_t>ins[1]]))
+        if last is not None and last[1] is step.params and last[2] is meta and \
+                last[3] is metadata[<Py_ssize_t>ins[0]] and \
+                last[4] is metadata[<Py_ssize_t>ins[1]]:
+            return last[0]
+        key = (step.prim, step.params, meta, metadata[<Py_ssize_t>ins[0]],
+               metadata[<Py_ssize_t>ins[1]])
     else:
-        key = tuple([step.prim, step.params, id(meta)] + [id(metadata[b]) for b in ins])
+        key = tuple([step.prim, step.params, meta] + [metadata[b] for b in ins])
     try:
         found = answers.get(key, _NO_ANSWER)
     except TypeError:                   # unhashable params
         return writer(k)
     if found is _NO_ANSWER:
         found = answers[key] = writer(k)
+    answers[step.prim] = (found,) + key[1:]
     return found
 
 
@@ -349,37 +360,79 @@ cdef tuple _assign_arrays(Plan plan, list candidates, Py_ssize_t* parent, Py_ssi
     """Visit the steps in order: a candidate whose class ends before the program does takes
     an idle array of its size (or a new one), which is idle again after that end; its
     scratch arrays (``writer``'s third item: bytes of each) are idle again right after the
-    step."""
-    cdef Py_ssize_t n = len(plan.steps), k, b, end
+    step.  Steps of one answer and dtype share their view tuple (a deep chain has
+    millions of steps and a few answers); the releases wait in C lists per step."""
+    cdef Py_ssize_t n = len(plan.steps), k, b, end, array, e, n_events = 0
     cdef list kernels = [None] * n, views = [None] * n, storage = [None] * n, sizes = []
-    cdef list itemsizes
-    cdef dict idle = {}, released = {}
-    itemsizes = [d.itemsize for d in _dtype_objects]
-    for k in range(n):
-        if candidates[k] is not None:
-            b = (<Instruction>plan.steps[k]).single_output
-            end = last[_root(parent, b)]
-            if end < n:
-                code, shape = plan.metadata[b]
-                arrays = [_take_array(itemsizes[code] * _product(shape), idle, sizes)]
-                released.setdefault(end, []).append(arrays[0])
-                for size in candidates[k][2]:
-                    scratch = _take_array(size, idle, sizes) if size else -1
-                    arrays.append(scratch)
-                    if size:
-                        released.setdefault(k, []).append(scratch)
-                kernels[k], storage[k] = candidates[k][0], tuple(arrays)
-                views[k] = (_dtype_objects[code], candidates[k][1])
-        if released:
-            for s in released.pop(k, ()):
-                idle.setdefault(sizes[s], []).append(s)
+    cdef list itemsizes = [d.itemsize for d in _dtype_objects], arrays
+    cdef dict idle = {}, shared_views = {}
+    cdef tuple answer, meta
+    for answer in candidates:
+        if answer is not None:
+            n_events += 1 + len(<tuple>answer[2])
+    cdef Py_ssize_t* head = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t* event = <Py_ssize_t*>malloc((2 * n_events + 1) * sizeof(Py_ssize_t))
+    try:
+        if head == NULL or event == NULL:
+            raise MemoryError()
+        for k in range(n):
+            head[k] = -1
+        n_events = 0                    # event e: array event[2e], next event[2e + 1]
+        for k in range(n):
+            if candidates[k] is not None:
+                answer = <tuple>candidates[k]
+                b = (<Instruction>plan.steps[k]).single_output
+                end = last[_root(parent, b)]
+                if end < n:
+                    meta = <tuple>plan.metadata[b]
+                    array = _take_array(
+                        itemsizes[<Py_ssize_t>meta[0]] * _product(<tuple>meta[1]), idle, sizes)
+                    n_events = _release_after(head, event, n_events, end, array)
+                    if answer[2]:
+                        arrays = [array]
+                        for size in answer[2]:
+                            scratch = _take_array(size, idle, sizes) if size else -1
+                            arrays.append(scratch)
+                            if size:
+                                n_events = _release_after(head, event, n_events, k, scratch)
+                        storage[k] = tuple(arrays)
+                    else:
+                        storage[k] = (array,)
+                    kernels[k] = answer[0]
+                    view = shared_views.get((id(answer), meta[0]))
+                    if view is None:
+                        view = shared_views[(id(answer), meta[0])] = (
+                            _dtype_objects[meta[0]], answer[1])
+                    views[k] = view
+            e = head[k]
+            while e >= 0:
+                array = event[2 * e]
+                pool = idle.get(sizes[array])
+                if pool is None:
+                    idle[sizes[array]] = [array]
+                else:
+                    (<list>pool).append(array)
+                e = event[2 * e + 1]
+    finally:
+        free(head)
+        free(event)
     return kernels, views, storage, sizes
+
+
+cdef inline Py_ssize_t _release_after(Py_ssize_t* head, Py_ssize_t* event,
+                                      Py_ssize_t n_events, Py_ssize_t k,
+                                      Py_ssize_t array) noexcept:
+    """Make ``array`` idle again once step ``k`` has run; returns the new event count."""
+    event[2 * n_events] = array
+    event[2 * n_events + 1] = head[k]
+    head[k] = n_events
+    return n_events + 1
 
 
 cdef Py_ssize_t _take_array(object size, dict idle, list sizes) except -1:
     """An idle array of ``size`` bytes, or a new one."""
     pool = idle.get(size)
     if pool:
-        return pool.pop()
+        return (<list>pool).pop()
     sizes.append(size)
     return len(sizes) - 1

@@ -192,6 +192,7 @@ cdef extern from *:
 
 cdef enum:
     _NPY_C_CONTIGUOUS = 0x0001
+    _NPY_F_CONTIGUOUS = 0x0002
     _NPY_ALIGNED = 0x0100
     _NPY_WRITEABLE = 0x0400
 
@@ -240,6 +241,19 @@ cdef inline tenpy_ad_ndarray* _contiguous(object x, object descr):
             (_NPY_C_CONTIGUOUS | _NPY_ALIGNED):
         return NULL
     return a
+
+
+cdef inline double* _fortran_matrix(object x, object descr, Py_ssize_t size):
+    """The data of ``x`` if it is an ndarray (exactly) of dtype ``descr``: a column-major
+    aligned matrix of ``size`` elements (LAPACK's results are), else NULL."""
+    cdef tenpy_ad_ndarray* a
+    if type(x) is not _ndarray:
+        return NULL
+    a = <tenpy_ad_ndarray*><PyObject*>x
+    if a.descr != <PyObject*>descr or a.nd != 2 or _count(a) != size or \
+            (a.flags & (_NPY_F_CONTIGUOUS | _NPY_ALIGNED)) != (_NPY_F_CONTIGUOUS | _NPY_ALIGNED):
+        return NULL
+    return <double*>a.data
 
 
 cdef inline Py_ssize_t _count(tenpy_ad_ndarray* a) noexcept:
@@ -324,11 +338,28 @@ cdef class ElementwiseKernel(StepKernel):
     broadcasts pass their 0-d operand through); ``constant`` is scale's factor or shift's
     term.  Each value is one IEEE operation, as NumPy computes it."""
 
-    def __init__(self, str op, Py_ssize_t size, object fallback, double constant=0.0):
+    def __init__(self, str op, Py_ssize_t size, object fallback, double constant=0.0,
+                 object ufunc=None, object constant_operand=None):
         StepKernel.__init__(self, op, fallback)
         self.op = _ELEMENTWISE_OPS.index(op)
         self.size = size
         self.constant = constant
+        self.ufunc = ufunc if size > 0 else None
+        self.constant_operand = constant_operand
+
+    cdef object numpy_way(self, object out, object params, tuple ins, list buffers):
+        """The declined arrays (another layout, a non-finite result) by NumPy's ufunc into
+        ``out``, called from here: the steps of a program whose operands come from LAPACK
+        (column-major) decline every time."""
+        if self.ufunc is None or out is None:
+            return self.fall_back(out, params, ins, buffers)
+        _counters.small_kernels_declined += 1
+        x = buffers[<Py_ssize_t>ins[0]]
+        if self.constant_operand is not None:
+            return self.ufunc(x, self.constant_operand, out=out)
+        if len(ins) == 1:
+            return self.ufunc(x, out=out)
+        return self.ufunc(x, buffers[<Py_ssize_t>ins[1]], out=out)
 
     cdef object run(self, object out, object params, tuple ins, list buffers):
         cdef double* x = NULL
@@ -341,7 +372,7 @@ cdef class ElementwiseKernel(StepKernel):
         if len(ins) == 2:
             ky = _operand(buffers[<Py_ssize_t>ins[1]], n, &y, &v)
         if kx == UNUSABLE or ky == UNUSABLE:
-            return self.fall_back(out, params, ins, buffers)
+            return self.numpy_way(out, params, ins, buffers)
         if self.size == 0:
             if kx != SCALAR or ky != SCALAR:
                 return self.fall_back(out, params, ins, buffers)
@@ -357,7 +388,7 @@ cdef class ElementwiseKernel(StepKernel):
             return self.fall_back(out, params, ins, buffers)   # both 0-d: NumPy's result
         if not tenpy_ad_loops[self.op](0 if kx == ky else 1 if kx == ARRAY else 2,
                                        x, u, y, v, z, n):
-            return self.fall_back(out, params, ins, buffers)    # inf or NaN: NumPy's way
+            return self.numpy_way(out, params, ins, buffers)   # inf or NaN: NumPy's way
         _counters.small_kernels_run += 1
         return out
 
@@ -452,8 +483,17 @@ cdef class GemmKernel(StepKernel):
         cdef int m = self.m, n = self.n, k = self.k, lda, ldb
         cdef Py_ssize_t width = 2 if self.is_complex else 1     # doubles per element
         cdef char ta, tb
+        cdef bint a_rows = self.a_row_major, b_rows = self.b_row_major
+        # a column-major 2-d operand holds its matrix in the other order (the flags
+        # NumPy's matmul passes for it too)
         a = _array_data(buffers[<Py_ssize_t>ins[0]], descr, m * k, False)
+        if a == NULL:
+            a = _fortran_matrix(buffers[<Py_ssize_t>ins[0]], descr, m * k)
+            a_rows = not a_rows
         b = _array_data(buffers[<Py_ssize_t>ins[1]], descr, k * n, False)
+        if b == NULL:
+            b = _fortran_matrix(buffers[<Py_ssize_t>ins[1]], descr, k * n)
+            b_rows = not b_rows
         if _dgemm == NULL or a == NULL or b == NULL or \
                 a == b:         # a @ a.T: NumPy calls syrk, whose rounding may differ
             return self.fall_back(out, params, ins, buffers)
@@ -463,8 +503,8 @@ cdef class GemmKernel(StepKernel):
         if c == NULL or product == NULL:
             return self.fall_back(out, params, ins, buffers)
         # column-major BLAS sees a row-major (r, s) matrix as its (s, r) transpose
-        tb, ldb = _layout(self.b_row_major, n, k)
-        ta, lda = _layout(self.a_row_major, k, m)
+        tb, ldb = _layout(b_rows, n, k)
+        ta, lda = _layout(a_rows, k, m)
         if self.is_complex:
             _zgemm(&tb, &ta, &n, &m, &k, one, b, &ldb, a, &lda, zero, product, &n)
         else:

@@ -174,6 +174,9 @@ cdef class ElementwiseKernel(StepKernel):
     cdef int op                       # index in _ELEMENTWISE_OPS
     cdef Py_ssize_t size              # elements of the result (0: a 0-d result)
     cdef double constant              # scale's factor, shift's term
+    cdef object ufunc                 # NumPy's ufunc, called directly on declined arrays
+    cdef object constant_operand      # its second operand for scale/shift (else None)
+    cdef object numpy_way(self, object out, object params, tuple ins, list buffers)
 
 cdef class ComplexElementwiseKernel(StepKernel):
     cdef int op                       # index in _ELEMENTWISE_OPS: add, sub or neg

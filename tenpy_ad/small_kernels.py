@@ -119,7 +119,8 @@ def elementwise(prim, params, operands: list, output: tuple, planned: bool = Tru
             else (lambda out, params, x: numpy_fn(x, value, out=out))
     else:
         fallback = prim.impl
-    return _core.ElementwiseKernel(op, size if planned else 0, fallback, value)
+    return _core.ElementwiseKernel(op, size if planned else 0, fallback, value, numpy_fn,
+                                   None if constant_of is None else value)
 
 
 def _complex_elementwise(op: str, shape: tuple, numpy_fn):

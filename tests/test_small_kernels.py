@@ -200,11 +200,36 @@ def test_non_contiguous_operands_fall_back_to_numpy():
     assert program.kernel_kinds() == ["gemm", "add", "numpy"]
     rng = np.random.default_rng(6)
     a, b = rng.standard_normal((6, 6)), rng.standard_normal((6, 6))
-    at = np.ascontiguousarray(a.T).T                  # the same values, column-major
-    got, run, declined = _run_counted(program, at, b)
+    strided = np.zeros((6, 12))
+    strided[:, ::2] = a
+    got, run, declined = _run_counted(program, strided[:, ::2], b)   # neither C nor F
     assert (run, declined) == (0, 2)
     np.testing.assert_allclose(got, -(a @ b + a), rtol=1e-14, atol=1e-14)
     assert _bits(program(a, b)) == _bits(got)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+@pytest.mark.parametrize("subscripts,shape_a,shape_b", [
+    ("ij,jk->ik", (5, 7), (7, 3)), ("ji,jk->ik", (7, 5), (7, 3)),
+    ("ij,kj->ki", (5, 7), (3, 7)), ("ji,kj->ik", (6, 6), (6, 6))])
+def test_column_major_operands_are_one_gemm_with_numpys_bits(subscripts, shape_a, shape_b,
+                                                             dtype):
+    """LAPACK's results are column-major: the kernel passes them with the other transpose
+    flag, as NumPy's matmul does."""
+    rng = np.random.default_rng(8)
+    x, y = tp.input(shape_a, dtype), tp.input(shape_b, dtype)
+    program = tp.compile(ew.neg(einsum_strict(subscripts, x, y)), [x, y])
+    plain = tp.compile(ew.neg(einsum_strict(subscripts, x, y)), [x, y],
+                       reuse_buffers=False)
+    for column_major in ((True, False), (False, True), (True, True)):
+        a, b = (np.asfortranarray(rng.standard_normal(s) + (0.5j if dtype is np.complex128
+                                                              else 0) * rng.standard_normal(s))
+                if f else rng.standard_normal(s).astype(dtype)
+                for s, f in zip((shape_a, shape_b), column_major))
+        got, run, declined = _run_counted(program, a, b)
+        assert (run, declined) == (1, 0)
+        assert _bits(got) == _bits(plain(a, b))
+        np.testing.assert_allclose(got, -np.einsum(subscripts, a, b), rtol=1e-13, atol=1e-13)
 
 
 def test_other_dtypes_and_big_results_keep_numpy():

@@ -395,14 +395,15 @@ cdef tuple _assign_arrays(Plan plan, list candidates, Py_ssize_t* parent, Py_ssi
                             arrays.append(scratch)
                             if size:
                                 n_events = _release_after(head, event, n_events, k, scratch)
-                        storage[k] = tuple(arrays)
+                        storage[k] = _untracked(tuple(arrays))
                     else:
-                        storage[k] = (array,)
+                        storage[k] = _untracked((array,))   # ints: no work for the collector
                     kernels[k] = answer[0]
                     view = shared_views.get((id(answer), meta[0]))
                     if view is None:
-                        view = shared_views[(id(answer), meta[0])] = (
-                            _dtype_objects[meta[0]], answer[1])
+                        # a dtype and a shape: no cycle can pass through it
+                        view = shared_views[(id(answer), meta[0])] = _untracked((
+                            _dtype_objects[meta[0]], answer[1]))
                     views[k] = view
             e = head[k]
             while e >= 0:

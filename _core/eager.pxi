@@ -121,7 +121,8 @@ cdef class Tensor(ArraySurface):
             raise _errors["NotDifferentiableError"](
                 f"{what} of a tensor that requires grad would silently drop its gradient; "
                 "call .detach() (or .numpy() / .item()) to leave the computation "
-                "explicitly, or use the tenpy_ad.numpy function")
+                "explicitly, or use the tenpy_ad.numpy function (tenpy_ad.scipy has "
+                "scipy.linalg.expm and scipy.special.logsumexp)")
 
     def __float__(self):
         self._refuse_if_differentiated("float()")

@@ -147,3 +147,13 @@ def test_matrix_rank_is_an_integer_that_stops_the_gradient():
         np.linalg.matrix_rank(x, tol=0.1, rtol=0.1)
     for vector in (B[:, 0], np.zeros(3)):           # NumPy: 1 unless every entry is 0
         assert int(np.linalg.matrix_rank(tp.tensor(vector))) == np.linalg.matrix_rank(vector)
+
+
+def test_scipy_functions_on_a_tensor_that_requires_grad_name_tenpy_ads_versions():
+    """SciPy does not dispatch to tensors: its functions would drop the gradient, so the
+    conversion is refused with a pointer to tenpy_ad.scipy."""
+    import scipy.linalg
+    x = tp.tensor(A, requires_grad=True)
+    with pytest.raises(NotDifferentiableError, match="tenpy_ad.scipy has scipy.linalg.expm"):
+        scipy.linalg.expm(x)
+    np.testing.assert_allclose(scipy.linalg.expm(tp.tensor(A)), scipy.linalg.expm(A))

@@ -312,20 +312,12 @@ cdef int _alias_classes(Plan plan, object writer, object is_fresh, Py_ssize_t mi
 cdef object _writer_answer(object writer, Py_ssize_t k, Instruction step, object meta,
                            list metadata, dict answers):
     """``writer(k)``, once per signature: the primitive, params and the metadata of the
-    result and operands.  The last signature of each primitive is tried first, by
-    identity (no key to build: deep chains repeat a few signatures step after step)."""
+    result and operands."""
     cdef Py_ssize_t b
-    cdef tuple ins = step.inputs, last = answers.get(step.prim)
+    cdef tuple ins = step.inputs
     if len(ins) == 1:
-        if last is not None and last[1] is step.params and last[2] is meta and \
-                last[3] is metadata[<Py_ssize_t>ins[0]]:
-            return last[0]
         key = (step.prim, step.params, meta, metadata[<Py_ssize_t>ins[0]])
     elif len(ins) == 2:
-        if last is not None and last[1] is step.params and last[2] is meta and \
-                last[3] is metadata[<Py_ssize_t>ins[0]] and \
-                last[4] is metadata[<Py_ssize_t>ins[1]]:
-            return last[0]
         key = (step.prim, step.params, meta, metadata[<Py_ssize_t>ins[0]],
                metadata[<Py_ssize_t>ins[1]])
     else:
@@ -336,7 +328,6 @@ cdef object _writer_answer(object writer, Py_ssize_t k, Instruction step, object
         return writer(k)
     if found is _NO_ANSWER:
         found = answers[key] = writer(k)
-    answers[step.prim] = (found,) + key[1:]
     return found
 
 

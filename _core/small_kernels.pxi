@@ -297,13 +297,19 @@ cdef inline double* _destination(object out, Py_ssize_t size):
 
 
 cdef class StepKernel:
-    """A program step computed in C, or by ``fallback`` (called as the step's kernel
-    would be: ``fallback(out, params, *arrays)``, or ``fallback(params, *arrays)`` when the
-    step has no planned array) when the arrays of a run do not suit it."""
+    """A program step computed in C, or, when the arrays of a run do not suit it, NumPy's
+    way: ``ufunc(*arrays[, constant_operand], out=out)`` called from here when the step has
+    a planned array and a ufunc (the elementwise kernels: LAPACK's column-major results
+    decline every time), else ``fallback`` called as the step's kernel would be:
+    ``fallback(out, params, *arrays)``, or ``fallback(params, *arrays)`` without a planned
+    array."""
 
-    def __init__(self, str kind, object fallback):
+    def __init__(self, str kind, object fallback, object ufunc=None,
+                 object constant_operand=None):
         self.kind = kind
         self.fallback = fallback
+        self.ufunc = ufunc
+        self.constant_operand = constant_operand
 
     cdef object run(self, object out, object params, tuple ins, list buffers):
         raise NotImplementedError
@@ -312,7 +318,14 @@ cdef class StepKernel:
         _counters.small_kernels_declined += 1
         if out is None:
             return _call(self.fallback, params, ins, buffers)
-        return self.fallback(out, params, *[buffers[<Py_ssize_t>s] for s in ins])
+        if self.ufunc is None:
+            return self.fallback(out, params, *[buffers[<Py_ssize_t>s] for s in ins])
+        x = buffers[<Py_ssize_t>ins[0]]
+        if self.constant_operand is not None:
+            return self.ufunc(x, self.constant_operand, out=out)
+        if len(ins) == 1:
+            return self.ufunc(x, out=out)
+        return self.ufunc(x, buffers[<Py_ssize_t>ins[1]], out=out)
 
     def __repr__(self):
         return f"<StepKernel {self.kind}>"
@@ -340,26 +353,10 @@ cdef class ElementwiseKernel(StepKernel):
 
     def __init__(self, str op, Py_ssize_t size, object fallback, double constant=0.0,
                  object ufunc=None, object constant_operand=None):
-        StepKernel.__init__(self, op, fallback)
+        StepKernel.__init__(self, op, fallback, ufunc, constant_operand)
         self.op = _ELEMENTWISE_OPS.index(op)
         self.size = size
         self.constant = constant
-        self.ufunc = ufunc if size > 0 else None
-        self.constant_operand = constant_operand
-
-    cdef object numpy_way(self, object out, object params, tuple ins, list buffers):
-        """The declined arrays (another layout, a non-finite result) by NumPy's ufunc into
-        ``out``, called from here: the steps of a program whose operands come from LAPACK
-        (column-major) decline every time."""
-        if self.ufunc is None or out is None:
-            return self.fall_back(out, params, ins, buffers)
-        _counters.small_kernels_declined += 1
-        x = buffers[<Py_ssize_t>ins[0]]
-        if self.constant_operand is not None:
-            return self.ufunc(x, self.constant_operand, out=out)
-        if len(ins) == 1:
-            return self.ufunc(x, out=out)
-        return self.ufunc(x, buffers[<Py_ssize_t>ins[1]], out=out)
 
     cdef object run(self, object out, object params, tuple ins, list buffers):
         cdef double* x = NULL
@@ -372,7 +369,7 @@ cdef class ElementwiseKernel(StepKernel):
         if len(ins) == 2:
             ky = _operand(buffers[<Py_ssize_t>ins[1]], n, &y, &v)
         if kx == UNUSABLE or ky == UNUSABLE:
-            return self.numpy_way(out, params, ins, buffers)
+            return self.fall_back(out, params, ins, buffers)
         if self.size == 0:
             if kx != SCALAR or ky != SCALAR:
                 return self.fall_back(out, params, ins, buffers)
@@ -388,7 +385,7 @@ cdef class ElementwiseKernel(StepKernel):
             return self.fall_back(out, params, ins, buffers)   # both 0-d: NumPy's result
         if not tenpy_ad_loops[self.op](0 if kx == ky else 1 if kx == ARRAY else 2,
                                        x, u, y, v, z, n):
-            return self.numpy_way(out, params, ins, buffers)   # inf or NaN: NumPy's way
+            return self.fall_back(out, params, ins, buffers)    # inf or NaN: NumPy's way
         _counters.small_kernels_run += 1
         return out
 
@@ -399,8 +396,8 @@ cdef class ComplexElementwiseKernel(StepKernel):
     that size) into the step's planned array: as NumPy computes them, one IEEE operation
     per real and imaginary part, so a loop over the arrays as float64 pairs."""
 
-    def __init__(self, str op, Py_ssize_t size, object fallback):
-        StepKernel.__init__(self, op, fallback)
+    def __init__(self, str op, Py_ssize_t size, object ufunc):
+        StepKernel.__init__(self, op, None, ufunc)
         if op not in ("add", "sub", "neg"):
             raise ValueError(f"ComplexElementwiseKernel: no complex {op!r}")
         self.op = _ELEMENTWISE_OPS.index(op)

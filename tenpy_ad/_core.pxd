@@ -164,6 +164,8 @@ cdef class BlasThreads:           # BLAS thread counts during engine calls (blas
 cdef class StepKernel:            # a program step computed in C (small_kernels.pxi)
     cdef readonly str kind            # "add", ..., "gemm"
     cdef object fallback              # NumPy's way, for the arrays the kernel declines
+    cdef object ufunc                 # or NumPy's ufunc into ``out``, called from the core
+    cdef object constant_operand      # its second operand for scale/shift (else None)
     cdef object run(self, object out, object params, tuple ins, list buffers)
     cdef object fall_back(self, object out, object params, tuple ins, list buffers)
 
@@ -174,9 +176,6 @@ cdef class ElementwiseKernel(StepKernel):
     cdef int op                       # index in _ELEMENTWISE_OPS
     cdef Py_ssize_t size              # elements of the result (0: a 0-d result)
     cdef double constant              # scale's factor, shift's term
-    cdef object ufunc                 # NumPy's ufunc, called directly on declined arrays
-    cdef object constant_operand      # its second operand for scale/shift (else None)
-    cdef object numpy_way(self, object out, object params, tuple ins, list buffers)
 
 cdef class ComplexElementwiseKernel(StepKernel):
     cdef int op                       # index in _ELEMENTWISE_OPS: add, sub or neg

@@ -155,21 +155,17 @@ class MemoryPlan:
         if not enabled or n == 0:
             return
         steps, metadata = plan.steps, plan.metadata
-        # MIN_BYTES is read here, not bound at import: the tests lower it
-        min_bytes, any_size = MIN_BYTES, _c_kernel_primitives()
-        if not _core.steps_using(steps, any_size):
-            any_size = ()           # the core asks only about results of MIN_BYTES
+        # the core asks about results of MIN_BYTES (read here, not bound at import: the
+        # tests lower it), or of any size when a step may get a C kernel
+        any_size = bool(_core.steps_using(steps, _c_kernel_primitives()))
 
         def step_writer(k):         # asked once per step signature (the core remembers)
             step = steps[k]
-            prim, params, output = step.prim, step.params, metadata[step.outputs[0][1]]
-            if prim not in any_size and \
-                    dtypes.DTYPES[output[0]].itemsize * math.prod(output[1]) < min_bytes:
-                return None
-            return writer(prim, params, [metadata[b] for b in step.inputs], output)
+            return writer(step.prim, step.params, [metadata[b] for b in step.inputs],
+                          metadata[step.outputs[0][1]])
 
         self.kernels, self.views, self.storage, self.sizes = _core.plan_memory(
-            plan, step_writer, _is_fresh, 0 if any_size else min_bytes)
+            plan, step_writer, _is_fresh, 0 if any_size else MIN_BYTES)
 
     @property
     def n_planned(self) -> int:

@@ -64,9 +64,12 @@ def register_elementwise(prim, op: str, constant: Callable | None = None,
                          numpy_fn: Callable | None = None) -> None:
     """Let small float64 steps of ``prim`` run C kernel ``op`` (add, sub, mul, div, neg,
     scale, shift).  ``constant(params)`` gives scale's factor or shift's term (a float,
-    else the step keeps NumPy); ``numpy_fn(*arrays)`` is NumPy's computation (default: the
-    primitive's ufunc), which the kernel falls back to."""
-    _elementwise[prim] = (op, constant, numpy_fn or prim.array_fn)
+    else the step keeps NumPy); ``numpy_fn`` is NumPy's ufunc for it (default: the
+    primitive's ``array_fn``), which a declined step calls into its planned array."""
+    numpy_fn = numpy_fn or prim.array_fn
+    if not isinstance(numpy_fn, np.ufunc):
+        raise TypeError(f"register_elementwise: {prim.name} needs a NumPy ufunc")
+    _elementwise[prim] = (op, constant, numpy_fn)
 
 
 def register_sum(prim) -> None:
@@ -114,12 +117,8 @@ def elementwise(prim, params, operands: list, output: tuple, planned: bool = Tru
     size = math.prod(shape)
     if planned != bool(shape) or size * 8 > SMALL_BYTES or size == 0:
         return None
-    if planned:
-        fallback = (lambda out, params, *xs: numpy_fn(*xs, out=out)) if constant_of is None \
-            else (lambda out, params, x: numpy_fn(x, value, out=out))
-    else:
-        fallback = prim.impl
-    return _core.ElementwiseKernel(op, size if planned else 0, fallback, value, numpy_fn,
+    # a declined planned step calls numpy_fn into its array; a 0-d result, the impl
+    return _core.ElementwiseKernel(op, size if planned else 0, prim.impl, value, numpy_fn,
                                    None if constant_of is None else value)
 
 
@@ -129,8 +128,7 @@ def _complex_elementwise(op: str, shape: tuple, numpy_fn):
     size = math.prod(shape)
     if op not in ("add", "sub", "neg") or size == 0 or size * 16 > SMALL_BYTES:
         return None
-    return _core.ComplexElementwiseKernel(
-        op, size, lambda out, params, *xs: numpy_fn(*xs, out=out))
+    return _core.ComplexElementwiseKernel(op, size, numpy_fn)
 
 
 def scalar_steps(plan) -> dict:

@@ -44,6 +44,15 @@ def svd(x, **kwargs):
     return tp.linalg.svd(x, **kwargs)
 
 
+def traced_hvp(loss_fn, a: np.ndarray, direction: np.ndarray) -> np.ndarray:
+    """The Hessian of ``loss_fn`` at ``a`` applied to ``direction``: forward over reverse
+    on the traced graph."""
+    x = tp.input(a.shape, a.dtype)
+    g = tp.ad.grad(loss_fn(x), x)
+    (hv,) = tp.ad.jvp([g], [x], [direction])
+    return tp.evaluate(hv, {x: a})
+
+
 def case_ids(cases) -> list[str]:
     """Test ids for ``(loss function, shape)`` cases."""
     return [f"{f.__name__}-{'x'.join(map(str, s))}" for f, s in cases]

@@ -91,6 +91,8 @@ cdef inline object _call_into(object kernel, object out, object params, tuple in
                               list buffers):
     cdef Py_ssize_t m = len(ins)
     if isinstance(kernel, _np.ufunc):
+        if not _numpy_allocates_c_order(ins, buffers):
+            return _call_ufunc(kernel, ins, buffers)     # NumPy's layout, as without a plan
         if m == 1:
             return kernel(buffers[<Py_ssize_t>ins[0]], out=out)
         if m == 2:

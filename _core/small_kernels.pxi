@@ -8,7 +8,6 @@
 # so NumPy's floating-point warnings and errors (np.errstate) behave as without these
 # kernels.
 
-from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 from cpython.float cimport PyFloat_AS_DOUBLE
 
 cdef extern from *:
@@ -187,6 +186,7 @@ cdef extern from *:
         char* data
         int nd
         Py_ssize_t* dimensions
+        Py_ssize_t* strides
         PyObject* descr
         int flags
 
@@ -201,33 +201,73 @@ cdef enum OperandKind:            # what a run found an operand to be
     ARRAY = 1                     # a C-contiguous aligned float64 ndarray of the step's size
     SCALAR = 2                    # a float64 0-d value (NumPy scalar, float, 0-d array)
 
-ctypedef void (*dgemm_t)(char* transa, char* transb, int* m, int* n, int* k,
-                         double* alpha, double* a, int* lda, double* b, int* ldb,
-                         double* beta, double* c, int* ldc) noexcept nogil
-# complex128 values as pairs of doubles
-ctypedef void (*zgemm_t)(char* transa, char* transb, int* m, int* n, int* k,
-                         double* alpha, double* a, int* lda, double* b, int* ldb,
-                         double* beta, double* c, int* ldc) noexcept nogil
+# NumPy's own CBLAS products (the functions its ``matmul`` calls, found in its BLAS by
+# tenpy_ad/small_kernels.py), so that a kernel's product is NumPy's to the bit on every
+# BLAS build; ``blasint`` is 32- or 64-bit as that BLAS was built.
+ctypedef void (*dgemm32_t)(int order, int ta, int tb, int32_t m, int32_t n, int32_t k,
+                           double alpha, const double* a, int32_t lda, const double* b,
+                           int32_t ldb, double beta, double* c, int32_t ldc) noexcept nogil
+ctypedef void (*dgemm64_t)(int order, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                           double alpha, const double* a, int64_t lda, const double* b,
+                           int64_t ldb, double beta, double* c, int64_t ldc) noexcept nogil
+# complex128 values as pairs of doubles; alpha and beta by pointer
+ctypedef void (*zgemm32_t)(int order, int ta, int tb, int32_t m, int32_t n, int32_t k,
+                           const double* alpha, const double* a, int32_t lda,
+                           const double* b, int32_t ldb, const double* beta, double* c,
+                           int32_t ldc) noexcept nogil
+ctypedef void (*zgemm64_t)(int order, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                           const double* alpha, const double* a, int64_t lda,
+                           const double* b, int64_t ldb, const double* beta, double* c,
+                           int64_t ldc) noexcept nogil
 
-cdef dgemm_t _dgemm = NULL
-cdef zgemm_t _zgemm = NULL
+cdef enum:                        # CBLAS's constants
+    _CBLAS_ROW_MAJOR = 101
+    _CBLAS_NO_TRANS = 111
+    _CBLAS_TRANS = 112
+
+cdef void* _dgemm = NULL
+cdef void* _zgemm = NULL
+cdef bint _blasint64 = False
 cdef object _float64_descr = _np.dtype(_np.float64)
 cdef object _complex128_descr = _np.dtype(_np.complex128)
 cdef object _float64_type = _np.float64
 cdef tuple _ELEMENTWISE_OPS = ("add", "sub", "mul", "div", "neg", "scale", "shift")
 
 
-def install_gemm(object dgemm, object zgemm) -> None:
-    """Take BLAS ``dgemm`` and ``zgemm`` from PyCapsules of SciPy's ``cython_blas`` (read
-    with each capsule's own name, so no SciPy header is needed)."""
-    global _dgemm, _zgemm
-    _dgemm = <dgemm_t>PyCapsule_GetPointer(dgemm, PyCapsule_GetName(dgemm))
-    _zgemm = <zgemm_t>PyCapsule_GetPointer(zgemm, PyCapsule_GetName(zgemm))
+def install_gemm(size_t dgemm, size_t zgemm, bint blasint64) -> None:
+    """Take the addresses of NumPy's ``cblas_dgemm`` and ``cblas_zgemm`` (0: none, the
+    contractions keep NumPy's matmul); ``blasint64``: their integers are 64-bit."""
+    global _dgemm, _zgemm, _blasint64
+    _dgemm, _zgemm, _blasint64 = <void*>dgemm, <void*>zgemm, blasint64
 
 
 def has_gemm() -> bool:
     """Whether :func:`install_gemm` has given the kernels their BLAS products."""
     return _dgemm != NULL and _zgemm != NULL
+
+
+cdef inline void _gemm(bint is_complex, bint a_rows, bint b_rows, int m, int n, int k,
+                       const double* a, const double* b, double* c) noexcept nogil:
+    """``c (m, n) = a (m, k) @ b (k, n)``, row-major ``c``, with the CBLAS call NumPy's
+    matmul makes: row-major order, a column-major operand as its transpose."""
+    cdef double[2] one = [1.0, 0.0]
+    cdef double[2] zero = [0.0, 0.0]
+    cdef int ta = _CBLAS_NO_TRANS if a_rows else _CBLAS_TRANS
+    cdef int tb = _CBLAS_NO_TRANS if b_rows else _CBLAS_TRANS
+    cdef int lda = k if a_rows else m
+    cdef int ldb = n if b_rows else k
+    if is_complex and _blasint64:
+        (<zgemm64_t>_zgemm)(_CBLAS_ROW_MAJOR, ta, tb, m, n, k, one, a, lda, b, ldb, zero,
+                            c, n)
+    elif is_complex:
+        (<zgemm32_t>_zgemm)(_CBLAS_ROW_MAJOR, ta, tb, m, n, k, one, a, lda, b, ldb, zero,
+                            c, n)
+    elif _blasint64:
+        (<dgemm64_t>_dgemm)(_CBLAS_ROW_MAJOR, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0,
+                            c, n)
+    else:
+        (<dgemm32_t>_dgemm)(_CBLAS_ROW_MAJOR, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0,
+                            c, n)
 
 
 cdef inline tenpy_ad_ndarray* _contiguous(object x, object descr):
@@ -296,6 +336,32 @@ cdef inline double* _destination(object out, Py_ssize_t size):
     return _array_data(out, _float64_descr, size, True)
 
 
+cdef bint _numpy_allocates_c_order(tuple ins, list buffers) noexcept:
+    """Whether a ufunc on the arrays of ``ins`` allocates a C-ordered result, so that
+    writing it into a planned (C-ordered) array keeps the layout of a run without the plan
+    (a later reduction or product then adds in the same order).  NumPy orders the result's
+    axes by the operands' strides (order "K"), C order winning ties and conflicts; only
+    axes of length > 1 and nonzero stride vote.  So: C order when every operand's voting
+    strides are non-increasing (a sufficient test, checked against NumPy's choice)."""
+    cdef tenpy_ad_ndarray* a
+    cdef Py_ssize_t s, i, stride, previous
+    for s in ins:
+        x = buffers[s]
+        if type(x) is not _ndarray:
+            continue                    # scalars do not vote
+        a = <tenpy_ad_ndarray*><PyObject*>x
+        if a.flags & _NPY_C_CONTIGUOUS:
+            continue
+        previous = -1
+        for i in range(a.nd):
+            if a.dimensions[i] > 1 and a.strides[i] != 0:
+                stride = a.strides[i] if a.strides[i] > 0 else -a.strides[i]
+                if 0 <= previous < stride:
+                    return False
+                previous = stride
+    return True
+
+
 cdef class StepKernel:
     """A program step computed in C, or, when the arrays of a run do not suit it, NumPy's
     way: ``ufunc(*arrays[, constant_operand], out=out)`` called from here when the step has
@@ -320,6 +386,8 @@ cdef class StepKernel:
             return _call(self.fallback, params, ins, buffers)
         if self.ufunc is None:
             return self.fallback(out, params, *[buffers[<Py_ssize_t>s] for s in ins])
+        if not _numpy_allocates_c_order(ins, buffers):
+            out = None                  # NumPy's own layout, as without the plan
         x = buffers[<Py_ssize_t>ins[0]]
         if self.constant_operand is not None:
             return self.ufunc(x, self.constant_operand, out=out)
@@ -453,70 +521,60 @@ cdef inline double _apply(int op, double x, double y) noexcept nogil:
 
 @cython.final
 cdef class GemmKernel(StepKernel):
-    """A contraction whose operands, C-contiguous, are (m, k) and (k, n) matrices (each
-    row- or column-major) as one BLAS ``dgemm`` (``zgemm`` if ``is_complex``) into the
-    step's planned array.  The call is the one NumPy's ``matmul`` makes (``cblas_?gemm``
-    row-major: C^T = B^T A^T), so the values are NumPy's from the same BLAS build; with
+    """A contraction whose operands are (m, k) and (k, n) matrices, m, n, k >= 2, as one
+    NumPy CBLAS ``gemm`` into the step's planned array, called as NumPy's ``matmul`` calls
+    it, so the values are NumPy's.  Each operand is taken C-contiguous or, when 2-d,
+    F-contiguous (LAPACK's results); ``*_layouts`` give, for each, whether its matrix is
+    then row-major (1), column-major (0) or not a view (-1: NumPy's way).  With
     ``transposed_out`` (the output's order puts the second operand's free axes first) the
     product goes to a scratch array (``out`` is ``(array, scratch)``) and is transposed
     into the output: computing the transpose directly would change the rounding of some
     shapes (another kernel order)."""
 
-    def __init__(self, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k, bint a_row_major,
-                 bint b_row_major, bint transposed_out, bint is_complex, object fallback):
+    def __init__(self, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k, tuple a_layouts,
+                 tuple b_layouts, bint transposed_out, bint is_complex, object fallback):
         StepKernel.__init__(self, "gemm", fallback)
         self.m, self.n, self.k = m, n, k
-        self.a_row_major, self.b_row_major = a_row_major, b_row_major
+        self.a_layouts = (a_layouts[0], a_layouts[1])
+        self.b_layouts = (b_layouts[0], b_layouts[1])
         self.transposed_out, self.is_complex = transposed_out, is_complex
 
     cdef object run(self, object out, object params, tuple ins, list buffers):
         cdef object descr = _complex128_descr if self.is_complex else _float64_descr
-        cdef double* a
-        cdef double* b
         cdef double* c
         cdef double* product
-        cdef double[2] one = [1.0, 0.0]
-        cdef double[2] zero = [0.0, 0.0]
-        cdef int m = self.m, n = self.n, k = self.k, lda, ldb
+        cdef int a_rows = -1, b_rows = -1
         cdef Py_ssize_t width = 2 if self.is_complex else 1     # doubles per element
-        cdef char ta, tb
-        cdef bint a_rows = self.a_row_major, b_rows = self.b_row_major
-        # a column-major 2-d operand holds its matrix in the other order (the flags
-        # NumPy's matmul passes for it too)
-        a = _array_data(buffers[<Py_ssize_t>ins[0]], descr, m * k, False)
-        if a == NULL:
-            a = _fortran_matrix(buffers[<Py_ssize_t>ins[0]], descr, m * k)
-            a_rows = not a_rows
-        b = _array_data(buffers[<Py_ssize_t>ins[1]], descr, k * n, False)
-        if b == NULL:
-            b = _fortran_matrix(buffers[<Py_ssize_t>ins[1]], descr, k * n)
-            b_rows = not b_rows
+        cdef const double* a = _matrix_data(buffers[<Py_ssize_t>ins[0]], descr,
+                                            self.m * self.k, self.a_layouts, &a_rows)
+        cdef const double* b = _matrix_data(buffers[<Py_ssize_t>ins[1]], descr,
+                                            self.k * self.n, self.b_layouts, &b_rows)
         if _dgemm == NULL or a == NULL or b == NULL or \
                 a == b:         # a @ a.T: NumPy calls syrk, whose rounding may differ
             return self.fall_back(out, params, ins, buffers)
         result = out[0] if self.transposed_out else out
-        c = _array_data(result, descr, m * n, True)
-        product = _array_data(out[1], descr, m * n, True) if self.transposed_out else c
+        c = _array_data(result, descr, self.m * self.n, True)
+        product = _array_data(out[1], descr, self.m * self.n, True) \
+            if self.transposed_out else c
         if c == NULL or product == NULL:
             return self.fall_back(out, params, ins, buffers)
-        # column-major BLAS sees a row-major (r, s) matrix as its (s, r) transpose
-        tb, ldb = _layout(b_rows, n, k)
-        ta, lda = _layout(a_rows, k, m)
-        if self.is_complex:
-            _zgemm(&tb, &ta, &n, &m, &k, one, b, &ldb, a, &lda, zero, product, &n)
-        else:
-            _dgemm(&tb, &ta, &n, &m, &k, one, b, &ldb, a, &lda, zero, product, &n)
-        if not (_transpose(product, c, m, n, width) if self.transposed_out else
-                _all_finite(c, m * n * width)):     # inf, NaN: NumPy's way and warnings
+        _gemm(self.is_complex, a_rows, b_rows, self.m, self.n, self.k, a, b, product)
+        if not (_transpose(product, c, self.m, self.n, width) if self.transposed_out else
+                _all_finite(c, self.m * self.n * width)):   # inf, NaN: NumPy's way, warnings
             return self.fall_back(out, params, ins, buffers)
         _counters.small_kernels_run += 1
         return result
 
 
-cdef inline (char, int) _layout(bint row_major, int columns, int rows):
-    """BLAS's transpose flag and leading dimension of an operand matrix of ``rows`` x
-    ``columns`` stored row-major or column-major, in the column-major call that computes
-    the product's transpose."""
-    if row_major:
-        return b'N', columns
-    return b'T', rows
+cdef inline const double* _matrix_data(object x, object descr, Py_ssize_t size,
+                                       (int, int) layouts, int* rows):
+    """The data of operand ``x`` of a GemmKernel and whether its matrix is row-major
+    (``rows``), by its layout: ``layouts`` for C- and F-contiguous; NULL when neither
+    applies."""
+    cdef const double* data = _array_data(x, descr, size, False)
+    if data != NULL:
+        rows[0] = layouts[0]
+    else:
+        data = _fortran_matrix(x, descr, size)
+        rows[0] = layouts[1]
+    return NULL if rows[0] < 0 else data

@@ -186,7 +186,8 @@ cdef class SumKernel(StepKernel):
 
 cdef class GemmKernel(StepKernel):
     cdef int m, n, k                  # (m, k) @ (k, n)
-    cdef bint a_row_major, b_row_major, transposed_out, is_complex
+    cdef (int, int) a_layouts, b_layouts  # C-, F-contiguous operand: row-major 1, column 0, -1
+    cdef bint transposed_out, is_complex
 
 cdef class Plan:                  # what ``schedule`` returns to tenpy_ad.program
     cdef readonly list rows           # Instructions in schedule order (inputs, constants too)

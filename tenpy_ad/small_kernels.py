@@ -10,8 +10,8 @@ per step.  So, when a program is compiled, these steps get kernels that skip it:
   or a 0-d result returned as a NumPy float64; complex128 add, sub and neg of arrays;
 * float64 sums of every value of an array up to :data:`SMALL_BYTES` (:func:`sum_kernel`),
   added in NumPy's own order (its pairwise summation from 0.0);
-* small float64 and complex128 contractions as one BLAS ``dgemm``/``zgemm``
-  (``ops/contraction.py`` decides the layout).
+* small float64 and complex128 contractions as one call of NumPy's own CBLAS
+  ``dgemm``/``zgemm`` (``ops/contraction.py`` decides the layout).
 
 The values are NumPy's to the last bit (one IEEE operation per value; NumPy's order of
 additions; the gemm call NumPy's ``matmul`` makes).  A kernel checks at run time what only
@@ -47,13 +47,47 @@ _elementwise: dict = {}     # primitive -> (op name, params -> constant, NumPy's
 _sums: set = set()          # reductions by addition, params: the summed axes
 
 
-def _install_gemm() -> None:
+#: NumPy's CBLAS products by the names its BLAS builds give them: (dgemm, zgemm, 64-bit
+#: integers); the PyPI wheels' scipy-openblas (ILP64, then LP64) first
+_CBLAS_NAMES = (("scipy_cblas_dgemm64_", "scipy_cblas_zgemm64_", True),
+                ("cblas_dgemm64_", "cblas_zgemm64_", True),
+                ("scipy_cblas_dgemm", "scipy_cblas_zgemm", False),
+                ("cblas_dgemm", "cblas_zgemm", False))
+
+
+def _numpy_cblas():
+    """``(dgemm address, zgemm address, 64-bit integers)`` of the CBLAS functions NumPy's
+    ``matmul`` calls, or None.  The kernels call exactly these, so their products are
+    NumPy's on every BLAS build (another library's ``dgemm`` — SciPy's OpenBLAS, say — may
+    pick other CPU kernels and round differently).  Unsuffixed names are taken only from a
+    build without 64-bit integers, whose width is then known."""
+    import ctypes
     try:
-        from scipy.linalg import cython_blas
-        capsules = cython_blas.__pyx_capi__
-        _core.install_gemm(capsules["dgemm"], capsules["zgemm"])
-    except (ImportError, KeyError, AttributeError, ValueError):
-        pass                # no BLAS: contractions keep NumPy's matmul
+        from numpy._core import _multiarray_umath as umath
+    except ImportError:                       # NumPy 1.x
+        from numpy.core import _multiarray_umath as umath
+    try:
+        library = ctypes.CDLL(umath.__file__)    # its symbols and its BLAS's
+        blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+    except (OSError, KeyError, TypeError):
+        return None
+    ilp64 = "64" in str(blas.get("name", "")) + str(blas.get("openblas configuration", ""))
+    for dgemm, zgemm, is64 in _CBLAS_NAMES:
+        if not is64 and ilp64:
+            continue
+        try:
+            d, z = getattr(library, dgemm), getattr(library, zgemm)
+        except AttributeError:
+            continue
+        return (ctypes.cast(d, ctypes.c_void_p).value, ctypes.cast(z, ctypes.c_void_p).value,
+                is64)
+    return None
+
+
+def _install_gemm() -> None:
+    found = _numpy_cblas()
+    if found is not None:
+        _core.install_gemm(*found)   # else contractions keep NumPy's matmul
 
 
 _install_gemm()

@@ -136,7 +136,6 @@ CONTRACTIONS = [
     ("ij,jk->ik", (5, 7), (7, 3)),
     ("ji,jk->ik", (7, 5), (7, 3)),                    # a column-major operand
     ("ij,kj->ki", (5, 7), (3, 7)),
-    ("ij,jk->ik", (4, 1), (1, 6)),                    # k = 1
 ]
 
 
@@ -156,7 +155,7 @@ def test_contractions_are_one_gemm(subscripts, shape_a, shape_b):
     np.testing.assert_allclose(got, -np.einsum(subscripts, a, b), rtol=1e-14, atol=1e-14)
 
 
-@pytest.mark.parametrize("subscripts,shape_a,shape_b", CONTRACTIONS[:-1])
+@pytest.mark.parametrize("subscripts,shape_a,shape_b", CONTRACTIONS)
 def test_complex_contractions_are_one_zgemm(subscripts, shape_a, shape_b):
     rng = np.random.default_rng(10)
     a = rng.standard_normal(shape_a) + 1j * rng.standard_normal(shape_a)
@@ -183,6 +182,37 @@ def test_a_product_with_non_finite_values_is_numpys(m, n, where):
         expected = -np.einsum("ij,kj->ki", a, b)
     assert program.kernel_kinds()[0] == "gemm" and (run, declined) == (0, 1)
     np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_outer_products_keep_numpys_matmul(order, dtype):
+    """k = 1 is not a gemm in NumPy's matmul (its own loop), so not one here either; the
+    2-d operand of "jk,i->ijk" is flattened into one side of the product, which a
+    column-major (LAPACK) operand does not allow as a view (it once gave wrong values)."""
+    rng = np.random.default_rng(11)
+    a = np.asarray(rng.standard_normal((2, 3)) + (0.5j if dtype is np.complex128 else 0),
+                   order=order)
+    b = rng.standard_normal(4).astype(dtype)
+    x, y = tp.input((2, 3), dtype), tp.input((4,), dtype)
+    for subscripts in ("jk,i->ijk", "ij,jk->ik"):
+        operands = (x, y) if subscripts == "jk,i->ijk" else (x.reshape((6, 1)), y[None, :])
+        program = tp.compile(ew.neg(einsum_strict(subscripts, *operands)), [x, y])
+        plain = tp.compile(ew.neg(einsum_strict(subscripts, *operands)), [x, y],
+                           reuse_buffers=False)
+        assert "gemm" not in program.kernel_kinds()
+        expected = -np.einsum(subscripts, *((a, b) if subscripts == "jk,i->ijk"
+                                           else (a.reshape(6, 1), b[None, :])))
+        np.testing.assert_allclose(program(a, b), expected, rtol=1e-15, atol=0)
+        assert _bits(program(a, b)) == _bits(plain(a, b))
+
+
+def test_column_major_layouts_of_operands_are_known_when_compiled():
+    from tenpy_ad.ops.contraction import _matrix_layouts
+    assert _matrix_layouts((5, 7), None, (5, 7)) == (1, 0)
+    assert _matrix_layouts((7, 5), (1, 0), (5, 7)) == (0, 1)
+    assert _matrix_layouts((2, 3), None, (6, 1)) == (1, -1)     # F order: no view
+    assert _matrix_layouts((2, 3, 4), None, (6, 4)) == (1, -1)  # 3-d: only C is taken
 
 
 def test_vectors_batches_and_summed_letters_keep_numpy():

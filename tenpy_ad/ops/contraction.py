@@ -132,11 +132,12 @@ class _Contraction:
         return product.transpose(self.perm_out)
 
     def small_kernel(self) -> Callable:
-        """A program's kernel for operands this small: the same operations inline, without
-        the layout checks (``np.matmul``'s own loop is fast enough on a few thousand
-        elements, whatever their layout).  An output that is the product transposed is
-        copied into its own order, as the C kernel (:meth:`gemm_kernel`) stores it: a
-        later sum over it then adds in the same order with and without a memory plan."""
+        """A program's kernel for operands this small: the same operations inline.  Like
+        :meth:`__call__` it hands ``np.matmul`` only BLAS-able matrices (its own loop for
+        other layouts rounds differently: a planned step, which copies such operands, would
+        not give the same bits).  An output that is the product transposed is copied into
+        its own order, as the C kernel (:meth:`gemm_kernel`) stores it: a later sum over
+        it then adds in the same order with and without a memory plan."""
         pre_a, pre_b, perm_a, perm_b = self.pre_a, self.pre_b, self.perm_a, self.perm_b
         shape_a, shape_b, mid, perm_out = (self.shape_a, self.shape_b, self.mid_shape,
                                            self.perm_out)
@@ -152,31 +153,32 @@ class _Contraction:
                 b = einsum(pre_b, b)
             if perm_b is not None:
                 b = b.transpose(perm_b)
-            c = matmul(a.reshape(shape_a), b.reshape(shape_b)).reshape(mid)
+            c = matmul(_blasable(a.reshape(shape_a)),
+                       _blasable(b.reshape(shape_b))).reshape(mid)
             if perm_out is None:
                 return c
             return contiguous(c.transpose(perm_out)) if transposed else c.transpose(perm_out)
         return run
 
     def gemm_kernel(self, is_complex: bool = False):
-        """The core's BLAS ``dgemm`` kernel (``zgemm`` for complex128) for operands
-        C-contiguous at run time, writing the output into a planned array of its shape,
-        and the element counts of its scratch arrays (the product, when the output is its
+        """The core's kernel calling NumPy's CBLAS ``dgemm`` (``zgemm`` for complex128) as
+        its ``matmul`` would, writing the output into a planned array of its shape, and
+        the element counts of its scratch arrays (the product, when the output is its
         transpose).  None where NumPy's ``matmul`` would not call ``gemm`` either (a
-        batch, vectors, letters summed within an operand), for complex outer products
-        (k = 1: NumPy's BLAS build rounds them differently), where an operand's matrix is
-        not a row- or column-major view, where the output is neither the product nor its
-        transpose, or from BLAS's threaded sizes on (``blas.TINY``)."""
-        if len(self.shape_a) != 2 or self.pre_a or self.pre_b or min(self.m, self.n) < 2 \
-                or (is_complex and self.k < 2) \
-                or self.flops * (4 if is_complex else 1) >= TINY["matmul"] \
-                or not _core.has_gemm():
+        batch, vectors, outer products with k = 1, letters summed within an operand),
+        where an operand's matrix is not a row- or column-major view of a C-contiguous
+        operand, where the output is neither the product nor its transpose, or from
+        BLAS's threaded sizes on (``blas.TINY``)."""
+        if len(self.shape_a) != 2 or self.pre_a or self.pre_b or \
+                min(self.m, self.n, self.k) < 2 or \
+                self.flops * (4 if is_complex else 1) >= TINY["matmul"] or \
+                not _core.has_gemm():
             return None
         if self.perm_out is not None and not self.transposed_out:
             return None
-        layout_a = _matrix_layout(self.operand_shapes[0], self.perm_a, self.shape_a)
-        layout_b = _matrix_layout(self.operand_shapes[1], self.perm_b, self.shape_b)
-        if layout_a is None or layout_b is None:
+        layouts_a = _matrix_layouts(self.operand_shapes[0], self.perm_a, self.shape_a)
+        layouts_b = _matrix_layouts(self.operand_shapes[1], self.perm_b, self.shape_b)
+        if layouts_a[0] < 0 or layouts_b[0] < 0:
             return None
         transposed = self.perm_out is not None
 
@@ -184,7 +186,7 @@ class _Contraction:
             result = out[0] if transposed else out
             np.copyto(result, self(a, b))
             return result
-        kernel = _core.GemmKernel(self.m, self.n, self.k, layout_a, layout_b, transposed,
+        kernel = _core.GemmKernel(self.m, self.n, self.k, layouts_a, layouts_b, transposed,
                                   is_complex, numpy_way)
         return kernel, (self.m * self.n,) if transposed else ()
 
@@ -219,20 +221,26 @@ def _matrices(x, pre, perm, shape, scratch=None):
     return copy.reshape(shape)
 
 
-def _matrix_layout(shape: tuple, perm, matrix_shape: tuple):
-    """Whether a C-contiguous operand of ``shape``, permuted by ``perm`` and reshaped to
-    the 2-d ``matrix_shape``, is a row-major (True) or column-major (False) view, or
-    neither (None)."""
-    x = np.empty(shape, np.float64)       # a small operand: at most _SMALL_OPERANDS
+def _matrix_layouts(shape: tuple, perm, matrix_shape: tuple) -> tuple:
+    """For an operand of ``shape`` stored C-contiguous, then F-contiguous (the second
+    only for 2-d operands: LAPACK's results), whether, permuted by ``perm`` and reshaped
+    to the 2-d ``matrix_shape``, it is a row-major (1) or column-major (0) view, or
+    neither (-1)."""
+    return tuple(_matrix_layout(shape, perm, matrix_shape, order)
+                 if order == "C" or len(shape) == 2 else -1 for order in "CF")
+
+
+def _matrix_layout(shape: tuple, perm, matrix_shape: tuple, order: str) -> int:
+    x = np.empty(shape, np.float64, order=order)   # small: at most _SMALL_OPERANDS
     if perm:
         x = x.transpose(perm)
     try:
         matrix = np.reshape(x, matrix_shape, copy=False)
     except (ValueError, TypeError):     # no view (TypeError: NumPy < 2.1 cannot tell)
-        return None
+        return -1
     if matrix.flags.c_contiguous:
-        return True
-    return False if matrix.flags.f_contiguous else None
+        return 1
+    return 0 if matrix.flags.f_contiguous else -1
 
 
 def _is_blasable(x) -> bool:

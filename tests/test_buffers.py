@@ -57,6 +57,26 @@ def test_reuse_is_bit_identical_on_every_spec(spec, dtype, rng):
         assert all(_same_bits(g, e) for g, e in zip(got, expected)), spec.name
 
 
+@pytest.mark.parametrize("subscripts,shape", [("abc->ca", (3, 33, 33)), ("abc->cb", (40, 30, 2)),
+                                              ("ab->ba", (64, 48))])
+def test_programs_above_the_plan_threshold_keep_numpys_layouts(monkeypatch, subscripts,
+                                                                shape):
+    """A permuting einsum gives a column-major value; NumPy's ufunc on it allocates its
+    result in that order, and a later sum over an axis adds in that order.  Writing the
+    ufunc's result into a planned (row-major) array changed the sums' bits (104 of 200
+    inputs of the first case); it now keeps NumPy's layout.  With the default threshold:
+    these values are above it."""
+    monkeypatch.setattr(memory_plan, "MIN_BYTES", memory_plan.MIN_BYTES_DEFAULT)
+    x = tp.input(shape)
+    y = tp.sum(tp.sum(1.5 - tp.einsum(subscripts, x), axis=-2) * 2.0)
+    planned, plain = tp.compile(y, [x]), tp.compile(y, [x], reuse_buffers=False)
+    assert planned.memory_plan.n_planned > 0
+    for seed in range(20):
+        a = np.random.default_rng(seed).standard_normal(shape)
+        expected = np.sum(np.sum(1.5 - np.einsum(subscripts, a), axis=-2) * 2.0)
+        assert _same_bits(planned(a), plain(a)) and _same_bits(plain(a), expected)
+
+
 def _power_iteration(a, steps: int):
     """Normalised transfer-matrix steps: small contractions (some whose output is the
     product transposed) followed by full sums, the layout-sensitive case."""

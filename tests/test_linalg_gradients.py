@@ -12,6 +12,7 @@ import tenpy_ad as tp
 from tenpy_ad.testing import check_grads
 
 from linalg_cases import DTYPES, SHAPES, case_ids, random_array, svd
+from differential import check_source
 from modes import grad_in
 
 
@@ -110,3 +111,21 @@ def test_svd_values_gradient_closed_form(dtype, rng):
                                    atol=1e-12)
         np.testing.assert_allclose(grad_in(mode, lambda x: svd(x)[1][0], a),
                                    np.outer(u[:, 0], vh[0]), atol=1e-12)
+
+
+@pytest.mark.parametrize("contraction", [
+    'xp.einsum("i,ijk->jk", x[0], xp.reshape(x, (4, 2, 2)))',
+    "xp.tensordot(x[0], xp.reshape(x, (4, 2, 2)), axes=1)"])
+def test_qr_of_a_matrix_made_of_two_operands_of_one_input_in_every_mode(contraction):
+    """The traced gradients were wrong (6-110 %): the cotangent of the contraction, an
+    outer product with a column-major operand (LAPACK's), went through a C gemm kernel
+    that read that operand as row-major.  Every mode and derivative route, against
+    central differences (``tests/differential.py``)."""
+    source = f"""def program(xp, sp, lx, x):
+        a = {contraction}
+        q, r = xp.linalg.qr(a)
+        return (q, r)
+    """
+    checked = check_source(source, {"x": np.random.default_rng(3).standard_normal((4, 4))})
+    assert {"gradients", "fd directional derivative", "fd Hessian-vector product"} <= set(
+        checked)

@@ -1,0 +1,788 @@
+"""Random differentiable programs for the differential fuzzer (``tests/differential.py``).
+
+A :class:`Program` is straight-line code over three namespaces — ``xp`` (NumPy's names),
+``sp`` (SciPy's: ``sp.special``, ``sp.linalg``) and ``lx`` (tenpy_ad's partial
+decompositions) — so the same text runs on ndarrays with NumPy and SciPy (the reference),
+on tensors with ``tenpy_ad`` (eager and traced) and on tensors with NumPy's own names
+(``np.exp(t)``: the dispatch protocols).  :class:`Generator` draws programs over every
+public op family: elementwise functions with operands placed *on* ties, zeros, bounds
+and branch points as well as away from them, broadcasting, slicing with negative steps,
+integer-array and boolean indexing, reductions with axes and keepdims, einsum, tensordot
+and matmul (two operands derived from one input included), joining, sorting, and every
+``tp.linalg`` function on well-conditioned, ill-conditioned and degenerate matrices —
+in float64 and complex128, with sizes 0 and 1.  Each candidate line is run on NumPy's
+values as it is drawn, so every program is valid NumPy.
+"""
+from __future__ import annotations
+
+import math
+import re
+import textwrap
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+import scipy.special
+
+#: largest value a program keeps (elements), so that every mode stays fast
+MAX_SIZE = 48
+_NAME = re.compile(r"\bv\d+\b")
+
+
+# ---------------------------------------------------------------------- namespaces
+
+class _ReferenceDecompositions:
+    """NumPy stand-ins for tenpy_ad's partial decompositions (the ``lx`` namespace of the
+    reference run): the leading triplets / eigenpairs of the full decomposition."""
+
+    @staticmethod
+    def svds(a, k):
+        u, s, vh = np.linalg.svd(a, full_matrices=False)
+        return u[..., :, :k], s[..., :k], vh[..., :k, :]
+
+    @staticmethod
+    def eigsh(a, k):
+        w, v = np.linalg.eigh(a)                    # the k largest, ascending
+        return w[..., w.shape[-1] - k:], v[..., :, w.shape[-1] - k:]
+
+
+class _SciPy:
+    special, linalg = scipy.special, scipy.linalg
+
+
+REFERENCE = {"xp": np, "sp": _SciPy, "lx": _ReferenceDecompositions}
+
+
+def namespaces(kind: str) -> dict:
+    """The names a program sees: ``"reference"`` (NumPy, SciPy), ``"tenpy_ad"`` (``tp``,
+    ``tp.scipy``, ``tp.linalg``) or ``"dispatch"`` (NumPy's own names on tensors;
+    SciPy's non-ufunc functions do not dispatch, so ``sp`` is tenpy_ad's)."""
+    import tenpy_ad as tp
+    if kind == "reference":
+        return dict(REFERENCE)
+    if kind == "tenpy_ad":
+        return {"xp": tp, "sp": tp.scipy, "lx": tp.linalg}
+    if kind == "dispatch":
+        return {"xp": np, "sp": tp.scipy, "lx": tp.linalg}
+    raise ValueError(kind)
+
+
+# ---------------------------------------------------------------------- programs
+
+@dataclass
+class Line:
+    target: str
+    expression: str
+    family: str
+    smooth: bool = True               # False: the op has kinks, ties or jumps
+    condition: float = 1.0            # of the matrix a linear-algebra line decomposes
+
+    @property
+    def operands(self) -> list:
+        return sorted(set(_NAME.findall(self.expression)), key=lambda n: int(n[1:]))
+
+
+@dataclass
+class Program:
+    """Straight-line code: ``inputs`` (name -> array), ``lines``, ``outputs``."""
+    inputs: dict
+    lines: list
+    outputs: list
+    seed: object = None
+    text: str | None = None           # the source as written by hand (from_source)
+
+    @property
+    def smooth(self) -> bool:
+        """Whether every op is smooth (finite differences are then a valid check)."""
+        return all(line.smooth for line in self.lines)
+
+    @property
+    def condition(self) -> float:
+        """The largest condition number of a matrix the program decomposes or solves."""
+        return max([1.0] + [line.condition for line in self.lines])
+
+    def source(self) -> str:
+        if self.text is not None:
+            return self.text
+        args = ", ".join(self.inputs)
+        body = [f"    {line.target} = {line.expression}" for line in self.lines]
+        body.append(f"    return ({', '.join(self.outputs)},)")
+        return f"def program(xp, sp, lx, {args}):\n" + "\n".join(body) + "\n"
+
+    def function(self):
+        """``fn(namespaces dict, *inputs) -> tuple of outputs``."""
+        scope: dict = {"np": np}
+        exec(compile(self.source(), "<fuzzed program>", "exec"), scope)  # noqa: S102
+        program = scope["program"]
+        return lambda names, *xs: program(names["xp"], names["sp"], names["lx"], *xs)
+
+    def families(self) -> list:
+        return sorted({line.family for line in self.lines})
+
+    def runnable(self) -> str:
+        """The program as a Python script that reproduces it; run from the repository's
+        root it checks it in every mode again."""
+        arrays = "\n".join(f"{name} = {_array_source(a)}" for name, a in self.inputs.items())
+        names = ", ".join(self.inputs)
+        return ("import numpy as np\nimport tenpy_ad as tp\n\n"
+                "# xp: NumPy's names (tp, or np on tensors), sp: SciPy's (tp.scipy),\n"
+                "# lx: tp.linalg; the reference run uses xp = np, sp = scipy\n"
+                f"{self.source()}\n{arrays}\n"
+                f"outputs = program(tp, tp.scipy, tp.linalg, {names})\n\n"
+                "if __name__ == '__main__':        # every mode, every derivative route\n"
+                "    import inspect, sys\n    sys.path.insert(0, 'tests')\n"
+                "    from differential import check_source\n"
+                f"    check_source(inspect.getsource(program), dict({', '.join(f'{n}={n}' for n in self.inputs)}),\n"
+                f"                 smooth={self.smooth}, condition={self.condition!r})\n")
+
+    @classmethod
+    def from_source(cls, source: str, inputs: dict, smooth: bool = True,
+                    condition: float = 1.0) -> "Program":
+        """A program written by hand: ``def program(xp, sp, lx, <inputs>): ...``."""
+        line = Line("", "", "given", smooth, condition)
+        return cls(dict(inputs), [line], [], "given", textwrap.dedent(source))
+
+    def pruned(self, outputs: list) -> "Program":
+        """The lines ``outputs`` need, and only them (a hand-written program: itself)."""
+        if self.text is not None:
+            return self
+        needed, kept = set(outputs), []
+        for line in reversed(self.lines):
+            if line.target in needed:
+                kept.append(line)
+                needed.update(line.operands)
+        inputs = {k: v for k, v in self.inputs.items() if k in needed}
+        return Program(inputs, kept[::-1], list(outputs), self.seed)
+
+
+def _array_source(a: np.ndarray) -> str:
+    return f"np.array({a.tolist()!r}, dtype=np.{a.dtype.name}).reshape({a.shape})"
+
+
+def evaluate_reference(program: Program) -> tuple:
+    """NumPy's outputs of ``program``."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return program.function()(REFERENCE, *program.inputs.values())
+
+
+
+
+
+# ---------------------------------------------------------------------- values
+
+SHAPES = [(), (1,), (3,), (4,), (2, 3), (3, 3), (3, 2), (1, 3), (2, 2, 2), (2, 1, 3),
+          (4, 4), (2, 3, 3), (0,), (2, 0), (0, 3), (1, 1)]
+#: shapes of big programs: values above the memory plan's 16 KiB, where compiled programs
+#: write into reused arrays (and where layouts and summation orders could change)
+BIG_SHAPES = [(3, 33, 33), (48, 48), (40, 52), (2, 40, 30), (2100,), (33, 3, 33), (1, 48, 48)]
+_SIZE_WEIGHTS = None
+
+
+def special_values(rng, n: int, complex_: bool) -> np.ndarray:
+    """``n`` values mixing normal ones with zeros, ones, -0.0, small integers and exact
+    repeats (ties within the array)."""
+    kind = rng.integers(4)
+    values = rng.standard_normal(n)
+    if kind >= 1 and n:
+        k = rng.integers(1, n + 1)
+        where = rng.choice(n, size=k, replace=False)
+        values[where] = rng.choice([0.0, -0.0, 1.0, -1.0, 0.5, 2.0, -2.0], size=k)
+    if kind >= 2 and n > 1:
+        values[rng.integers(n)] = values[rng.integers(n)]           # a tie
+    if kind == 3:
+        values = np.round(values * 2) / 2                            # many ties
+    if complex_:
+        imag = rng.standard_normal(n)
+        if kind >= 1 and n:
+            imag[rng.random(n) < 0.3] = 0.0
+        values = values + 1j * imag
+    return values
+
+
+# ---------------------------------------------------------------------- generator
+
+class Generator:
+    """Draws programs; ``rng`` is a NumPy Generator (the program's seed decides all)."""
+
+    def __init__(self, rng: np.random.Generator, big: bool = False):
+        self.rng = rng
+        self.shapes, self.max_size = (BIG_SHAPES, 10 ** 5) if big else (SHAPES, MAX_SIZE)
+        self.values: dict = {}
+        self.lines: list = []
+        self.inputs: dict = {}
+        self.kinked = False               # set by a maker that draws a non-smooth op
+        self.condition = 1.0              # set by a maker of a linear-algebra line
+
+    # -- helpers
+    def choice(self, options):
+        return options[self.rng.integers(len(options))]
+
+    def chance(self, p: float) -> bool:
+        return bool(self.rng.random() < p)
+
+    def new_input(self, shape=None, complex_=None) -> str:
+        shape = self.choice(self.shapes) if shape is None else shape
+        complex_ = self.chance(0.3) if complex_ is None else complex_
+        n = math.prod(shape)
+        values = special_values(self.rng, n, complex_).reshape(shape)
+        name = f"v{len(self.values)}"
+        self.values[name] = values
+        self.inputs[name] = values
+        return name
+
+    def floating(self, min_ndim=0, min_size=0, pred=None) -> list:
+        return [n for n, v in self.values.items()
+                if v.dtype.kind in "fc" and v.ndim >= min_ndim and v.size >= min_size
+                and (pred is None or pred(v))]
+
+    def pick(self, min_ndim=0, min_size=0, pred=None) -> str | None:
+        names = self.floating(min_ndim, min_size, pred)
+        if not names:
+            return None
+        if self.chance(0.5):                      # recent values: longer dependency chains
+            return names[-1 - int(self.rng.integers(min(3, len(names))))]
+        return self.choice(names)
+
+    def value(self, name: str) -> np.ndarray:
+        return self.values[name]
+
+    def evaluate(self, expression: str, values: dict):
+        """NumPy's value of ``expression``, or None where NumPy refuses it."""
+        env = dict(REFERENCE, **values)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                value = eval(expression, {"np": np}, env)  # noqa: S307
+            except Exception:  # noqa: BLE001 - NumPy's verdict: not a valid line
+                return None
+        if not isinstance(value, (np.ndarray, np.generic)):
+            return None
+        return np.asarray(value)
+
+    def robust(self, expression: str, value: np.ndarray) -> bool:
+        """Whether the value moves continuously when its computed operands move by
+        rounding-sized amounts (1e-12 of their scale): a condition, a jump or a branch
+        cut that rounding could flip would make modes disagree for no fault of theirs.
+        Inputs stay exact, so ties and zeros placed in them on purpose are kept."""
+        moved = dict(self.values)
+        with np.errstate(all="ignore"):
+            self._move(expression, moved)
+        other = self.evaluate(expression, moved)
+        if other is None or other.shape != value.shape:
+            return False
+        finite = np.isfinite(value)
+        if not np.array_equal(finite, np.isfinite(other)):
+            return False
+        scale = np.abs(value[finite]).max() if finite.any() else 1.0
+        return bool(np.all(np.abs(other[finite] - value[finite]) <= 1e-7 * (1 + scale)))
+
+    def _move(self, expression: str, moved: dict) -> None:
+        for name in _NAME.findall(expression):
+            if name in self.inputs or name not in moved:
+                continue
+            x = moved[name]
+            noise = self.rng.uniform(-1, 1, x.shape)
+            if x.dtype.kind == "c":
+                noise = noise + 1j * self.rng.uniform(-1, 1, x.shape)
+            scale = np.abs(x[np.isfinite(x)]).max() if np.isfinite(x).any() else 1.0
+            moved[name] = x + 1e-12 * (np.abs(x) + scale) * noise
+
+    def add_line(self, expression: str, family: str) -> str | None:
+        """Run ``expression`` on NumPy's values; keep it if it gives a usable array that
+        rounding cannot flip."""
+        value = self.evaluate(expression, self.values)
+        if value is None or value.dtype not in (np.float64, np.complex128) or \
+                value.size > self.max_size:
+            return None
+        if value.size and not np.isfinite(value).any():
+            return None
+        if not self.robust(expression, value):
+            return None
+        name = f"v{len(self.values)}"
+        self.values[name] = value
+        self.lines.append(Line(name, expression, family, not self.kinked, self.condition))
+        return name
+
+    # -- the program
+    def program(self, n_lines: int | None = None) -> Program:
+        complex_program = self.chance(0.3)
+        for _ in range(int(self.rng.integers(1, 4))):
+            self.new_input(complex_=complex_program and self.chance(0.8))
+        n_lines = int(self.rng.integers(1, 9)) if n_lines is None else n_lines
+        attempts = 0
+        while len(self.lines) < n_lines and attempts < 20 * n_lines:
+            attempts += 1
+            family = self.choice(BIG_FAMILIES if self.max_size > MAX_SIZE else FAMILY_NAMES)
+            self.kinked, self.condition = False, 1.0
+            expression = FAMILIES[family](self)
+            if expression is not None:
+                self.add_line(expression, family)
+        candidates = [line.target for line in self.lines] or list(self.inputs)
+        outputs = [candidates[-1]]
+        for name in candidates[:-1]:
+            if self.chance(0.2):
+                outputs.append(name)
+        return Program(dict(self.inputs), list(self.lines), outputs).pruned(outputs)
+
+
+# ---------------------------------------------------------------------- op families
+# Each maker returns one expression over existing values (or None); add_line checks it
+# against NumPy.
+
+_SMOOTH_UNARY = ["sin", "cos", "tan", "exp", "expm1", "tanh", "sinh", "cosh", "arctan",
+                 "arcsinh", "square", "negative", "positive", "conj", "real", "imag",
+                 "exp2", "sinc", "deg2rad", "rad2deg"]
+_DOMAIN_UNARY = {   # functions with a restricted real domain: raw, or mapped into it
+    "log": "xp.abs({x}) + 0.5", "log1p": "xp.abs({x})", "log2": "xp.abs({x}) + 0.25",
+    "log10": "xp.abs({x}) + 1.0", "sqrt": "xp.abs({x}) + 0.1", "cbrt": "{x} + 3.0",
+    "reciprocal": "xp.abs({x}) + 0.5", "arcsin": "xp.tanh({x})", "arccos": "xp.tanh({x})",
+    "arctanh": "0.9 * xp.tanh({x})", "arccosh": "{x} * {x} + 1.5",
+}
+_KINKED_UNARY = ["abs", "sign", "floor", "ceil", "round", "rint", "trunc", "fix", "angle"]
+
+
+def _unary(g: Generator):
+    x = g.pick()
+    if x is None:
+        return None
+    roll = g.rng.random()
+    if roll < 0.5:
+        return f"xp.{g.choice(_SMOOTH_UNARY)}({x})"
+    if roll < 0.8:
+        name = g.choice(sorted(_DOMAIN_UNARY))
+        argument = x if g.chance(0.3) else _DOMAIN_UNARY[name].format(x=x)
+        g.kinked = "abs" in argument            # |x| at 0
+        return f"xp.{name}({argument})"
+    g.kinked = True
+    name = g.choice(_KINKED_UNARY)
+    if name == "angle" and g.value(x).dtype.kind == "f":
+        return None                                    # real angle: 0 or pi, derivative 0
+    return f"xp.{name}({x})"
+
+
+def _partner(g: Generator, x: str) -> str:
+    """A second operand for ``x``: itself (ties), another value, a broadcastable input,
+    a constant equal to ``x`` at some entries (ties) or a scalar."""
+    roll = g.rng.random()
+    shape = g.value(x).shape
+    if roll < 0.15:
+        return x
+    if roll < 0.5:
+        other = g.pick()
+        if other is not None:
+            return other
+    if roll < 0.7:
+        k = int(g.rng.integers(len(shape) + 1))
+        sub = tuple(1 if g.chance(0.3) else d for d in shape[k:])
+        return g.new_input(sub, complex_=g.value(x).dtype.kind == "c" and g.chance(0.5))
+    if roll < 0.8 and x in g.inputs and g.value(x).size:
+        copy = g.value(x).copy()                       # ties with an input, entry-wise
+        flat = copy.reshape(-1)
+        flat[g.rng.random(flat.size) < 0.5] += 1.0
+        name = g.new_input(copy.shape, complex_=copy.dtype.kind == "c")
+        g.values[name][...] = copy
+        g.inputs[name] = g.values[name]
+        return name
+    return repr(g.choice([0.0, 1.0, -1.5, 2.0, 0.5, 3]))
+
+
+_BINARY = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/"}
+_SMOOTH_BINARY = ["arctan2", "hypot", "logaddexp", "logaddexp2"]
+_KINKED_BINARY = ["maximum", "minimum", "fmax", "fmin", "copysign", "heaviside",
+                  "remainder", "fmod", "floor_divide"]
+
+
+def _binary(g: Generator):
+    x = g.pick()
+    if x is None:
+        return None
+    y = _partner(g, x)
+    if g.chance(0.5):
+        x, y = y, x
+    roll = g.rng.random()
+    if roll < 0.45:
+        name = g.choice(sorted(_BINARY))
+        if g.chance(0.5):
+            return f"{x} {_BINARY[name]} {y}"
+        return f"xp.{name}({x}, {y})"
+    if roll < 0.6:
+        return f"xp.{g.choice(_SMOOTH_BINARY)}({x}, {y})"
+    if roll < 0.75:
+        exponent = g.choice(["2", "3", "0.0", "1", "0.5", "-1", "2.5", y])
+        base = x if exponent in ("2", "3", "0.0", "1", "-1") or g.chance(0.2) \
+            else f"(xp.abs({x}) + 0.5)"
+        return f"{base} ** {exponent}" if g.chance(0.6) else f"xp.power({base}, {exponent})"
+    g.kinked = True
+    return f"xp.{g.choice(_KINKED_BINARY)}({x}, {y})"
+
+
+def _select(g: Generator):
+    """where and clip, with bounds and conditions placed on the data."""
+    x = g.pick()
+    if x is None:
+        return None
+    g.kinked = True
+    v = g.value(x)
+    real = v.dtype.kind == "f"
+    if g.chance(0.5) and real and v.size and x in g.inputs:
+        bound = float(g.rng.choice(v.reshape(-1)))     # a bound on an input's value
+        low, high = sorted([bound, bound + float(g.rng.choice([0.0, 0.5, 1.0]))])
+        if g.chance(0.3):
+            return f"xp.clip({x}, {low!r}, None)"
+        return f"xp.clip({x}, {low!r}, {high!r})"
+    y = _partner(g, x)
+    condition = g.choice([f"xp.real({x}) > 0", f"xp.real({x}) >= xp.real({y})",
+                          f"xp.abs({x}) < 1.0"])
+    return f"xp.where({condition}, {x}, {y})"
+
+
+def _axis_args(g: Generator, ndim: int, allow_tuple=True) -> str:
+    if ndim == 0 or g.chance(0.25):
+        axis = "None"
+    elif allow_tuple and ndim > 1 and g.chance(0.3):
+        k = int(g.rng.integers(1, ndim + 1))
+        axes = sorted(g.rng.choice(ndim, size=k, replace=False).tolist())
+        axis = repr(tuple(a - ndim if g.chance(0.3) else a for a in axes))
+    else:
+        a = int(g.rng.integers(ndim))
+        axis = str(a - ndim if g.chance(0.4) else a)
+    keep = ", keepdims=True" if g.chance(0.4) else ""
+    return f"axis={axis}{keep}"
+
+
+_SMOOTH_REDUCTIONS = ["sum", "mean", "prod", "nansum"]
+_KINKED_REDUCTIONS = ["max", "min", "amax", "amin", "ptp"]
+
+
+def _reduction(g: Generator):
+    x = g.pick()
+    if x is None:
+        return None
+    v = g.value(x)
+    roll = g.rng.random()
+    if roll < 0.4:
+        name = g.choice(_SMOOTH_REDUCTIONS)
+        return f"xp.{name}({x}, {_axis_args(g, v.ndim)})"
+    if roll < 0.55:
+        ddof = g.choice(["", ", ddof=1"])
+        expression = f"xp.{g.choice(['std', 'var'])}({x}, {_axis_args(g, v.ndim)}{ddof})"
+        return _kinked_at_zero(g, expression)
+    if roll < 0.65:
+        return f"sp.special.logsumexp({x}, {_axis_args(g, v.ndim)})"
+    if roll < 0.75 and v.ndim:
+        name = g.choice(["cumsum", "cumprod"])
+        return f"xp.{name}({x}, axis={int(g.rng.integers(-v.ndim, v.ndim))})"
+    if roll < 0.85:
+        order = g.choice(["None", "1", "2", "3", "np.inf", "-np.inf", "0.5"])
+        g.kinked = order not in ("None", "2", "3")         # |x| or max|x| inside
+        return _kinked_at_zero(g, f"xp.linalg.norm(xp.reshape({x}, (-1,)), {order})")
+    g.kinked = True
+    if v.dtype.kind == "c":
+        return None
+    return f"xp.{g.choice(_KINKED_REDUCTIONS)}({x}, {_axis_args(g, v.ndim)})"
+
+
+def _kinked_at_zero(g: Generator, expression: str) -> str:
+    """Norms and standard deviations are cones at 0: no second derivative there."""
+    value = g.evaluate(expression, g.values)
+    if value is not None and value.size and np.min(np.abs(value)) < 1e-9:
+        g.kinked = True
+    return expression
+
+
+def _structural(g: Generator):
+    x = g.pick()
+    if x is None:
+        return None
+    v = g.value(x)
+    n = v.ndim
+    options = [
+        lambda: f"xp.reshape({x}, {_factor_shape(g, v.size)})",
+        lambda: f"{x}.reshape(-1)",
+        lambda: f"xp.transpose({x}, {tuple(g.rng.permutation(n).tolist())})" if n else None,
+        lambda: f"{x}.T",
+        lambda: f"xp.swapaxes({x}, 0, -1)" if n else None,
+        lambda: f"xp.moveaxis({x}, 0, -1)" if n else None,
+        lambda: f"xp.expand_dims({x}, {int(g.rng.integers(-n - 1, n + 1))})",
+        lambda: f"xp.squeeze({x})",
+        lambda: f"xp.broadcast_to({x}, {(2,) + v.shape})",
+        lambda: f"xp.flip({x}, {int(g.rng.integers(-n, n))})" if n else None,
+        lambda: f"xp.roll({x}, {int(g.rng.integers(-3, 4))}, {int(g.rng.integers(n))})"
+        if n else f"xp.roll({x}, 1)",
+        lambda: f"xp.tile({x}, {g.choice([2, (1, 2), (2, 1, 1)])})",
+        lambda: f"xp.repeat({x}, {g.choice([1, 2, 3])}, axis={int(g.rng.integers(n))})"
+        if n else None,
+        lambda: f"xp.diagonal({x}, {g.choice([0, 1, -1])})" if n >= 2 else None,
+        lambda: f"xp.trace({x})" if n >= 2 else None,
+        lambda: f"xp.{g.choice(['triu', 'tril'])}({x}, {g.choice([0, 1, -1])})"
+        if n >= 2 else None,
+        lambda: f"xp.diag({x})" if n in (1, 2) else None,
+        lambda: f"xp.pad({x}, {g.choice([1, ((1, 0),) * n, ((0, 2),) * n])})" if n else None,
+        lambda: f"xp.rot90({x})" if n >= 2 else None,
+        lambda: f"xp.diff({x}, axis={int(g.rng.integers(-n, n))})" if n else None,
+    ]
+    return g.choice(options)()
+
+
+def _factor_shape(g: Generator, size: int) -> tuple:
+    if size == 0:
+        return g.choice([(0,), (0, 3), (2, 0)])
+    factors, rest = [], size
+    for d in (2, 3, 2, 4):
+        if rest % d == 0 and g.chance(0.5):
+            factors.append(d)
+            rest //= d
+    shape = factors + [rest]
+    g.rng.shuffle(shape)
+    if g.chance(0.3):
+        shape[int(g.rng.integers(len(shape)))] = -1
+    return tuple(int(d) for d in shape)
+
+
+def _indexing(g: Generator):
+    x = g.pick(min_ndim=1)
+    if x is None:
+        return None
+    v = g.value(x)
+    n = v.ndim
+
+    def axis_index():
+        d = v.shape[0]
+        kind = g.rng.integers(7)
+        if kind == 0:
+            return "::-1"
+        if kind == 1:
+            return f"{g.choice(['', '1', '-1'])}::{g.choice([2, -2, -1, 1])}"
+        if kind == 2 and d:
+            return str(int(g.rng.integers(-d, d)))
+        if kind == 3:
+            return ":"
+        if kind == 4:
+            return "None"
+        if kind == 5:
+            return "..."
+        return f"1:{g.choice(['', '-1', '3'])}"
+    roll = g.rng.random()
+    if roll < 0.55:
+        items = [axis_index() for _ in range(int(g.rng.integers(1, n + 1)))]
+        if items.count("...") > 1:
+            return None
+        return f"{x}[{', '.join(items)}]"
+    if roll < 0.75 and v.shape[0]:
+        idx = g.rng.integers(-v.shape[0], v.shape[0], size=int(g.rng.integers(1, 5)))
+        tail = ", ::-1" if n > 1 and g.chance(0.3) else ""
+        return f"{x}[{idx.tolist()}{tail}]"             # repeats accumulate
+    if roll < 0.85:
+        return f"{x}[xp.real({x}) > 0]"                  # a boolean mask (eager only)
+    if roll < 0.93 and v.shape[-1]:
+        axis = n - 1
+        idx = g.rng.integers(v.shape[-1], size=int(g.rng.integers(1, 4))).tolist()
+        return f"xp.take({x}, {idx}, axis={axis})"
+    if v.shape[-1]:
+        idx = np.argsort(np.real(v), axis=-1)[..., ::-1]
+        return f"xp.take_along_axis({x}, xp.argsort(xp.real({x}), axis=-1), axis=-1)"
+    return None
+
+
+def _contraction(g: Generator):
+    # BLAS's products treat NaN and Inf their own way (a zero factor may win): finite only
+    x = g.pick(pred=lambda v: np.isfinite(v).all())
+    if x is None:
+        return None
+    roll = g.rng.random()
+    y = x if g.chance(0.3) else (g.pick(pred=lambda v: np.isfinite(v).all()) or x)
+    if roll < 0.5:
+        return _einsum(g, [x, y] if g.chance(0.8) else [x])
+    if roll < 0.7:
+        vx, vy = g.value(x), g.value(y)
+        if g.chance(0.25):
+            return f"xp.tensordot({x}, {y}, axes=([], []))"
+        for k in range(min(vx.ndim, vy.ndim), -1, -1):
+            if vx.shape[vx.ndim - k:] == vy.shape[:k] and g.chance(0.7):
+                return f"xp.tensordot({x}, {y}, axes={k})"
+        pairs = [(i, j) for i in range(vx.ndim) for j in range(vy.ndim)
+                 if vx.shape[i] == vy.shape[j]]
+        if pairs:
+            i, j = g.choice(pairs)
+            return f"xp.tensordot({x}, {y}, axes=([{i}], [{j}]))"
+        return None
+    if roll < 0.85:
+        return f"{x} @ {y}" if g.chance(0.5) else f"xp.matmul({x}, {y})"
+    return f"xp.{g.choice(['dot', 'inner', 'outer', 'kron', 'vdot'])}({x}, {y})"
+
+
+def _einsum(g: Generator, operands: list):
+    sizes: dict = {}
+    letters = iter("abcdefgh")
+    terms = []
+    for name in operands:
+        term = ""
+        for d in g.value(name).shape:
+            same = [c for c, s in sizes.items() if s == d and c not in term]
+            if same and g.chance(0.6):
+                term += g.choice(same)
+            else:
+                c = next(letters, None)
+                if c is None:
+                    return None
+                sizes[c] = d
+                term += c
+        terms.append(term)
+    used = sorted(set("".join(terms)))
+    out = "".join(c for c in used if g.chance(0.5))
+    out = "".join(g.rng.permutation(list(out)).tolist()) if out else ""
+    args = ", ".join(operands)
+    return f"xp.einsum('{','.join(terms)}->{out}', {args})"
+
+
+def _joining(g: Generator):
+    x = g.pick()
+    if x is None:
+        return None
+    v = g.value(x)
+    same = [n for n in g.floating() if g.value(n).shape == v.shape]
+    y = g.choice(same)
+    roll = g.rng.random()
+    if roll < 0.35 and v.ndim:
+        return f"xp.concatenate([{x}, {y}], axis={int(g.rng.integers(-v.ndim, v.ndim))})"
+    if roll < 0.65:
+        return f"xp.stack([{x}, {y}, {x}], axis={int(g.rng.integers(-v.ndim - 1, v.ndim + 1))})"
+    if roll < 0.8:
+        return f"xp.{g.choice(['hstack', 'vstack'])}([{x}, {y}])"
+    if v.ndim and v.shape[0] >= 2:
+        return f"xp.split({x}, {g.choice([[1], 2, [1, 1]])})[{g.choice([0, -1])}]"
+    return None
+
+
+def _sorting(g: Generator):
+    x = g.pick(min_ndim=1, pred=lambda v: v.dtype.kind == "f")
+    if x is None:
+        return None
+    g.kinked = True
+    v = g.value(x)
+    if g.chance(0.6):
+        return f"xp.sort({x}, axis={int(g.rng.integers(-v.ndim, v.ndim))})"
+    return f"xp.median({x})" if g.chance(0.5) else f"xp.nanmax({x})"
+
+
+# -- linear algebra
+
+def _matrix_line(g: Generator, square: bool) -> str | None:
+    """A line making a matrix (or a stack of two) from a value: well-conditioned,
+    ill-conditioned (singular values down to 1e-6), exactly degenerate (every eigenvalue
+    twice) or as it comes."""
+    x = g.pick(min_size=1, pred=lambda v: np.isfinite(v).all())
+    if x is None:
+        return None
+    size = g.value(x).size
+    n = int(g.choice([1, 2, 3]))
+    m = n if square else int(g.choice([1, 2, 4]))
+    b = 2 if g.chance(0.25) else 1
+    need = b * m * n
+    reps = -(-need // size)
+    flat = f"xp.reshape({x}, (-1,))" if reps == 1 else \
+        f"xp.tile(xp.reshape({x}, (-1,)), {reps})"
+    shape = (b, m, n) if b > 1 else (m, n)
+    base = f"xp.reshape({flat}[:{need}], {shape})"
+    kind = g.rng.integers(5) if square else 4
+    if kind <= 1:
+        base = f"{base} + {n + 1.0} * xp.eye({n})"
+    elif kind == 2:
+        base = f"{base} @ xp.diag(xp.array({[10.0 ** -(3 * i) for i in range(n)]}))"
+    elif kind == 3:
+        base = f"xp.kron(xp.eye(2), {base})"
+    return g.add_line(base, "linalg")
+
+
+def _condition(a: np.ndarray) -> float:
+    if a.size == 0:
+        return 1.0
+    s = np.linalg.svd(a, compute_uv=False)
+    return float(np.max(s[..., 0] / np.maximum(s[..., -1], 1e-300)))
+
+
+def _linalg(g: Generator):
+    square = g.chance(0.75)
+    a = _matrix_line(g, square)
+    if a is None:
+        return None
+    v = g.value(a)
+    if not np.isfinite(v).all():
+        return None
+    condition = _condition(v)
+    spread = np.linalg.svd(v, compute_uv=False) if v.size else np.ones(1)
+    gaps = np.diff(np.sort(spread, axis=-1), axis=-1)
+    tiny = 1e-6 * max(1.0, float(spread.max()))
+    # equal singular values, or a zero one of a non-square matrix (equal to the implicit
+    # zeros of the complement): the vectors are discontinuous there
+    degenerate = (gaps.size > 0 and gaps.min() < tiny) or (
+        v.shape[-1] != v.shape[-2] and spread.size > 0 and spread.min() < tiny)
+    g.kinked = degenerate or condition > 1e4      # finite differences lose their accuracy
+    g.condition = min(condition, 1e8)
+    herm = f"({a} + xp.conj(xp.swapaxes({a}, -1, -2)))"
+    gram = f"({a} @ xp.conj(xp.swapaxes({a}, -1, -2)) + xp.eye({v.shape[-2]}))"
+    k = int(g.rng.integers(1, min(v.shape[-2:]) + 1))
+    invertible = condition < 1e8                   # else the value itself is noise
+    flat2d = v.ndim == 2
+    options = [
+        f"xp.linalg.svd({a})[1]", f"xp.linalg.svdvals({a})",
+        f"(lambda u, s, vh: (u * s[..., None, :]) @ vh)(*xp.linalg.svd({a}, "
+        "full_matrices=False))",
+        f"(lambda u, s, vh: u[..., :{k}] @ xp.conj(xp.swapaxes(u[..., :{k}], -1, -2)))"
+        f"(*xp.linalg.svd({a}, full_matrices=False))",
+        f"xp.abs(xp.linalg.svd({a}, full_matrices=False)[2]) ** 2",
+        f"xp.linalg.norm({a}, {g.choice(['None', repr('fro'), repr('nuc'), '1', '-1', '2', '-2', 'np.inf', '-np.inf'])})"
+        if flat2d else f"xp.linalg.norm({a}, axis=(-2, -1))",
+        f"xp.linalg.cholesky({gram})",
+        f"lx.svds({a}, {k})[1]" if flat2d else None,
+        f"(lambda u, s, vh: u @ xp.conj(u.T))(*lx.svds({a}, {k}))" if flat2d else None,
+        f"xp.linalg.multi_dot([{a}, xp.conj({a}.T), {a}])" if flat2d else None,
+    ]
+    if invertible:
+        options += [f"xp.linalg.qr({a})[{g.choice([0, 1])}]", f"xp.linalg.pinv({a})",
+                    f"xp.linalg.lstsq({a}, {a}[..., :, :1])[0]" if flat2d else None]
+    if square:
+        options += [
+            f"xp.linalg.eigh({herm})[0]", f"xp.linalg.eigvalsh({herm}, UPLO='U')",
+            f"(lambda w, v: (v * w[..., None, :]) @ xp.conj(xp.swapaxes(v, -1, -2)))"
+            f"(*xp.linalg.eigh({herm}))",
+            f"xp.abs(xp.linalg.eigh({herm})[1]) ** 2",
+            f"xp.linalg.det({a})",
+            f"xp.linalg.matrix_power({a}, {g.choice([0, 1, 2, 3])})",
+            f"sp.linalg.expm({a} * 0.5)",
+            f"lx.eigsh({herm}, {k})[0]" if flat2d else None,
+        ]
+        if invertible:
+            options += [
+                f"xp.linalg.inv({a})", f"xp.linalg.slogdet({a})[1]",
+                f"xp.linalg.solve({a}, {a}[..., :, 0])" if flat2d else
+                f"xp.linalg.solve({a}, {a})",
+                f"xp.linalg.matrix_power({a}, {g.choice([-1, -2])})",
+                f"xp.linalg.eigvals({a})",
+                f"xp.linalg.cond({a}, {g.choice(['None', repr('fro'), '2', '-2', '1', 'np.inf'])})",
+            ]
+    expression = g.choice([o for o in options if o is not None])
+    if any(kink in expression for kink in ("xp.abs(", "np.inf", ", 1)", ", -1)")):
+        g.kinked = True                        # |x| at 0, max|x| at ties
+    return expression
+
+
+FAMILIES = {"unary": _unary, "binary": _binary, "select": _select,
+            "reduction": _reduction, "structural": _structural, "indexing": _indexing,
+            "contraction": _contraction, "joining": _joining, "sorting": _sorting,
+            "linalg": _linalg}
+FAMILY_NAMES = sorted(FAMILIES)
+# big programs: layouts (transposes, permuting einsums, steps) met by elementwise steps,
+# then reductions, the paths where a plan could change an operand's layout
+BIG_FAMILIES = (["structural"] * 3 + ["unary", "binary"] * 2 + ["reduction"] * 2 +
+                ["indexing", "contraction", "joining", "select", "sorting"])
+
+
+def draw_program(seed, big: bool = False) -> Program:
+    """The program of ``seed`` (an int or a tuple of ints): deterministic.  ``big``:
+    values of thousands of elements (no decompositions: their cost would dominate)."""
+    program = Generator(np.random.default_rng(seed), big).program()
+    program.seed = seed
+    return program

@@ -24,7 +24,7 @@ cdef class BlasThreads:
                   list py_getters):
         cdef Py_ssize_t i, n = len(set_addresses)
         if len(get_addresses) != n or len(py_getters) != len(py_setters):
-            raise ValueError("BlasThreads: one getter per setter")
+            raise _errors["InternalError"]("BlasThreads: one getter per setter")
         self.set_fns = <set_threads_t*>calloc(n + 1, sizeof(set_threads_t))
         self.get_fns = <get_threads_t*>calloc(n + 1, sizeof(get_threads_t))
         self.saved = <int*>calloc(n + 1, sizeof(int))

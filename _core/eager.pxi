@@ -59,8 +59,8 @@ cdef class Tensor(ArraySurface):
     @requires_grad.setter
     def requires_grad(self, value):
         if self._node is not None and not value:
-            raise RuntimeError("requires_grad can only be turned off on leaf tensors; "
-                               "use .detach()")
+            raise _errors["TapeError"]("requires_grad: it can only be turned off on leaf "
+                                       "tensors; use .detach()")
         self._requires_grad = bool(value)
 
     @property
@@ -102,6 +102,11 @@ cdef class Tensor(ArraySurface):
         return self.data
 
     def item(self):
+        """The one value as a Python scalar (leaving the tape explicitly)."""
+        if self.data.size != 1:
+            raise _errors["ShapeError"](
+                f"item: can only convert a tensor of one element to a Python scalar, got "
+                f"shape {list(self.data.shape)}")
         return self.data.item()
 
     def __array__(self, dtype=None, copy=None):
@@ -111,7 +116,9 @@ cdef class Tensor(ArraySurface):
             return self.data.astype(dtype if dtype is not None else self.data.dtype, copy=True)
         if dtype is not None and dtype != self.data.dtype:
             if copy is False:
-                raise ValueError("a dtype conversion needs a copy")
+                raise _errors["ArgumentValueError"](
+                    f"__array__: a conversion of a {self.data.dtype.name} tensor to {dtype} "
+                    "needs a copy, but copy=False was given")
             return self.data.astype(dtype)
         return self.data
 
@@ -137,8 +144,8 @@ cdef class Tensor(ArraySurface):
 
     def __index__(self):
         if self.data.dtype.kind not in "iub":
-            raise TypeError(f"only integer tensors can be used as an index, not "
-                            f"{self.data.dtype.name}")
+            raise _errors["ArgumentError"](f"__index__: only integer tensors can be used as "
+                                           f"an index, not {self.data.dtype.name}")
         return self.data.__index__()
 
     def __bool__(self):

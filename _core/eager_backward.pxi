@@ -9,7 +9,7 @@ def eager_backward(Tensor root, object seed, bint retain_graph, bint create_grap
     ``seed``) into their ``.grad`` (PyTorch's ``backward``)."""
     cdef list entry
     for entry in _sweep_tape(root, seed, retain_graph, create_graph, accumulate,
-                             None, None).values():
+                             None, None, "backward").values():
         _accumulate_leaf(<Tensor>entry[0], entry[1], accumulate, create_graph)
 
 
@@ -22,7 +22,8 @@ def eager_cotangents(Tensor root, object seed, list tensors, bint retain_graph,
     cdef Py_ssize_t k
     for k in range(len(tensors)):
         wanted.setdefault(_tensor_key(<Tensor?>tensors[k]), []).append(k)
-    leaves = _sweep_tape(root, seed, retain_graph, create_graph, accumulate, wanted, captured)
+    leaves = _sweep_tape(root, seed, retain_graph, create_graph, accumulate, wanted, captured,
+                         "grad_of")
     for key, entry in leaves.items():
         for k in wanted.get(key, ()):
             captured[k] = entry[1]
@@ -35,14 +36,15 @@ cdef inline object _tensor_key(Tensor t):
 
 
 cdef dict _sweep_tape(Tensor root, object seed, bint retain_graph, bint create_graph,
-                      object accumulate, dict wanted, list captured):
+                      object accumulate, dict wanted, list captured, str api):
     """The reverse sweep over the tape of ``root`` with cotangent ``seed``.
 
     Returns the cotangents that reach grad-requiring leaves, ``{id(leaf): [leaf, ct]}``.
     If ``wanted`` maps keys of tensors to positions in ``captured``, their cotangents are
     stored there as the sweep passes, and only the entries that depend on a wanted tensor
     run their rule.  Cotangents are ndarrays, or Tensors when ``create_graph``.  Saved
-    values are released as the sweep passes each entry unless ``retain_graph``.
+    values are released as the sweep passes each entry unless ``retain_graph``.  ``api``
+    names the caller in errors.
     """
     cdef dict leaves = {}
     cdef dict index = {}
@@ -72,7 +74,7 @@ cdef dict _sweep_tape(Tensor root, object seed, bint retain_graph, bint create_g
             ct = _nonzero_tuple(<list>ct)
             if ct is None:
                 continue
-        input_cts = _run_tape_vjp(node, ct, create_graph)
+        input_cts = _run_tape_vjp(node, ct, create_graph, api)
         _send_cotangents(node, input_cts, cts, index, leaves, accumulate)
         if not retain_graph:
             node.saved_inputs = None
@@ -153,14 +155,11 @@ cdef tuple _rule_operands(TapeNode node, bint create_graph):
     return xs, out
 
 
-cdef object _run_tape_vjp(TapeNode node, object ct, bint create_graph):
+cdef object _run_tape_vjp(TapeNode node, object ct, bint create_graph, str api):
     """The input cotangents from ``node``'s VJP rule (on Tensors if ``create_graph``)."""
     cdef Py_ssize_t n_out = node.prim.n_outputs
     if node.released:
-        raise RuntimeError(
-            f"Trying to backward through the graph a second time: the values saved by "
-            f"'{node.prim.name}' were freed by the previous backward(). Pass "
-            f"retain_graph=True to the first backward() to keep them.")
+        raise _freed_tape_error(node, api)
     xs, out = _rule_operands(node, create_graph)
     _counters.eager_swept += 1
     input_cts = node.prim.vjp(node.params, ct, out, xs, _parent_mask(node.parents))
@@ -169,6 +168,14 @@ cdef object _run_tape_vjp(TapeNode node, object ct, bint create_graph):
                         tuple([c for c in input_cts if c is not None]),
                         (ct,) if n_out == 1 else ct)
     return input_cts
+
+
+cdef object _freed_tape_error(TapeNode node, str api):
+    """A sweep reached an entry whose saved values a backward without retain_graph freed."""
+    return _errors["TapeError"](
+        f"{api}: the graph has been freed by a previous backward() or grad_of() (the "
+        f"values saved by '{node.prim.name}' were released); call backward("
+        f"retain_graph=True) the first time (grad_of takes retain_graph=True too)")
 
 
 cdef int _send_cotangents(TapeNode node, object input_cts, list cts, dict index,

@@ -69,8 +69,7 @@ cdef object _NO_SEED = object()
 cdef object _run_tape_jvp(TapeNode node, tuple in_tans, bint create_graph):
     cdef Py_ssize_t n_out = node.prim.n_outputs
     if node.released:
-        raise RuntimeError(f"jvp: the values saved by '{node.prim.name}' were freed by a "
-                           "backward(); pass retain_graph=True to it")
+        raise _freed_tape_error(node, "jvp")
     xs, out = _rule_operands(node, create_graph)
     _counters.eager_swept += 1
     result = node.prim.jvp(node.params, in_tans, out, xs)

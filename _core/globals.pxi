@@ -79,6 +79,7 @@ cdef tuple _ACTIVE_MASKS = tuple(
 )
 cdef int[4] _MASK_OFFSET = [0, 1, 3, 7]
 cdef tuple _ZERO_SLOTS = ((), (0,), (0, 0), (0, 0, 0))   # parent slots of 0..3 inputs
+cdef object _MAX_DIMENSION = 2**63 - 1     # the largest dimension NumPy (int64) holds
 
 
 def install(*, dict surface, object constant, dict errors, list dtypes,

@@ -128,7 +128,7 @@ cpdef TracedTensor intern(Primitive prim, object params, tuple inputs, int dtype
     if node is not None:
         return node
     node = _new_node(prim, params, inputs, 0)
-    _meta_set(node.id, dtype_code, shape)
+    _meta_set(node.id, dtype_code, shape, prim)
     return _finish_interned(node, h)
 
 
@@ -156,7 +156,7 @@ cpdef tuple intern_multi(Primitive prim, object params, tuple inputs, list avals
         if node is None:
             node = _new_node(prim, params, inputs, slot)
             code, shape = avals[slot]
-            _meta_set(node.id, code, shape)
+            _meta_set(node.id, code, shape, prim)
             node = _finish_interned(node, h)
         outputs.append(node)
     return tuple(outputs)
@@ -179,7 +179,7 @@ cpdef tuple siblings(TracedTensor node):
                 avals = _shape_rule_of(prim, params, inputs)
             found = _new_node(prim, params, inputs, slot)
             code, shape = avals[slot]
-            _meta_set(found.id, code, shape)
+            _meta_set(found.id, code, shape, prim)
             found = _finish_interned(found, h)
         outputs.append(found)
     return tuple(outputs)
@@ -188,7 +188,7 @@ cpdef tuple siblings(TracedTensor node):
 cpdef TracedTensor unique_node(Primitive prim, object params, int dtype_code, tuple shape):
     """A node that never merges with another (inputs; anything non-deterministic)."""
     cdef TracedTensor node = _new_node(prim, params, (), 0)
-    _meta_set(node.id, dtype_code, shape)
+    _meta_set(node.id, dtype_code, shape, prim)
     _set_fingerprint(node)
     _counters.unique_nodes += 1
     return node

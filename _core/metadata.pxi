@@ -52,27 +52,43 @@ cdef void _meta_release(node_id_t nid) noexcept:
     _live -= 1
 
 
-cdef int _meta_set(node_id_t nid, int dtype_code, tuple shape) except -1:
+cdef int _meta_set(node_id_t nid, int dtype_code, tuple shape, Primitive prim) except -1:
+    """Store the dtype and shape of node ``nid``, an output of ``prim`` (named in errors)."""
     cdef Py_ssize_t ndim = len(shape), k
     cdef int64_t d
     if dtype_code < 0 or dtype_code >= len(_dtype_objects):
-        raise ValueError(f"unknown dtype code {dtype_code}")
+        raise _errors["InternalError"](f"{prim.name}: unknown dtype code {dtype_code}")
     _dtype_codes[nid] = <dtype_code_t>dtype_code
     if ndim > MAX_INLINE_RANK:
         if ndim > 64:
-            raise ValueError(f"rank {ndim} exceeds the maximum of 64")
+            raise _errors["ShapeError"](
+                f"{prim.name}: a result of rank {ndim} (shape {list(shape)}) exceeds "
+                "NumPy's maximum of 64 dimensions")
         for item in shape:
-            if item < 0:
-                raise ValueError(f"negative dimension in shape {shape}")
+            if item < 0 or item > _MAX_DIMENSION:
+                _bad_dimension(shape, prim)
         _wide_shapes[nid] = shape
     else:
-        for k in range(ndim):
-            d = shape[k]
-            if d < 0:
-                raise ValueError(f"negative dimension in shape {shape}")
-            _dims[nid * MAX_INLINE_RANK + k] = d
+        try:
+            for k in range(ndim):
+                d = shape[k]
+                if d < 0:
+                    _bad_dimension(shape, prim)
+                _dims[nid * MAX_INLINE_RANK + k] = d
+        except OverflowError:            # a dimension beyond int64
+            _bad_dimension(shape, prim)
     _ndims[nid] = <int8_t>ndim
     return 0
+
+
+cdef int _bad_dimension(tuple shape, Primitive prim) except -1:
+    """A negative dimension is a shape rule's bug; one beyond int64 is the caller's shape."""
+    if any([item < 0 for item in shape]):
+        raise _errors["InternalError"](
+            f"{prim.name}: its shape rule gave a negative dimension in {list(shape)}")
+    raise _errors["ShapeError"](
+        f"{prim.name}: shape {list(shape)} has a dimension beyond NumPy's maximum "
+        f"(2**63 - 1)")
 
 
 cdef inline void _meta_copy(node_id_t dst, node_id_t src) noexcept:

@@ -21,7 +21,8 @@ cdef class TracedTensor(ArraySurface):
         self.id = -1
 
     def __init__(self, *args, **kwargs):
-        raise TypeError("TracedTensor is not constructed directly; use tp.input(shape, dtype)")
+        raise _errors["ArgumentError"](
+            "TracedTensor is not constructed directly; use tp.input(shape, dtype)")
 
     def __dealloc__(self):
         cdef TracedTensor item
@@ -70,7 +71,9 @@ cdef class TracedTensor(ArraySurface):
 
     def __repr__(self):
         dims = ",".join(str(d) for d in self.shape)
-        label = self.prim.name if self.prim.name != "input" else f"input {self.params!r}"
+        label = self.prim.name
+        if label == "input" and self.params is not None:
+            label = f"input {self.params!r}"          # an unnamed input is just "input"
         return f"TracedTensor({label}, {self.dtype.name}[{dims}])"
 
     def _concrete(self, what):
@@ -94,20 +97,14 @@ cdef class TracedTensor(ArraySurface):
     def __array__(self, dtype=None, copy=None):
         self._concrete("conversion to a NumPy array")
 
-    def __iter__(self):
-        """The slices along the first axis (the shape is known while tracing)."""
-        shape = self.shape
-        if not shape:
-            raise TypeError("iteration over a 0-d tensor")
-        return iter([self[i] for i in range(shape[0])])
-
     def __format__(self, spec):
         if spec:
             self._concrete("formatting with a format spec")
         return repr(self)
 
     def __reduce__(self):
-        raise TypeError("TracedTensor cannot be pickled; save a compiled Program instead")
+        raise _errors["ArgumentError"](
+            "pickle: a TracedTensor cannot be pickled; save a compiled Program instead")
 
 
 cdef TracedTensor _new_node(Primitive prim, object params, tuple inputs, int slot):

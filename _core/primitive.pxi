@@ -18,7 +18,8 @@ cdef class Primitive:
     ``elementwise``                      -> output has the dtype and shape of input 0 (lets
                                             the traced fast path skip the shape rule)
 
-    ``jvp`` and ``vjp`` start as :class:`MissingRule` stubs that raise NotImplementedError.
+    ``jvp`` and ``vjp`` start as :class:`MissingRule` stubs that raise MissingRuleError
+    (a NotImplementedError).
     """
 
     def __init__(self, str name, int n_outputs=1):
@@ -34,14 +35,15 @@ cdef class Primitive:
 
 @cython.final
 cdef class MissingRule:
-    """The JVP or VJP of a primitive that has none: calling it raises NotImplementedError."""
+    """The JVP or VJP of a primitive that has none: calling it raises MissingRuleError (a
+    NotImplementedError)."""
 
     def __init__(self, str primitive_name, str kind):
         self.primitive_name = primitive_name
         self.kind = kind
 
     def __call__(self, *args):
-        raise NotImplementedError(f"no {self.kind} rule for '{self.primitive_name}'")
+        raise _errors["MissingRuleError"](f"no {self.kind} rule for '{self.primitive_name}'")
 
     def __repr__(self):
         return f"<no {self.kind} rule for {self.primitive_name!r}>"

@@ -467,7 +467,7 @@ cdef class ComplexElementwiseKernel(StepKernel):
     def __init__(self, str op, Py_ssize_t size, object ufunc):
         StepKernel.__init__(self, op, None, ufunc)
         if op not in ("add", "sub", "neg"):
-            raise ValueError(f"ComplexElementwiseKernel: no complex {op!r}")
+            raise _errors["InternalError"](f"ComplexElementwiseKernel: no complex {op!r}")
         self.op = _ELEMENTWISE_OPS.index(op)
         self.size = size
 

@@ -91,8 +91,8 @@ cdef class Scalar:
             memcpy(&self.re_bits, &re, sizeof(double))
             memcpy(&self.im_bits, &im, sizeof(double))
         else:
-            raise TypeError(f"Scalar: a Python float, int, complex or bool, not "
-                            f"{type(value).__name__}")
+            raise _errors["ArgumentError"](f"Scalar: a Python float, int, complex or bool, "
+                                           f"not {type(value).__name__}")
         self._hash = <Py_hash_t>(_mix(_mix(<uint64_t>self.kind, self.re_bits),
                                       self.im_bits) >> 2)
 

@@ -9,6 +9,13 @@ cdef inline object _fn(str name):
     return _surface[name]
 
 
+def _slices_along_first_axis(tensor, Py_ssize_t n):
+    """``tensor[0], ..., tensor[n - 1]``, one at a time."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        yield tensor[i]
+
+
 cdef class ArraySurface:
     """Operators and methods common to traced and eager tensors (NumPy's semantics)."""
 
@@ -153,8 +160,20 @@ cdef class ArraySurface:
     def __len__(self):
         shape = self.shape
         if not shape:
-            raise TypeError("len() of a 0-d tensor")
+            raise _errors["ArgumentError"]("len() of unsized object: a 0-d tensor (shape ()) "
+                                           "has no length, as for a 0-d NumPy array")
         return shape[0]
+
+    def __iter__(self):
+        """The slices along the first axis, as iterating an ndarray gives them (the shape is
+        known also while tracing).  Without this, Python would iterate through
+        ``__getitem__`` until an IndexError, and a 0-d tensor would look empty."""
+        shape = self.shape
+        if not shape:
+            raise _errors["ArgumentError"](
+                "iteration over a 0-d array: a 0-d tensor (shape ()) has no elements to "
+                "iterate over; use .item() for its value or index it with [()]")
+        return _slices_along_first_axis(self, shape[0])
 
     @property
     def at(self):

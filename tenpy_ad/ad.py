@@ -8,27 +8,31 @@ accumulated once per node, and inputs that cannot influence an output cost no wo
 """
 from __future__ import annotations
 
-from typing import Sequence
+import numbers
+
+import numpy as np
 
 from . import dtypes
 from ._compiled import _core
 from ._gcpause import paused_gc
+from ._sequences import array_of, is_tensor, tensor_list, value_list
 from .errors import ArgumentError, DTypeError, GraphError, ShapeError
 from .ops import elementwise as ew
 from .ops import structural as st
-from .primitive import TracedTensor, constant, is_complex_value
+from .primitive import Tensor, TracedTensor, constant
 
 
 # all outputs of a multi-output node: the live ones, the dropped ones made again
 _siblings = _core.siblings
 
 
-def _traced_list(values, what: str) -> list:
-    values = list(values)
+def _traced_list(values, api: str, what: str) -> list:
+    """One TracedTensor or a list/tuple of them, as a list."""
+    values = tensor_list(values, api, what)
     for v in values:
         if type(v) is not TracedTensor:
-            raise ArgumentError(f"{what} must be TracedTensors (from tp.input or traced "
-                            f"operations), got {type(v).__name__}")
+            raise ArgumentError(f"{api}: {what} must be TracedTensors (from tp.input or "
+                                f"traced operations), got {type(v).__name__}")
     return values
 
 
@@ -37,8 +41,7 @@ def _as_seed(value, like: TracedTensor, what: str):
     if value is None:
         return None
     if type(value) is not TracedTensor:
-        value = constant(value, like.dtype_code if not is_complex_value(value)
-                         else dtypes.complex_code(like.dtype_code))
+        value = _seed_constant(value, like, what)
     if tuple(value.shape) != tuple(like.shape):
         raise ShapeError(f"{what} has shape {list(value.shape)}, expected {list(like.shape)}")
     if value.dtype_code != like.dtype_code:
@@ -49,45 +52,61 @@ def _as_seed(value, like: TracedTensor, what: str):
     return value
 
 
+def _seed_constant(value, like: TracedTensor, what: str) -> TracedTensor:
+    """The constant node of a concrete cotangent/tangent (an array, a number)."""
+    if type(value) is Tensor:
+        value = value.data
+    if not isinstance(value, (np.ndarray, np.generic, numbers.Number)):
+        value = array_of(value, what, copy=False)          # nested lists
+    kind = np.asarray(value).dtype.kind
+    if kind not in "biufc":
+        raise DTypeError(f"{what} has dtype {np.asarray(value).dtype}, not a number")
+    code = like.dtype_code if kind != "c" else dtypes.complex_code(like.dtype_code)
+    return constant(value, code)
+
+
 def _zeros_like(x: TracedTensor) -> TracedTensor:
     return st.full_like(x, 0)
 
 
-def vjp(outputs: Sequence[TracedTensor], inputs: Sequence[TracedTensor],
-        cotangents: Sequence) -> list:
+def vjp(outputs, inputs, cotangents) -> list:
     """Reverse mode: ``sum_k ct_k^* . d outputs_k / d inputs`` as new graph nodes.
 
-    ``cotangents[k]`` pairs with ``outputs[k]`` (a TracedTensor, an array, or None for a
-    zero cotangent).  Returns one TracedTensor per input, of its shape and dtype.
+    ``outputs`` and ``inputs`` are each a TracedTensor or a list/tuple of them;
+    ``cotangents`` is one cotangent or a list/tuple with one per output (a TracedTensor,
+    an array, or None for a zero cotangent).  Returns a list with one TracedTensor per
+    input, of its shape and dtype (also for a single input).
     """
-    outputs = _traced_list(outputs, "vjp outputs")
-    inputs = _traced_list(inputs, "vjp inputs")
-    cotangents = list(cotangents)
-    if len(cotangents) != len(outputs):
-        raise GraphError(f"vjp: {len(cotangents)} cotangents for {len(outputs)} outputs")
-    seeds = [_as_seed(c, o, f"cotangent {k}") for k, (c, o) in
+    outputs = _traced_list(outputs, "vjp", "outputs")
+    inputs = _traced_list(inputs, "vjp", "inputs")
+    cotangents = value_list(cotangents, len(outputs), "vjp", "cotangents", "outputs")
+    seeds = [_as_seed(c, o, f"vjp: cotangent {k}") for k, (c, o) in
              enumerate(zip(cotangents, outputs))]
     with paused_gc():
         results = _core.vjp_sweep(outputs, seeds, inputs, ew.add, _siblings)
     return [_zeros_like(x) if r is None else r for r, x in zip(results, inputs)]
 
 
-def jvp(outputs: Sequence[TracedTensor], inputs: Sequence[TracedTensor],
-        tangents: Sequence) -> list:
-    """Forward mode: ``sum_i d outputs / d inputs_i . tangents_i`` as new graph nodes."""
-    outputs = _traced_list(outputs, "jvp outputs")
-    inputs = _traced_list(inputs, "jvp inputs")
-    tangents = list(tangents)
-    if len(tangents) != len(inputs):
-        raise GraphError(f"jvp: {len(tangents)} tangents for {len(inputs)} inputs")
-    seeds = [_as_seed(t, x, f"tangent {k}") for k, (t, x) in enumerate(zip(tangents, inputs))]
+def jvp(outputs, inputs, tangents) -> list:
+    """Forward mode: ``sum_i d outputs / d inputs_i . tangents_i`` as new graph nodes.
+
+    ``outputs`` and ``inputs`` are each a TracedTensor or a list/tuple of them;
+    ``tangents`` is one tangent or a list/tuple with one per input.  Returns a list with
+    one TracedTensor per output (also for a single output).
+    """
+    outputs = _traced_list(outputs, "jvp", "outputs")
+    inputs = _traced_list(inputs, "jvp", "inputs")
+    tangents = value_list(tangents, len(inputs), "jvp", "tangents", "inputs")
+    seeds = [_as_seed(t, x, f"jvp: tangent {k}") for k, (t, x) in
+             enumerate(zip(tangents, inputs))]
     with paused_gc():
         results = _core.jvp_sweep(outputs, inputs, seeds, _siblings)
     return [_zeros_like(o) if r is None else r for r, o in zip(results, outputs)]
 
 
 def grad(loss: TracedTensor, wrt):
-    """Gradient of a real scalar ``loss`` with respect to ``wrt`` (a node or a list).
+    """Gradient of a real scalar ``loss`` with respect to ``wrt`` (a TracedTensor, giving
+    one TracedTensor, or a list/tuple of them, giving a list).
 
     For complex inputs the result is ``dL/dx + i dL/dy`` (see :mod:`tenpy_ad.ops.elementwise`).
     """
@@ -100,8 +119,8 @@ def grad(loss: TracedTensor, wrt):
     if dtypes.is_complex(loss.dtype_code):
         raise DTypeError("grad: the loss is complex; differentiate its real part "
                          "(loss.real) or use tp.ad.vjp")
-    single = type(wrt) is TracedTensor
-    targets = [wrt] if single else list(wrt)
+    single = is_tensor(wrt)
+    targets = _traced_list(wrt, "grad", "wrt")
     seed = constant(1.0, loss.dtype_code)
     result = vjp([loss], targets, [seed])
     return result[0] if single else result

@@ -121,6 +121,8 @@ def checkpoint(fn: Callable) -> Callable:
     ``fn`` takes tensors (positionally) and returns a tensor or a tuple of tensors.
     Called on plain arrays (nothing to differentiate) it simply runs ``fn``.
     """
+    if not callable(fn):
+        raise ArgumentError(f"checkpoint: fn must be callable, got {type(fn).__name__}")
     regions: dict = {}
 
     @functools.wraps(fn)

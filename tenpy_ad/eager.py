@@ -11,7 +11,8 @@ import numpy as np
 
 from . import dtypes
 from ._compiled import _core
-from .errors import DTypeError, GraphError, ShapeError
+from ._sequences import array_of, tensor_list, value_list
+from .errors import ArgumentError, DTypeError, GraphError, ShapeError
 from .ops import elementwise as ew
 from .primitive import Tensor
 
@@ -25,7 +26,10 @@ def tensor(data, dtype=None, requires_grad: bool = False) -> Tensor:
     """
     if type(data) is Tensor:
         data = data.data
-    array = np.array(data)
+    if not isinstance(requires_grad, (bool, np.bool_)):
+        raise ArgumentError(f"tensor: requires_grad must be a bool, got "
+                            f"{type(requires_grad).__name__}")
+    array = array_of(data, "tensor")
     code = dtypes.inexact_code(array.dtype) if dtype is None else dtypes.code_of(dtype)
     if requires_grad and not dtypes.is_inexact(code):
         raise DTypeError(f"tensor: only floating and complex tensors can require grad, not "
@@ -69,7 +73,7 @@ def backward(t: Tensor, gradient=None, retain_graph=None, create_graph: bool = F
         retain_graph = create_graph
     try:
         seed = _seed_for(t, gradient, create_graph)
-    except (GraphError, ShapeError) as error:
+    except (GraphError, ShapeError, DTypeError) as error:
         raise type(error)(f"backward(): {error}") from None
     _core.eager_backward(t, seed, bool(retain_graph), bool(create_graph),
                          _accumulate if create_graph else np.add)
@@ -82,40 +86,85 @@ def _seed_for(t: Tensor, gradient, create_graph: bool):
                              "(cotangent) of that shape for non-scalar outputs")
         seed = np.ones_like(t.data)
     else:
-        seed = gradient.data if type(gradient) is Tensor else np.asarray(gradient)
+        seed = gradient.data if type(gradient) is Tensor else array_of(gradient, "gradient",
+                                                                      copy=False)
         if seed.shape != t.data.shape:
             raise ShapeError(f"the cotangent has shape {list(seed.shape)}, the output "
                              f"{list(t.data.shape)}")
+        _check_seed_dtype(seed.dtype, t.data.dtype)
         seed = seed.astype(t.data.dtype, copy=False)
     if create_graph:
         return gradient if type(gradient) is Tensor else Tensor(seed)
     return seed
 
 
-def grad_of(outputs, inputs, cotangents=None, retain_graph=None, create_graph=False) -> list:
+def _check_seed_dtype(seed: np.dtype, output: np.dtype) -> None:
+    """A cotangent is numeric, and complex only for a complex output (no silent drop of
+    its imaginary part)."""
+    if seed.kind not in "biufc":
+        raise DTypeError(f"the cotangent has dtype {seed}, not a number")
+    if seed.kind == "c" and output.kind != "c":
+        raise DTypeError(f"the cotangent is complex ({seed}) but the output is {output}")
+
+
+def grad_of(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, *,
+            cotangents=None) -> tuple:
     """Eager ``sum_k ct_k . d outputs_k / d inputs`` without touching any ``.grad``
-    (PyTorch's ``torch.autograd.grad``).  Returns one Tensor per input (zeros where an
-    input does not influence the outputs)."""
-    outputs, inputs = list(outputs), list(inputs)
-    cotangents = [None] * len(outputs) if cotangents is None else list(cotangents)
+    (PyTorch's ``torch.autograd.grad``).
+
+    ``outputs`` and ``inputs`` are each a Tensor or a list/tuple of Tensors;
+    ``grad_outputs`` (also spelled ``cotangents``) is None (each output must then have one
+    element), one cotangent, or one per output (None for the default).  Returns a tuple
+    with one Tensor per input, also for a single input (zeros where an input does not
+    influence the outputs).
+    """
+    if cotangents is not None:
+        if grad_outputs is not None:
+            raise ArgumentError("grad_of: pass grad_outputs or cotangents, not both")
+        grad_outputs = cotangents
     if retain_graph is None:
         retain_graph = create_graph
+    return gradients("grad_of", outputs, inputs, grad_outputs, retain_graph, create_graph)
+
+
+def gradients(api: str, outputs, inputs, grad_outputs, retain_graph: bool,
+              create_graph: bool) -> tuple:
+    """:func:`grad_of` for the transforms built on it (``api`` names the caller in
+    errors)."""
+    outputs = tensor_list(outputs, api, "outputs")
+    inputs = tensor_list(inputs, api, "inputs")
+    for x in inputs:
+        if type(x) is not Tensor:
+            raise ArgumentError(f"{api}: inputs must be eager Tensors (tp.tensor), got "
+                                f"{type(x).__name__}")
+    cts = value_list(grad_outputs, len(outputs), api, "grad_outputs", "outputs")
+    totals = _cotangent_totals(api, outputs, inputs, cts, retain_graph, create_graph)
+    return tuple(_as_tensor(g, x) for x, g in zip(inputs, totals))
+
+
+def _cotangent_totals(api, outputs, inputs, cts, retain_graph, create_graph) -> list:
+    """Per input the summed cotangent from every output (None where none arrives)."""
     totals = [None] * len(inputs)
-    for k, (out, ct) in enumerate(zip(outputs, cotangents)):
+    for k, (out, ct) in enumerate(zip(outputs, cts)):
         if type(out) is not Tensor or not out.requires_grad:
             continue
         keep = retain_graph or k < len(outputs) - 1
-        found = _core.eager_cotangents(out, _seed_for(out, ct, create_graph), inputs,
-                                       bool(keep), bool(create_graph), _accumulate)
+        try:
+            seed = _seed_for(out, ct, create_graph)
+        except (GraphError, ShapeError, DTypeError) as error:
+            raise type(error)(f"{api}: output {k}: {error}") from None
+        found = _core.eager_cotangents(out, seed, inputs, bool(keep), bool(create_graph),
+                                       _accumulate)
         for i, g in enumerate(found):
             if g is not None:
                 totals[i] = g if totals[i] is None else _accumulate(totals[i], g)
-    results = []
-    for x, g in zip(inputs, totals):
-        if g is None:
-            g = np.zeros_like(x.data)
-        results.append(g if type(g) is Tensor else Tensor(g))
-    return results
+    return totals
+
+
+def _as_tensor(g, x: Tensor) -> Tensor:
+    if g is None:
+        g = np.zeros_like(x.data)
+    return g if type(g) is Tensor else Tensor(g)
 
 
 __all__ = ["Tensor", "tensor", "no_grad", "is_grad_enabled", "backward", "grad_of"]

@@ -8,7 +8,11 @@ dtypes), so ``except ValueError`` keeps working.
 * :class:`IndexingError`       an index out of bounds (or too many indices) for the
                                array it indexes; also an ``IndexError``, as NumPy raises
 * :class:`DTypeError`          an unsupported or incompatible dtype
-* :class:`ArgumentError`       an argument of the wrong kind (a tensor where a scalar is due)
+* :class:`ArgumentError`       an argument of the wrong kind (a tensor where a scalar is due,
+                               a string where an axis is due); also a ``TypeError``
+* :class:`ArgumentValueError`  an argument of the right kind with a value the function does
+                               not accept (an unknown mode, a negative count); also a
+                               ``ValueError``, as NumPy raises
 * :class:`ConcretizationError` a traced placeholder was asked for a value (``bool(x)``)
 * :class:`ProgramInputError`   a Program was called with inputs of the wrong count/shape/dtype
 * :class:`NonFiniteError`      ``tp.debug_nans()`` caught a NaN/Inf, naming the primitive
@@ -16,6 +20,11 @@ dtypes), so ``except ValueError`` keeps working.
                                (an unsupported NumPy function, ``np.asarray`` of a tensor
                                that requires grad)
 * :class:`GraphError`          a graph is malformed for the request (unbound input, ...)
+* :class:`TapeError`           the eager tape cannot serve the request (a second backward
+                               through values a backward freed, ``requires_grad = False``
+                               on a non-leaf); also a ``RuntimeError``, as PyTorch raises
+* :class:`MissingRuleError`    a primitive has no JVP/VJP rule for the derivative asked for;
+                               also a ``NotImplementedError``
 * :class:`GaugeError`          a complex loss depends on the arbitrary phase of singular
                                vectors/eigenvectors, so its derivative is ill-defined
   (:class:`GaugeWarning` instead when ``tp.linalg.config.gauge_check = "warn"``)
@@ -48,6 +57,11 @@ class ArgumentError(TenpyAdError, TypeError):
     """An argument of the wrong kind for the function it was passed to."""
 
 
+class ArgumentValueError(TenpyAdError, ValueError):
+    """An argument of the right kind whose value the function does not accept (an unknown
+    mode string, a negative count); the message names the function and the value."""
+
+
 class ConcretizationError(TenpyAdError, TypeError):
     """A traced value was used where a concrete value is needed."""
 
@@ -69,6 +83,16 @@ class NotDifferentiableError(TenpyAdError, TypeError):
 
 class GraphError(TenpyAdError, ValueError):
     """The graph does not fit the request (an unbound input, a non-scalar loss, ...)."""
+
+
+class TapeError(GraphError, RuntimeError):
+    """The eager tape cannot serve the request: a backward through values that an earlier
+    backward freed, or ``requires_grad = False`` on a tensor that is not a leaf.  Also a
+    ``RuntimeError``, which PyTorch raises in these cases."""
+
+
+class MissingRuleError(TenpyAdError, NotImplementedError):
+    """A primitive has no JVP or VJP rule for the derivative that was asked for."""
 
 
 class GaugeError(TenpyAdError, ValueError):
@@ -103,7 +127,8 @@ class InternalError(TenpyAdError, RuntimeError):
 
 
 ALL = {cls.__name__: cls for cls in (
-    TenpyAdError, ShapeError, IndexingError, DTypeError, ArgumentError, ConcretizationError,
-    ProgramInputError, NonFiniteError, NotDifferentiableError, GraphError, GaugeError,
+    TenpyAdError, ShapeError, IndexingError, DTypeError, ArgumentError, ArgumentValueError,
+    ConcretizationError, ProgramInputError, NonFiniteError, NotDifferentiableError,
+    GraphError, TapeError, MissingRuleError, GaugeError,
     SaveFormatError, ConvergenceError,
     InternalError)}

@@ -16,25 +16,38 @@ direction, PyTorch's convention; ``jax.grad`` returns its complex conjugate).
 from __future__ import annotations
 
 import functools
+import numbers
 from typing import Callable, Sequence
 
 import numpy as np
 
 from . import ad, dtypes
-from .eager import grad_of, tensor
+from .eager import gradients, tensor
 from ._compiled import _core
-from .errors import ArgumentError, DTypeError, GraphError, ShapeError
+from ._sequences import array_of
+from .errors import ArgumentError, ArgumentValueError, DTypeError, GraphError, ShapeError
 from .primitive import Tensor, TracedTensor, constant
 from .program import compile as compile_program
 from .traced import input as placeholder
 from .tree import tree_flatten, tree_map, tree_unflatten
 
 
+def _int_tuple(api: str, what: str, value) -> tuple:
+    """An int or a list/tuple of ints (``argnums``, ``static_argnums``) as a tuple."""
+    items = (value,) if isinstance(value, numbers.Integral) else value
+    if not isinstance(items, (list, tuple)) or any(
+            isinstance(i, bool) or not isinstance(i, numbers.Integral) for i in items):
+        raise ArgumentError(f"{api}: {what} must be an int or a tuple of ints, got "
+                            f"{value!r}")
+    return tuple(int(i) for i in items)
+
+
 def _argnums_tuple(argnums, n_args: int) -> tuple:
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    nums = _int_tuple("grad", "argnums", argnums)
     for i in nums:
         if not -n_args <= i < n_args:
-            raise ArgumentError(f"argnums {argnums!r} out of range for {n_args} arguments")
+            raise ArgumentError(f"grad: argnums {argnums!r} out of range for {n_args} "
+                                "arguments")
     return tuple(i % n_args for i in nums)
 
 
@@ -102,18 +115,22 @@ def value_and_grad(fn: Callable, argnums=0, has_aux: bool = False) -> Callable:
             new_args = _replace_args(args, nums, tree_unflatten(treedef, xs))
             value, aux = _split_aux(fn(*new_args, **kwargs), has_aux)
             _check_scalar_loss(value)
-            grads = grad_of([value], xs, create_graph=nested)
+            grads = gradients("grad", [value], xs, None, nested, nested)
             result = tree_unflatten(treedef, [_concrete(g, nested) for g in grads])
             value = _concrete(value, nested)
             if has_aux:
                 aux = tree_map(lambda a: _concrete(a, nested) if type(a) is Tensor else a, aux)
-        result = result[0] if isinstance(argnums, int) else result
+        result = result[0] if isinstance(argnums, numbers.Integral) else result
         return ((value, aux), result) if has_aux else (value, result)
 
     return wrapped
 
 
 def _check_scalar_loss(value):
+    if type(value) is not Tensor and not isinstance(value, (numbers.Number, np.ndarray,
+                                                             np.generic)):
+        raise ArgumentError(f"grad: the function must return a scalar tensor or number, "
+                            f"got {type(value).__name__}")
     shape = np.shape(value.data if type(value) is Tensor else value)
     if shape != ():
         raise GraphError(f"grad: the function must return a scalar, got shape {list(shape)}")
@@ -161,7 +178,7 @@ def vjp(fn: Callable, *primals, has_aux: bool = False):
 
         def vjp_fn(cotangent):
             ct_leaves = _matching_leaves(cotangent, out_def, "cotangent")
-            grads = grad_of(out_leaves, xs, ct_leaves, retain_graph=True, create_graph=nested)
+            grads = gradients("vjp", out_leaves, xs, ct_leaves, True, nested)
             return tree_unflatten(treedef, [_concrete(g, nested) for g in grads])
         result = tree_unflatten(out_def, [_concrete(o, nested) for o in out_leaves])
     return (result, vjp_fn, aux) if has_aux else (result, vjp_fn)
@@ -182,6 +199,10 @@ def jvp(fn: Callable, primals: Sequence, tangents: Sequence):
     rules on the saved values.  Inside another eager transform the sweep is recorded too,
     so forward and reverse mode compose.
     """
+    for what, value in (("primals", primals), ("tangents", tangents)):
+        if not isinstance(value, (tuple, list)):      # an array would become its rows
+            raise ArgumentError(f"jvp: {what} must be a tuple or list of the function's "
+                                f"arguments (as in JAX), got {type(value).__name__}")
     primals, tangents = tuple(primals), tuple(tangents)
     leaves, treedef = tree_flatten(primals)
     t_leaves = _matching_leaves(tangents, treedef, "tangents")
@@ -231,11 +252,18 @@ class jit:
     def __init__(self, fn: Callable, static_argnums: Sequence[int] = ()):
         functools.update_wrapper(self, fn)
         self.fn = fn
-        self.static_argnums = tuple(static_argnums)
+        self.static_argnums = _int_tuple("jit", "static_argnums", static_argnums)
+        if any(i < 0 for i in self.static_argnums):
+            raise ArgumentValueError(f"jit: static_argnums must be non-negative, got "
+                                     f"{static_argnums!r}")
         self._cache: dict = {}
         self.trace_count = 0
 
     def _split(self, args):
+        for i in self.static_argnums:
+            if i >= len(args):
+                raise ArgumentError(f"jit: static_argnums {self.static_argnums} out of range "
+                                    f"for {len(args)} arguments")
         static = tuple(args[i] for i in self.static_argnums)
         dynamic = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
         return static, dynamic
@@ -258,7 +286,7 @@ class jit:
                     raise ArgumentError("tp.jit does not record an eager tape; pass arrays "
                                         "(x.detach()) or differentiate inside the function")
                 x = x.data
-            array = np.asarray(x)
+            array = array_of(x, "jit", copy=False)
             code = dtypes.value_code(array.dtype)
             arrays.append(array.astype(dtypes.DTYPES[code], copy=False))
         signature = (treedef, static, tuple((a.shape, a.dtype.str) for a in arrays))

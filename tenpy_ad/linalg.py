@@ -20,9 +20,9 @@ import numpy as np
 
 from . import dtypes
 from . import numpy as tnp
-from .numpy._operands import (broadcast_shapes, is_tensor, is_traced, normalize_axes, operand,
-                              result_code)
-from .errors import ArgumentError, ShapeError
+from .numpy._operands import (broadcast_shapes, int_tuple, is_tensor, is_traced,
+                              normalize_axes, operand, result_code)
+from .errors import ArgumentError, ArgumentValueError, ShapeError
 from .linalg_results import EighResult, EigResult, QRResult, SlogdetResult, SVDResult
 from .ops import elementwise as ew
 from .ops import structural as st
@@ -99,7 +99,7 @@ def qr(a, mode: str = "reduced"):
     ``"complete"`` adds to ``q`` for a tall matrix are not unique, so that case has no
     derivative: it takes arrays only (a tensor raises ``ShapeError``)."""
     if mode not in ("reduced", "complete", "r"):
-        raise ValueError(f"qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+        raise ArgumentValueError(f"qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
     a = _matrix_operand("qr", a)
     m, n = shape_of(a)[-2:]
     if mode == "complete" and m > n:
@@ -165,7 +165,7 @@ def cholesky(a, /, *, upper: bool = False):
 
 def _uplo(name: str, uplo) -> str:
     if uplo not in ("L", "U"):
-        raise ValueError(f"{name}: UPLO must be 'L' or 'U', got {uplo!r}")
+        raise ArgumentValueError(f"{name}: UPLO must be 'L' or 'U', got {uplo!r}")
     return uplo
 
 
@@ -224,7 +224,7 @@ def pinv(a, rcond=None, hermitian: bool = False, *, rtol=_UNSET):
     perturbations."""
     a = _matrix_operand("pinv", a)
     if rcond is not None and rtol is not _UNSET:
-        raise ValueError("pinv: `rtol` and `rcond` can't be both set.")
+        raise ArgumentValueError("pinv: `rtol` and `rcond` can't be both set.")
     if rcond is not None:
         cutoff = rcond
     elif rtol is _UNSET:
@@ -274,9 +274,12 @@ def lstsq(a, b, rcond=None):
 
 
 def _static_float(name: str, what: str, value) -> float:
-    if is_tensor(value) or np.ndim(value) != 0:
+    if is_tensor(value) or isinstance(value, (str, bytes)) or np.ndim(value) != 0:
         raise ArgumentError(f"{name}: {what} must be a scalar, got {value!r}")
-    return float(value)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"{name}: {what} must be a real number, got {value!r}") from None
 
 
 # ------------------------------------------------------------------ products and functions
@@ -285,7 +288,7 @@ def matrix_power(a, n: int):
     """``a`` raised to the integer power ``n`` (``n < 0`` inverts first; ``n = 0`` gives
     the identity), by repeated squaring."""
     if isinstance(n, bool) or not isinstance(n, numbers.Integral):
-        raise TypeError(f"matrix_power: exponent must be an integer, got {n!r}")
+        raise ArgumentError(f"matrix_power: exponent must be an integer, got {n!r}")
     a = _matrix_operand("matrix_power", a, square=True)
     if n == 0:
         size = shape_of(a)[-1]
@@ -312,7 +315,7 @@ def multi_dot(arrays, *, out=None):
     if not any(is_tensor(x) for x in arrays):
         return np.linalg.multi_dot(arrays)
     if len(arrays) < 2:
-        raise ValueError("multi_dot: expecting at least two arrays")
+        raise ArgumentValueError("multi_dot: expecting at least two arrays")
     if len(arrays) == 2:
         return tnp.matmul(arrays[0], arrays[1])
     first_vector = len(shape_of(arrays[0])) == 1
@@ -392,15 +395,15 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 - NumPy'
     if axis is None:
         if ord is None or ndim > 2:
             if ord is not None:
-                raise ValueError("norm: improper number of dimensions to norm")
+                raise ShapeError("norm: improper number of dimensions to norm")
             return _keep(_two_norm(x, tuple(range(ndim))), x, tuple(range(ndim)), keepdims)
         axis = tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    axes = int_tuple("norm", "axis", axis)
     if len(axes) not in (1, 2):
-        raise ValueError("norm: improper number of dimensions to norm")
+        raise ShapeError("norm: improper number of dimensions to norm")
     axes = tuple(normalize_axes("norm", a, ndim)[0] for a in axes)
     if len(axes) == 2 and axes[0] == axes[1]:
-        raise ValueError("norm: duplicate axes given")
+        raise ShapeError("norm: duplicate axes given")
     if len(axes) == 1:
         result = _vector_norm(x, ord, axes[0])
     else:
@@ -422,7 +425,7 @@ def _two_norm(x, axes):
 
 def _vector_norm(x, ord, axis):  # noqa: A002
     if isinstance(ord, str):
-        raise ValueError(f"norm: invalid norm order {ord!r} for vectors")
+        raise ArgumentValueError(f"norm: invalid norm order {ord!r} for vectors")
     if ord is None or ord == 2:
         return _two_norm(x, (axis,))
     if ord == np.inf:
@@ -434,6 +437,8 @@ def _vector_norm(x, ord, axis):  # noqa: A002
         return tnp.sum(1.0 - zero, axis=axis)
     if ord == 1:
         return tnp.sum(tnp.abs(x), axis=axis)
+    if isinstance(ord, bool) or not isinstance(ord, numbers.Real):
+        raise ArgumentValueError(f"norm: invalid norm order {ord!r} for vectors")
     p = float(ord)
     return tnp.power(tnp.sum(tnp.power(tnp.abs(x), p), axis=axis), 1.0 / p)
 
@@ -454,7 +459,7 @@ def _matrix_norm(x, ord, axes):  # noqa: A002
         sums = tnp.sum(tnp.abs(x), axis=summed)
         kept -= kept > summed
         return tnp.amax(sums, axis=kept) if ord > 0 else -tnp.amax(-sums, axis=kept)
-    raise ValueError(f"norm: invalid norm order {ord!r} for matrices")
+    raise ArgumentValueError(f"norm: invalid norm order {ord!r} for matrices")
 
 
 def cond(x, p=None):
@@ -476,7 +481,7 @@ def matrix_rank(A, tol=None, hermitian: bool = False, *, rtol=None):  # noqa: N8
     ``hermitian`` is NumPy's hint for a faster method (the values are the same).  An
     integer: nothing flows back through it."""
     if tol is not None and rtol is not None:
-        raise ValueError("matrix_rank: give tol or rtol, not both")
+        raise ArgumentValueError("matrix_rank: give tol or rtol, not both")
     if not is_tensor(A):
         A = np.asarray(A)
     shape = shape_of(A)
@@ -514,10 +519,11 @@ def _check_k(name: str, k, limit: int, shape) -> int:
 
 def _partial_options(name: str, a, method: str, tol, hint, maxiter):
     if method not in _METHODS:
-        raise ValueError(f"{name}: method must be one of {_METHODS}, got {method!r}")
-    tol = default_tol(dtypes.DTYPES[code_of_value(a)]) if tol is None else float(tol)
+        raise ArgumentValueError(f"{name}: method must be one of {_METHODS}, got {method!r}")
+    tol = default_tol(dtypes.DTYPES[code_of_value(a)]) if tol is None else \
+        _static_float(name, "tol", tol)
     if not tol > 0:
-        raise ValueError(f"{name}: tol must be > 0, got {tol}")
+        raise ArgumentValueError(f"{name}: tol must be > 0, got {tol}")
     if maxiter is not None and (isinstance(maxiter, bool)
                                 or not isinstance(maxiter, numbers.Integral) or maxiter < 1):
         raise ArgumentError(f"{name}: maxiter must be a positive integer or None, got "
@@ -579,7 +585,7 @@ def eigsh(a, k: int, which: str = "LA", UPLO: str = "L", *,  # noqa: N803 - NumP
     ``"full"`` computes the dense decomposition.
     """
     if which not in WHICH:
-        raise ValueError(f"eigsh: which must be one of {WHICH}, got {which!r}")
+        raise ArgumentValueError(f"eigsh: which must be one of {WHICH}, got {which!r}")
     a = _matrix_operand("eigsh", a, square=True, stacked=False)
     n = shape_of(a)[0]
     k = _check_k("eigsh", k, n, (n, n))

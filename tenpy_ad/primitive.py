@@ -19,6 +19,8 @@ import numpy as np
 
 from . import dtypes
 from ._compiled import _core
+from ._sequences import array_of
+from .errors import ArgumentValueError
 
 Primitive = _core.Primitive
 TracedTensor = _core.TracedTensor
@@ -41,7 +43,7 @@ def primitive(name: str, impl: Callable, shape_rule: Callable, n_outputs: int = 
     never for params that reference graphs or big arrays).
     """
     if name in PRIMITIVES:
-        raise ValueError(f"primitive {name!r} is defined twice")
+        raise ArgumentValueError(f"primitive {name!r} is defined twice")
     prim = Primitive(name, n_outputs)
     prim.impl = impl
     prim.shape_rule = shape_rule
@@ -125,7 +127,7 @@ def constant(value, code: int | None = None) -> TracedTensor:
     else:
         params = _constant_params(value, -1 if code is None else code)
         if params is None:
-            array = np.asarray(value)
+            array = array_of(value, "constant", copy=False)
             target = dtypes.value_code(array.dtype) if code is None else code
             if array.dtype != dtypes.DTYPES[target]:
                 array = array.astype(dtypes.DTYPES[target])

@@ -19,15 +19,14 @@ Two plans are made when it is compiled and used on every call:
 """
 from __future__ import annotations
 
-from typing import Sequence
-
 import numpy as np
 
 from . import blas, dtypes, small_kernels
 from ._compiled import _core
 from ._gcpause import paused_gc
 from .config import config
-from .errors import ArgumentError, GraphError, ProgramInputError
+from ._sequences import array_of, is_tensor, tensor_list
+from .errors import ArgumentError, GraphError, ProgramInputError, ShapeError
 from .memory_plan import MemoryPlan
 from .scalar_broadcasts import pass_through, skippable
 from .primitive import TracedTensor, constant_p
@@ -44,10 +43,10 @@ def _type_label(code: int, shape: tuple) -> str:
 class Program:
     """A compiled graph; call it with arrays for its inputs to get arrays for its outputs."""
 
-    def __init__(self, outputs, inputs: Sequence[TracedTensor], reuse_buffers: bool = True):
-        self._single = type(outputs) is TracedTensor
-        outputs = [outputs] if self._single else list(outputs)
-        inputs = list(inputs)
+    def __init__(self, outputs, inputs, reuse_buffers: bool = True):
+        self._single = is_tensor(outputs)
+        outputs = tensor_list(outputs, "compile", "outputs")
+        inputs = tensor_list(inputs, "compile", "inputs")
         for x in outputs + inputs:
             if type(x) is not TracedTensor:
                 raise ArgumentError(f"compile: outputs and inputs must be TracedTensors, got "
@@ -79,13 +78,12 @@ class Program:
 
     def _bind_inputs(self, args) -> list:
         if len(args) != len(self._input_specs):
-            names = ", ".join(repr(spec[3]) for spec in self._input_specs)
-            raise ProgramInputError(f"this program takes {len(self._input_specs)} inputs "
-                                    f"({names}), got {len(args)}")
+            raise ProgramInputError(f"program: it takes {len(self._input_specs)} inputs "
+                                    f"({self._input_names()}), got {len(args)}")
         buffers = list(self._plan.template)
         for k, ((buf, shape, dtype, name), value) in enumerate(zip(self._input_specs, args)):
-            array = np.asarray(value)
-            label = f"input {k}" + (f" ({name!r})" if name else "")
+            label = f"program: input {k}" + (f" ({name!r})" if name else "")
+            array = self._input_array(value, label)
             if array.shape != shape:
                 raise ProgramInputError(f"{label}: expected shape {list(shape)}, got "
                                         f"{list(array.shape)}")
@@ -97,6 +95,22 @@ class Program:
             if buf >= 0:
                 buffers[buf] = array
         return buffers
+
+    def _input_names(self) -> str:
+        """The inputs as a caller names them: ``'x', input 1, 'y'``."""
+        return ", ".join(repr(name) if name else f"input {k}"
+                         for k, (_, _, _, name) in enumerate(self._input_specs))
+
+    @staticmethod
+    def _input_array(value, label: str) -> np.ndarray:
+        try:
+            array = array_of(value, label, copy=False)
+        except ShapeError as error:
+            raise ProgramInputError(str(error)) from None
+        if array.dtype.kind not in "biufc":
+            raise ProgramInputError(f"{label}: expected numbers, got an array of dtype "
+                                    f"{array.dtype} (from {type(value).__name__})")
+        return array
 
     def _kernels(self, setting) -> tuple:
         """Per step what to call instead of its impl (None: the impl) and its BLAS threads
@@ -216,7 +230,7 @@ class Program:
                                 for _, b in row.outputs)
             prim, params = row.prim, row.params
             if prim is input_p:
-                text = f"input {params!r}"
+                text = "input" if params is None else f"input {params!r}"
             else:
                 text = prim.name
                 if prim.format_params is not None and params is not None:
@@ -228,9 +242,10 @@ class Program:
         return "\n".join(lines)
 
 
-def compile(outputs, inputs: Sequence[TracedTensor], reuse_buffers: bool = True  # noqa: A001
-            ) -> Program:
-    """Compile ``outputs`` (a TracedTensor or a list) as functions of ``inputs``.
+def compile(outputs, inputs, reuse_buffers: bool = True) -> Program:  # noqa: A001
+    """Compile ``outputs`` (a TracedTensor, or a list/tuple of them) as functions of
+    ``inputs`` (a tp.input placeholder, or a list/tuple of them).  Called with one array
+    per input, the program returns one array for a single output, else a list.
 
     ``reuse_buffers=False`` turns the memory plan off (every step allocates its result, as
     NumPy does); results are bit-identical either way."""
@@ -239,6 +254,9 @@ def compile(outputs, inputs: Sequence[TracedTensor], reuse_buffers: bool = True 
 
 def evaluate(outputs, feed: dict):
     """Compile and run once: ``feed`` maps each input placeholder to its array."""
+    if not isinstance(feed, dict):
+        raise ArgumentError(f"evaluate: feed must be a dict of placeholders to arrays, got "
+                            f"{type(feed).__name__}")
     program = Program(outputs, list(feed))
     return program(*feed.values())
 

@@ -29,6 +29,7 @@ import numpy as np
 
 from . import dtypes
 from ._compiled import _core
+from .errors import ArgumentError
 
 #: whether programs compiled from now on use the C kernels (False: NumPy for every step,
 #: for comparisons)
@@ -102,7 +103,7 @@ def register_elementwise(prim, op: str, constant: Callable | None = None,
     primitive's ``array_fn``), which a declined step calls into its planned array."""
     numpy_fn = numpy_fn or prim.array_fn
     if not isinstance(numpy_fn, np.ufunc):
-        raise TypeError(f"register_elementwise: {prim.name} needs a NumPy ufunc")
+        raise ArgumentError(f"register_elementwise: {prim.name} needs a NumPy ufunc")
     _elementwise[prim] = (op, constant, numpy_fn)
 
 

@@ -17,6 +17,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from . import ad
+from .errors import ArgumentError
 from .eager import tensor
 from .primitive import TracedTensor
 from .program import compile as compile_program
@@ -55,7 +56,7 @@ def check_grads(fn: Callable, args: Sequence[np.ndarray], order: int = 1, *,
     xs = [placeholder(a.shape, a.dtype) for a in args]
     y = fn(*xs)
     if type(y) is not TracedTensor:
-        raise TypeError("check_grads: fn must return one tensor")
+        raise ArgumentError("check_grads: fn must return one tensor")
     value_fn = compile_program(y, xs)
     y0 = value_fn(*args)
     tangents = [random_like(rng, a) for a in args]

@@ -6,12 +6,13 @@ compiled into a :class:`~tenpy_ad.program.Program` or evaluated.
 """
 from __future__ import annotations
 
+import math
 import numbers
 import operator
 
 from . import dtypes
 from ._compiled import _core
-from .errors import ArgumentError, ShapeError
+from .errors import ArgumentError, InternalError, ShapeError
 from .primitive import TracedTensor, primitive
 
 
@@ -20,7 +21,7 @@ def _input_rule(params, *xs):  # pragma: no cover - inputs are never re-bound
 
 
 def _input_impl(params):  # pragma: no cover - a Program binds inputs directly
-    raise RuntimeError("an input has no value of its own; pass it to the Program")
+    raise InternalError("input: an input has no value of its own; pass it to the Program")
 
 
 input_p = primitive("input", _input_impl, _input_rule, format_params=repr)
@@ -31,6 +32,16 @@ def input(shape=(), dtype="float64", name: str | None = None) -> TracedTensor:  
 
     Every call creates a new, distinct placeholder, even for equal shapes and names.
     """
+    shape = _checked_shape(shape)
+    if name is not None and not isinstance(name, str):
+        raise ArgumentError(f"tp.input: name must be a string, got {type(name).__name__}")
+    code = dtypes.code_of(dtype)
+    _check_size(shape, code)
+    return _core.unique_node(input_p, name, code, shape)
+
+
+def _checked_shape(shape) -> tuple:
+    """A shape as NumPy accepts it: an int or a sequence of ints, each in [0, 2**63)."""
     if isinstance(shape, numbers.Integral):
         shape = (shape,)
     try:
@@ -39,9 +50,23 @@ def input(shape=(), dtype="float64", name: str | None = None) -> TracedTensor:  
         raise ShapeError(f"tp.input: shape must be a tuple of ints, got {shape!r}") from None
     if any(d < 0 for d in shape):
         raise ShapeError(f"tp.input: negative dimension in shape {list(shape)}")
-    if name is not None and not isinstance(name, str):
-        raise ArgumentError(f"tp.input: name must be a string, got {type(name).__name__}")
-    return _core.unique_node(input_p, name, dtypes.code_of(dtype), shape)
+    if len(shape) > _MAX_RANK:
+        raise ShapeError(f"tp.input: a shape of {len(shape)} dimensions, more than NumPy's "
+                         f"maximum of {_MAX_RANK}")
+    return shape
+
+
+def _check_size(shape: tuple, code: int) -> None:
+    """The array a program would be fed must be one NumPy can make: as NumPy counts, the
+    product of the nonzero dimensions times the item size fits in 2**63 - 1 bytes."""
+    itemsize = dtypes.DTYPES[code].itemsize
+    if math.prod(max(d, 1) for d in shape) * itemsize > _MAX_BYTES:
+        raise ShapeError(f"tp.input: shape {list(shape)} is too big for an array of "
+                         f"{dtypes.DTYPES[code].name} (NumPy's limit is 2**63 - 1 bytes)")
+
+
+_MAX_RANK = 64                    # NumPy 2's limit on dimensions
+_MAX_BYTES = 2**63 - 1            # NumPy's limit on an array's size in bytes (intp)
 
 
 __all__ = ["TracedTensor", "input", "input_p"]

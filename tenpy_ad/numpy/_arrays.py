@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import ArgumentValueError, ShapeError
 from ..ops import structural as st
 from ..primitive import describe, shape_of
 from ._operands import is_tensor, is_traced, normalize_axis, operand, result_code
@@ -46,7 +46,7 @@ def common_operands(name: str, arrays) -> list:
     """The operands in one dtype (NumPy's promotion) and one mode."""
     arrays = [as_array(a) for a in arrays]
     if not arrays:
-        raise ValueError(f"{name}: need at least one array")
+        raise ArgumentValueError(f"{name}: need at least one array")
     traced = any(is_traced(a) for a in arrays)
     code = result_code(name, *arrays)
     return [operand(a, code, traced) for a in arrays]

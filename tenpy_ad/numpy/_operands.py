@@ -3,11 +3,12 @@ operation computes in (NumPy 2 promotion, Python scalars weak), broadcasting, ax
 from __future__ import annotations
 
 import numbers
+import operator
 
 import numpy as np
 
 from .. import dtypes
-from ..errors import DTypeError, NotDifferentiableError, ShapeError
+from ..errors import ArgumentError, DTypeError, NotDifferentiableError, ShapeError
 from ..ops import elementwise as ew
 from ..primitive import Tensor, TracedTensor, constant
 
@@ -92,10 +93,41 @@ def broadcast_shapes(name: str, *shapes) -> tuple:
     return result
 
 
+def int_value(name: str, what: str, value) -> int:
+    """One integer argument (an offset, a count) as a Python int; a float or a string is
+    an ArgumentError naming the function, as NumPy refuses them."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        try:
+            return operator.index(value)      # an integer 0-d tensor or array
+        except TypeError:
+            raise ArgumentError(f"{name}: {what} must be an integer, got {value!r}") from None
+    return int(value)
+
+
+def int_tuple(name: str, what: str, value) -> tuple:
+    """An int or a sequence of ints (a shape, axes) as a tuple of Python ints, as NumPy
+    reads them: a float, a string or a non-integer entry is an ArgumentError naming the
+    function (``int()`` would truncate 2.5 silently)."""
+    if isinstance(value, numbers.Integral):
+        return (int(value),)
+    try:
+        items = tuple(value)
+    except TypeError:
+        items = None
+    if items is None or isinstance(value, (str, bytes)):
+        raise ArgumentError(f"{name}: {what} must be an integer or a sequence of integers, "
+                            f"got {value!r}")
+    try:
+        return tuple(operator.index(v) for v in items)
+    except TypeError:
+        raise ArgumentError(f"{name}: {what} must be integers, got {value!r}") from None
+
+
 def normalize_axes(name, axis, ndim) -> tuple:
+    """``axis`` (None for all, an int or a sequence) as sorted non-negative axes."""
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    axes = int_tuple(name, "axis", axis)
     normalized = []
     for a in axes:
         if not -ndim <= a < ndim:
@@ -111,7 +143,7 @@ def normalize_axes(name, axis, ndim) -> tuple:
 def normalize_axis(name: str, axis, ndim: int) -> int:
     """One axis in ``[0, ndim)`` (negative axes count from the end)."""
     if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
-        raise TypeError(f"{name}: axis must be an integer, got {axis!r}")
+        raise ArgumentError(f"{name}: axis must be an integer, got {axis!r}")
     if not -ndim <= axis < ndim:
         raise ShapeError(f"{name}: axis {axis} is out of range for a {ndim}-d tensor")
     return int(axis) % ndim

@@ -26,7 +26,8 @@ from typing import Callable
 import numpy as np
 
 from .. import dtypes
-from ..errors import ArgumentError, DTypeError, NotDifferentiableError
+from .._sequences import numpy_array
+from ..errors import ArgumentError, DTypeError, InternalError, NotDifferentiableError
 from ..ops import elementwise as ew
 from ..ops import structural as st
 from ..primitive import Tensor, TracedTensor, code_of_value, elementwise_ready, shape_of
@@ -140,7 +141,7 @@ def options(name: str, out, kwargs: dict) -> tuple:
             "the gradient; use the returned tensor")
     for key in kwargs:
         if key not in _OPTIONS:
-            raise TypeError(f"{name}() got an unexpected keyword argument {key!r}")
+            raise ArgumentError(f"{name}() got an unexpected keyword argument {key!r}")
     where = kwargs.get("where", True)
     if not (isinstance(where, (bool, np.bool_)) and where):
         raise ArgumentError(f"{name}: where= is not supported on tensors (the entries it "
@@ -151,9 +152,19 @@ def options(name: str, out, kwargs: dict) -> tuple:
     return kwargs.get("dtype"), kwargs.get("casting", "same_kind")
 
 
+def _listed(ufunc, x):
+    """A list/tuple operand: stacked if it holds tensors, else NumPy's array of it (a
+    ragged one is a ShapeError naming the ufunc)."""
+    x = as_array(x)
+    if type(x) is list or type(x) is tuple:
+        return numpy_array(ufunc.__name__, np.asarray, x)
+    return x
+
+
 def apply(ufunc, strict: Callable, operands: tuple, out=None, kwargs: dict | None = None):
     """``ufunc(*operands, out=out, **kwargs)`` computed by ``strict`` on tensors."""
-    operands = [as_array(x) if type(x) is list or type(x) is tuple else x for x in operands]
+    operands = [_listed(ufunc, x) if type(x) is list or type(x) is tuple else x
+                for x in operands]
     kwargs = kwargs or {}
     for x in operands:
         if type(x) is TracedTensor or type(x) is Tensor:
@@ -165,9 +176,9 @@ def apply(ufunc, strict: Callable, operands: tuple, out=None, kwargs: dict | Non
 def apply2(ufunc, strict: Callable, x1, x2, out, kwargs: dict):
     """:func:`apply` for two operands, spelled out: ``x + 1.0`` and ``x > 0`` take it."""
     if type(x1) is list or type(x1) is tuple:
-        x1 = as_array(x1)
+        x1 = _listed(ufunc, x1)
     if type(x2) is list or type(x2) is tuple:
-        x2 = as_array(x2)
+        x2 = _listed(ufunc, x2)
     t1, t2 = type(x1), type(x2)
     traced = t1 is TracedTensor or t2 is TracedTensor
     if not (traced or t1 is Tensor or t2 is Tensor):
@@ -223,7 +234,7 @@ def ufunc_function(ufunc, strict: Callable, doc: str,
                         return result
             return apply2(ufunc, strict, x1, x2, out, kwargs)
     else:
-        raise ValueError(f"ufunc_function: {ufunc.__name__} has {ufunc.nin} operands")
+        raise InternalError(f"ufunc_function: {ufunc.__name__} has {ufunc.nin} operands")
     fn.__name__ = fn.__qualname__ = ufunc.__name__
     fn.__doc__ = doc
     fn.__module__ = "tenpy_ad.numpy"

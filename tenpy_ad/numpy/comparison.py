@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
+from ..errors import ArgumentError, ArgumentValueError
 from ..ops import elementwise as ew
 from ..ops import piecewise as pw
 from ..ops import structural as st
@@ -53,10 +54,10 @@ def _bounds(a_min, a_max, min, max):  # noqa: A002 - NumPy's names
         return (None if min is np._NoValue else min), (None if max is np._NoValue else max)
     if a_min is np._NoValue or a_max is np._NoValue:
         missing = "a_min" if a_min is np._NoValue else "a_max"
-        raise TypeError(f"clip() missing 1 required positional argument: {missing!r}")
+        raise ArgumentError(f"clip() missing 1 required positional argument: {missing!r}")
     if min is not np._NoValue or max is not np._NoValue:
-        raise ValueError("clip: passing min= or max= when a_min and a_max are given is "
-                         "forbidden (as in NumPy)")
+        raise ArgumentValueError("clip: passing min= or max= when a_min and a_max are given is "
+                                 "forbidden (as in NumPy)")
     return a_min, a_max
 
 

@@ -10,24 +10,26 @@ relatives return a tensor of ``t``'s kind that does not depend on ``t``.
 from __future__ import annotations
 
 import numbers
-import operator
 
 import numpy as np
 
 from .. import dtypes
-from ..errors import ConcretizationError, DTypeError, ShapeError
+from ..errors import ArgumentError, ArgumentValueError, ConcretizationError, DTypeError, ShapeError
 from ..ops import elementwise as ew
 from ..ops import structural as st
 from ..primitive import Tensor, code_of_value, constant, describe, shape_of
 from ._arrays import as_array
 from ._dispatch import implements
-from ._operands import broadcast_shapes, is_tensor, is_traced, operand, result_code
+from ._operands import (broadcast_shapes, int_tuple, is_tensor, is_traced, operand,
+                        result_code)
 from .shaping import moveaxis
 
 
-def _shape_tuple(shape) -> tuple:
-    return (int(shape),) if isinstance(shape, numbers.Integral) else tuple(int(d)
-                                                                           for d in shape)
+def _shape_tuple(name: str, shape) -> tuple:
+    shape = int_tuple(name, "shape", shape)
+    if any(d < 0 for d in shape):
+        raise ShapeError(f"{name}: negative dimension in shape {list(shape)}")
+    return shape
 
 
 # ------------------------------------------------------------------ constants
@@ -90,14 +92,15 @@ def full(shape, fill_value, dtype=None, order="C", **kwargs):
     if not is_tensor(fill_value):
         return np.full(shape, fill_value, dtype=dtype, order=order)
     code = _code(dtype, code_of_value(fill_value))
-    return _filled(_shape_tuple(shape), fill_value, code, is_traced(fill_value), True)
+    return _filled(_shape_tuple("full", shape), fill_value, code, is_traced(fill_value),
+                   True)
 
 
 def _like(a, fill_value, dtype, shape):
     """The ``*_like`` functions for a tensor ``a`` or a tensor ``fill_value``."""
     like = a if is_tensor(a) else np.asarray(a)
     code = _code(dtype, code_of_value(like))
-    shape = shape_of(like) if shape is None else _shape_tuple(shape)
+    shape = shape_of(like) if shape is None else _shape_tuple("full_like", shape)
     traced = is_traced(a) or is_traced(fill_value)
     return _filled(shape, fill_value, code, traced, True)
 
@@ -156,9 +159,11 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     start, stop = as_array(start), as_array(stop)
     if not (is_tensor(start) or is_tensor(stop)):
         return np.linspace(start, stop, num, endpoint, retstep, dtype, axis)
-    num = operator.index(num)
+    if isinstance(num, bool) or not isinstance(num, numbers.Integral):
+        raise ArgumentError(f"linspace: num must be an integer, got {num!r}")
+    num = int(num)
     if num < 0:
-        raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
+        raise ArgumentValueError(f"linspace: number of samples, {num}, must be non-negative")
     if dtype is not None and np.dtype(dtype).kind not in "fc":
         raise DTypeError(f"linspace: dtype {np.dtype(dtype)} with tensor endpoints is not "
                          "supported (not differentiable); convert the result explicitly")

@@ -13,6 +13,7 @@ import numbers
 import numpy as np
 
 from .. import dtypes
+from ..errors import ArgumentValueError, ShapeError
 from ..ops import scans
 from ..ops import structural as st
 from ..primitive import code_of_value, shape_of
@@ -80,11 +81,11 @@ def diff(a, n=1, axis=-1, prepend=NO_VALUE, append=NO_VALUE):
     if not (is_tensor(a) or any(is_tensor(v) for v in edges)):
         return numpy_result(np.diff, a, n=n, axis=axis, prepend=prepend, append=append)
     if not isinstance(n, numbers.Integral) or n < 0:
-        raise ValueError(f"diff: order must be a non-negative integer but got {n!r}")
+        raise ArgumentValueError(f"diff: order must be a non-negative integer but got {n!r}")
     a = a if is_tensor(a) else np.asarray(a)
     shape = shape_of(a)
     if not shape:
-        raise ValueError("diff: requires input that is at least one dimensional")
+        raise ShapeError("diff: requires input that is at least one dimensional")
     axis = normalize_axis("diff", axis, len(shape))
     parts = [_edge(edges[0], shape, axis)] if prepend is not NO_VALUE else []
     parts.append(a)

@@ -7,13 +7,13 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..errors import ShapeError
+from ..errors import ArgumentValueError, ShapeError
 from ..ops import elementwise as ew
 from ..ops import structural as st
 from ..primitive import code_of_value, describe, shape_of
 from ._arrays import as_array
 from ._dispatch import implements
-from ._operands import is_tensor, normalize_axis
+from ._operands import int_value, is_tensor, normalize_axis
 from .shaping import ravel
 
 
@@ -37,7 +37,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     if i == j:
         raise ShapeError("diagonal: axis1 and axis2 cannot be the same")
     batch = [k for k in range(len(shape)) if k not in (i, j)]
-    n, m, offset = shape[i], shape[j], int(offset)
+    n, m, offset = shape[i], shape[j], int_value("diagonal", "offset", offset)
     if offset >= 0:
         start, length = offset, min(n, m - offset)
     else:
@@ -60,7 +60,7 @@ def diag(v, k=0):
         return diagonal(v, k)
     if len(shape) != 1:
         raise ShapeError(f"diag: input must be 1- or 2-d, got {describe(v)}")
-    k = int(k)
+    k = int_value("diag", "k", k)
     n = shape[0]
     size = n + abs(k)
     start = max(-k, 0) * size + max(k, 0)
@@ -82,7 +82,7 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     """The sum of the ``offset`` diagonal (of each matrix spanned by ``axis1`` and
     ``axis2``); bool and integer tensors sum to int64, as NumPy's."""
     if out is not None:
-        raise ValueError("trace: out= is not supported (tensors are immutable)")
+        raise ArgumentValueError("trace: out= is not supported (tensors are immutable)")
     a = as_array(a)
     if not is_tensor(a):
         return np.trace(a, offset, axis1, axis2, dtype=dtype)
@@ -101,7 +101,7 @@ def _triangle(numpy_fn, strict, m, k):
     shape = shape_of(m)
     if len(shape) == 1:                  # as NumPy: a vector is broadcast to a square
         m = st.broadcast_to(m, shape + shape)
-    return strict(m, k)
+    return strict(m, int_value(numpy_fn.__name__, "k", k))
 
 
 @implements(np.tril)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ArgumentError
+from ..errors import ArgumentError, ArgumentValueError
 from ..ops import structural as st
 from ..primitive import shape_of
 from ._arrays import as_array, holds_tensor
@@ -27,9 +27,9 @@ def _directive(text: str) -> tuple:
     try:
         numbers = [int(p) for p in parts]
     except ValueError:
-        raise ValueError(f"r_/c_: unknown special directive {text!r}") from None
+        raise ArgumentValueError(f"r_/c_: unknown special directive {text!r}") from None
     if len(numbers) > 3:
-        raise ValueError(f"r_/c_: unknown special directive {text!r}")
+        raise ArgumentValueError(f"r_/c_: unknown special directive {text!r}")
     return tuple(numbers) + (None,) * (3 - len(numbers))
 
 
@@ -73,7 +73,7 @@ class AxisConcatenator:
         for k, item in enumerate(items):
             if isinstance(item, str):
                 if k != 0:
-                    raise ValueError("r_/c_: special directives must be the first entry")
+                    raise ArgumentValueError("r_/c_: special directives must be the first entry")
                 new = _directive(item)
                 axis, ndmin, trans1d = (d if n is None else n
                                         for d, n in zip((axis, ndmin, trans1d), new))

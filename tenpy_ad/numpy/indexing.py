@@ -16,8 +16,9 @@ import numbers
 import numpy as np
 
 from .. import dtypes
-from ..errors import (ArgumentError, ConcretizationError, DTypeError, IndexingError,
-                      ShapeError)
+from .._sequences import numpy_array
+from ..errors import (ArgumentError, ArgumentValueError, ConcretizationError, DTypeError,
+                      IndexingError, ShapeError)
 from ..ops import indexing as ix
 from ..ops import structural as st
 from ..primitive import Tensor, constant, describe, shape_of
@@ -258,7 +259,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     if not (is_tensor(a) or is_tensor(indices)):
         return np.take(a, indices, axis=axis, mode=mode)
     if mode not in ix.MODES:
-        raise ValueError(f"take: mode must be one of {ix.MODES}, got {mode!r}")
+        raise ArgumentValueError(f"take: mode must be one of {ix.MODES}, got {mode!r}")
     if not is_tensor(a):
         a = np.asarray(a)
     if axis is None:
@@ -377,7 +378,12 @@ def index_update(x) -> _IndexUpdateHelper:
 def _update(prim, x, index, values):
     x, values = as_array(x), as_array(values)
     if not is_tensor(x):
-        x = np.asarray(x)
+        x = numpy_array("x.at[...]", np.asarray, x)
+    if not is_tensor(values):
+        values = numpy_array("x.at[...]", np.asarray, values)
+        if values.dtype.kind not in "biufc":
+            raise DTypeError(f"x.at[...]: values must be numbers, got an array of dtype "
+                             f"{values.dtype}")
     template, operands = parse_index(x, index)
     traced = any(is_traced(v) for v in [x, values, *operands])
     code = x.dtype_code if is_traced(x) else dtypes.value_code(
@@ -495,7 +501,7 @@ def diag_indices_from(arr):
     """``np.diag_indices_from``: index arrays of the main diagonal (from the shape)."""
     shape = shape_of(as_array(arr))
     if len(shape) < 2 or len(set(shape)) != 1:
-        raise ValueError(f"diag_indices_from: all dimensions of {describe(arr)} must be "
+        raise ShapeError(f"diag_indices_from: all dimensions of {describe(arr)} must be "
                          "equal, and at least 2")
     return np.diag_indices(shape[0], len(shape))
 
@@ -517,7 +523,7 @@ def triu_indices_from(arr, k=0):
 def _matrix_shape(name: str, arr) -> tuple:
     shape = shape_of(as_array(arr))
     if len(shape) != 2:
-        raise ValueError(f"{name}: input array must be 2-d, got {describe(arr)}")
+        raise ShapeError(f"{name}: input array must be 2-d, got {describe(arr)}")
     return shape
 
 

@@ -8,7 +8,8 @@ import warnings
 
 import numpy as np
 
-from ..errors import ShapeError
+from .._sequences import numpy_array
+from ..errors import ArgumentError, ArgumentValueError, DTypeError, ShapeError
 from ..ops import structural as st
 from ..primitive import shape_of
 # as_array and holds_tensor are imported from here by the other families too
@@ -43,14 +44,14 @@ def _cast(name: str, x, dtype, casting: str):
     if dtype is None:
         return x
     if not np.can_cast(x.dtype, dtype, casting=casting):
-        raise TypeError(f"{name}: cannot cast {x.dtype} to {np.dtype(dtype)} with "
-                        f"casting={casting!r}")
+        raise DTypeError(f"{name}: cannot cast {x.dtype} to {np.dtype(dtype)} with "
+                         f"casting={casting!r}")
     return x.astype(dtype)
 
 
 def _refuse_out(name: str, out) -> None:
     if out is not None:
-        raise ValueError(f"{name}: out= is not supported (tensors are immutable)")
+        raise ArgumentValueError(f"{name}: out= is not supported (tensors are immutable)")
 
 
 # ------------------------------------------------------------------ arrays from lists
@@ -61,8 +62,8 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0,  # 
     """An array from ``object``; nested lists and tuples holding tensors are stacked
     differentiably (so ``tnp.array([x, 2 * x])`` is a tensor with a gradient)."""
     if not _has_tensor(object):
-        return np.array(object, dtype=dtype, copy=copy, order=order, subok=subok,
-                        ndmin=ndmin, **kwargs)
+        return numpy_array("array", np.array, object, dtype=dtype, copy=copy, order=order,
+                           subok=subok, ndmin=ndmin, **kwargs)
     result = stacked(object)
     if dtype is not None:
         result = result.astype(dtype)
@@ -78,7 +79,7 @@ def asarray(a, dtype=None, order=None, **kwargs):
         return a if dtype is None else a.astype(dtype)
     if holds_tensor(a):
         return array(a, dtype=dtype)
-    return np.asarray(a, dtype=dtype, order=order, **kwargs)
+    return numpy_array("asarray", np.asarray, a, dtype=dtype, order=order, **kwargs)
 
 
 @implements(np.asanyarray)
@@ -86,7 +87,7 @@ def asanyarray(a, dtype=None, order=None, **kwargs):
     """As :func:`asarray`."""
     if _has_tensor(a):
         return asarray(a, dtype=dtype)
-    return np.asanyarray(a, dtype=dtype, order=order, **kwargs)
+    return numpy_array("asanyarray", np.asanyarray, a, dtype=dtype, order=order, **kwargs)
 
 
 @implements(np.ascontiguousarray)
@@ -94,7 +95,7 @@ def ascontiguousarray(a, dtype=None, **kwargs):
     """As :func:`asarray` (a tensor has no memory layout)."""
     if _has_tensor(a):
         return asarray(a, dtype=dtype)
-    return np.ascontiguousarray(a, dtype=dtype, **kwargs)
+    return numpy_array("ascontiguousarray", np.ascontiguousarray, a, dtype=dtype, **kwargs)
 
 
 # ------------------------------------------------------------------ joins
@@ -182,16 +183,16 @@ def _block_depth(arrays) -> tuple:
     while pending:
         item, level, where = pending.pop()
         if isinstance(item, tuple):
-            raise TypeError(f"block: {where} is a tuple; only lists arrange blocks")
+            raise ArgumentError(f"block: {where} is a tuple; only lists arrange blocks")
         if isinstance(item, list):
             if not item:
-                raise ValueError(f"block: the list at {where} cannot be empty")
+                raise ArgumentValueError(f"block: the list at {where} cannot be empty")
             pending.extend((x, level + 1, f"{where}[{i}]") for i, x in enumerate(item))
         elif depth is None or depth == level:
             depth, max_ndim = level, max(max_ndim, ndim(item))
         else:
-            raise ValueError(f"block: list depths are mismatched ({depth} and {level} at "
-                             f"{where})")
+            raise ArgumentValueError(f"block: list depths are mismatched ({depth} and {level} at "
+                                     f"{where})")
     return depth, max_ndim
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..errors import ConcretizationError, DTypeError
+from ..errors import ArgumentValueError, ConcretizationError, DTypeError
 from ..ops import elementwise as ew
 from ..ops import logic as lg
 from ..ops import piecewise as pw
@@ -116,7 +116,7 @@ def where(condition, x=None, y=None, /):
     if x is None and y is None:
         return _nonzero(as_array(condition))
     if x is None or y is None:
-        raise ValueError("where: either both or neither of x and y should be given")
+        raise ArgumentValueError("where: either both or neither of x and y should be given")
     condition, x, y = as_array(condition), as_array(x), as_array(y)
     if not (is_tensor(condition) or is_tensor(x) or is_tensor(y)):
         return np.where(condition, x, y)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..errors import ArgumentError, ShapeError
+from ..errors import ArgumentError, ArgumentValueError, ShapeError
 from ..ops import contraction
 from ..ops import structural as st
 from ..primitive import code_of_value, constant, shape_of
@@ -45,10 +45,10 @@ def _widths(pad_width, shape: tuple) -> list:
         pad_width = pairs
     widths = np.asarray(pad_width)
     if widths.dtype.kind not in "iu":
-        raise TypeError("pad: `pad_width` must be of integral type.")
+        raise ArgumentError("pad: `pad_width` must be of integral type.")
     widths = _pairs(widths, len(shape))
     if (widths < 0).any():
-        raise ValueError("pad: `pad_width` can't contain negative values")
+        raise ArgumentValueError("pad: `pad_width` can't contain negative values")
     return [(int(b), int(a)) for b, a in widths]
 
 
@@ -64,8 +64,8 @@ def pad(array, pad_width, mode="constant", **kwargs):
                             f"{', '.join(_MODES)}")
     unsupported = set(kwargs) - _MODES[mode]
     if unsupported:
-        raise ValueError(f"pad: unsupported keyword arguments for mode '{mode}': "
-                         f"{sorted(unsupported)}")
+        raise ArgumentValueError(f"pad: unsupported keyword arguments for mode '{mode}': "
+                                 f"{sorted(unsupported)}")
     traced = is_traced(array) or is_traced(values)
     code = (code_of_value(array) if is_tensor(array)
             else dtypes.value_code(np.asarray(array).dtype))
@@ -75,7 +75,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
         return _pad_constant(x, widths, values, code, traced)
     reflect_type = kwargs.get("reflect_type", "even")
     if reflect_type not in ("even", "odd"):
-        raise ValueError(f"pad: reflect_type must be 'even' or 'odd', got {reflect_type!r}")
+        raise ArgumentValueError(f"pad: reflect_type must be 'even' or 'odd', got {reflect_type!r}")
     for axis, (before, after) in enumerate(widths):
         if not (before or after):
             continue

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import dtypes
 from .. import linalg as _linalg
-from ..errors import ArgumentError, ShapeError
+from ..errors import ArgumentError, ArgumentValueError, ShapeError
 from ..ops import contraction as ct_ops
 from ..ops import elementwise as ew
 from ..ops import structural as st
@@ -199,7 +199,7 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     a, b = _vectors_last(a, axisa), _vectors_last(b, axisb)
     da, db = shape_of(a)[-1], shape_of(b)[-1]
     if da not in (2, 3) or db not in (2, 3):
-        raise ValueError("cross: incompatible dimensions for cross product (dimension must "
+        raise ShapeError("cross: incompatible dimensions for cross product (dimension must "
                          f"be 2 or 3), got {describe(a)} and {describe(b)} along the axis")
     u = [getitem(a, (Ellipsis, i)) for i in range(da)]
     v = [getitem(b, (Ellipsis, i)) for i in range(db)]
@@ -280,7 +280,7 @@ def _linalg_cross(x1, x2, /, *, axis=-1):
     for x in (x1, x2):
         shape = shape_of(as_array(x))
         if not shape or shape[normalize_axis("cross", axis, len(shape))] != 3:
-            raise ValueError(f"np.linalg.cross: vectors must have 3 components along axis "
+            raise ShapeError(f"np.linalg.cross: vectors must have 3 components along axis "
                              f"{axis}, got {describe(x)}")
     return cross(x1, x2, axis=axis)
 
@@ -300,7 +300,19 @@ def multi_dot(arrays, *, out=None):
     return _linalg.multi_dot(arrays, out=out)
 
 
+def _check_subscripts(subscripts: str) -> None:
+    """Letters, commas, one ``->`` and ``...`` only (NumPy refuses anything else)."""
+    if subscripts.count("->") > 1:
+        raise ArgumentValueError(f"einsum '{subscripts}': more than one '->'")
+    body = subscripts.replace("...", "").replace("->", "").replace(",", "")
+    for c in body:
+        if c not in _LETTERS:
+            raise ArgumentValueError(f"einsum '{subscripts}': invalid subscript {c!r} "
+                                     "(subscripts are letters, as in NumPy)")
+
+
 def _expand_ellipsis(name, subscripts, shapes):
+    _check_subscripts(subscripts)
     if "->" in subscripts:
         lhs, out = subscripts.split("->")
     else:
@@ -368,7 +380,7 @@ def einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting="
     if out is not None:
         raise ArgumentError("einsum: out= is not supported (tensors are immutable)")
     if not operands:
-        raise ValueError("einsum: no subscripts given")
+        raise ArgumentValueError("einsum: no subscripts given")
     if isinstance(operands[0], str):
         subscripts, operands = operands[0], [as_array(x) for x in operands[1:]]
     else:
@@ -388,8 +400,8 @@ def _sublist_letters(sublist) -> str:
             # NumPy's order: 0-25 are 'A'-'Z', 26-51 'a'-'z' (implicit outputs sort so)
             letters.append(chr(ord("A") + label) if label < 26 else chr(ord("a") + label - 26))
         else:
-            raise ValueError(f"einsum: sublist labels must be integers in [0, 52) or "
-                             f"Ellipsis, got {label!r}")
+            raise ArgumentValueError(f"einsum: sublist labels must be integers in [0, 52) "
+                                     f"or Ellipsis, got {label!r}")
     return "".join(letters)
 
 

@@ -4,14 +4,16 @@ repeats a broadcast and a reshape; only ``repeat`` with one count per entry is a
 of its own (its transpose sums the copies of each entry)."""
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
-from ..errors import ConcretizationError, ShapeError
+from ..errors import ArgumentError, ArgumentValueError, ConcretizationError, ShapeError
 from ..ops import structural as st
 from ..primitive import describe, shape_of
 from ._arrays import as_array
 from ._dispatch import implements
-from ._operands import is_tensor, is_traced, normalize_axes, normalize_axis
+from ._operands import int_tuple, is_tensor, is_traced, normalize_axes, normalize_axis
 from .shaping import axis_list, ravel
 
 
@@ -54,13 +56,15 @@ def rot90(m, k=1, axes=(0, 1)):
     m = as_array(m)
     if not is_tensor(m):
         return np.rot90(m, k, axes)
-    axes = tuple(axes)
+    axes = int_tuple("rot90", "axes", axes)
     ndim = len(shape_of(m))
     if len(axes) != 2:
-        raise ValueError("rot90: len(axes) must be 2")
+        raise ArgumentValueError("rot90: len(axes) must be 2")
     if axes[0] == axes[1] or abs(axes[0] - axes[1]) == ndim:
-        raise ValueError(f"rot90: axes {axes} must be different")
+        raise ArgumentValueError(f"rot90: axes {axes} must be different")
     first, second = axis_list("rot90", axes, ndim)
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise ArgumentError(f"rot90: k must be an integer, got {k!r}")
     k = int(k) % 4
     if k == 0:
         return m
@@ -87,7 +91,7 @@ def roll(a, shift, axis=None):
         return st.reshape(roll(ravel(a), shift, 0), shape)
     pairs = np.broadcast(np.asarray(shift), np.asarray(axis))
     if pairs.ndim > 1:
-        raise ValueError("roll: 'shift' and 'axis' should be scalars or 1-d sequences")
+        raise ArgumentValueError("roll: 'shift' and 'axis' should be scalars or 1-d sequences")
     totals = {}
     for s, ax in pairs:
         ax = normalize_axis("roll", int(ax), len(shape))
@@ -108,9 +112,9 @@ def tile(A, reps):  # noqa: N803 - NumPy's name
     A = as_array(A)  # noqa: N806
     if not is_tensor(A):
         return np.tile(A, reps)
-    reps = tuple(int(r) for r in reps) if np.iterable(reps) else (int(reps),)
+    reps = int_tuple("tile", "reps", reps)
     if any(r < 0 for r in reps):
-        raise ValueError(f"tile: negative repetitions {list(reps)}")
+        raise ArgumentValueError(f"tile: negative repetitions {list(reps)}")
     shape = shape_of(A)
     shape = (1,) * (len(reps) - len(shape)) + shape
     reps = (1,) * (len(shape) - len(reps)) + reps
@@ -133,11 +137,11 @@ def _counts(repeats) -> np.ndarray:
         repeats = repeats.detach().numpy()
     counts = np.asarray(repeats)
     if not np.can_cast(counts.dtype, np.int64, casting="safe"):
-        raise TypeError(f"repeat: repeats must be integers, got dtype {counts.dtype}")
+        raise ArgumentError(f"repeat: repeats must be integers, got dtype {counts.dtype}")
     if counts.ndim > 1:
-        raise ValueError("repeat: repeats must be a scalar or a 1-d sequence")
+        raise ArgumentValueError("repeat: repeats must be a scalar or a 1-d sequence")
     if (counts < 0).any():
-        raise ValueError("repeat: repeats may not contain negative values")
+        raise ArgumentValueError("repeat: repeats may not contain negative values")
     return counts.astype(np.int64)
 
 

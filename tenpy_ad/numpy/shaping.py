@@ -9,18 +9,18 @@ import numbers
 
 import numpy as np
 
-from ..errors import ArgumentError, ShapeError
+from ..errors import ArgumentError, ArgumentValueError, ShapeError
 from ..ops import structural as st
 from ..primitive import describe, shape_of
 from ._arrays import as_array, numpy_functions
 from ._dispatch import implements
-from ._operands import broadcast_shapes, is_tensor, normalize_axes, normalize_axis
+from ._operands import broadcast_shapes, int_tuple, is_tensor, normalize_axes, normalize_axis
 
 
 def axis_list(name: str, axes, ndim: int) -> list:
     """``axes`` (an int or a sequence) as non-negative axes, in the given order; a
     repeated axis is an error."""
-    axes = [axes] if isinstance(axes, numbers.Integral) else list(axes)
+    axes = list(int_tuple(name, "axis", axes))
     normalized = [normalize_axis(name, a, ndim) for a in axes]
     if len(set(normalized)) != len(normalized):
         raise ShapeError(f"{name}: repeated axis in {axes}")
@@ -35,7 +35,7 @@ def reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
     name of ``shape``); only ``order='C'``."""
     if shape is None:
         if newshape is None:
-            raise TypeError("reshape: missing the shape")
+            raise ArgumentError("reshape: missing the shape")
         shape = newshape
     a = as_array(a)
     if not is_tensor(a):
@@ -44,9 +44,10 @@ def reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
     if order != "C":
         raise ArgumentError(f"reshape: order={order!r} is not supported for tensors (only "
                             "'C'); transpose explicitly for another order")
-    if isinstance(shape, numbers.Integral):
-        shape = (shape,)
-    shape = tuple(int(d) for d in shape)
+    shape = int_tuple("reshape", "shape", shape)
+    if any(d < -1 for d in shape):
+        raise ShapeError(f"reshape: negative dimension in {list(shape)} (only one -1 may "
+                         "stand for the inferred size)")
     if -1 in shape:
         shape = _infer_minus_one(a, shape)
     return st.reshape(a, shape)
@@ -68,7 +69,7 @@ def ravel(a, order="C"):
     if not is_tensor(a):
         return np.ravel(a, order=order)
     if order not in ("C", "F", "A", "K"):
-        raise ValueError(f"ravel: order must be one of 'C', 'F', 'A', 'K', got {order!r}")
+        raise ArgumentValueError(f"ravel: order must be one of 'C', 'F', 'A', 'K', got {order!r}")
     if order == "F":
         a = transpose(a)
     return st.reshape(a, (math.prod(shape_of(a)),))
@@ -101,7 +102,7 @@ def expand_dims(a, axis):
     if not is_tensor(a):
         return np.expand_dims(a, axis)
     shape = shape_of(a)
-    n_new = 1 if isinstance(axis, numbers.Integral) else len(tuple(axis))
+    n_new = len(int_tuple("expand_dims", "axis", axis))
     new_axes = set(axis_list("expand_dims", axis, len(shape) + n_new))
     rest = iter(shape)
     return st.reshape(a, tuple(1 if i in new_axes else next(rest)
@@ -156,7 +157,7 @@ def transpose(a, axes=None):
     ndim = len(shape_of(a))
     if axes is None:
         return st.transpose(a, tuple(range(ndim - 1, -1, -1)))
-    perm = [int(p) for p in axes]
+    perm = list(int_tuple("transpose", "axes", axes))
     if sorted(p % ndim if -ndim <= p < ndim else -1 for p in perm) != list(range(ndim)):
         raise ShapeError(f"transpose: axes {perm} are not a permutation of the axes of "
                          f"{describe(a)}")
@@ -228,18 +229,18 @@ def broadcast_in_dim(x, shape, broadcast_dimensions):
     """Broadcast ``x`` to ``shape``; operand axis ``i`` becomes ``broadcast_dimensions[i]``."""
     if not is_tensor(x):
         x = np.asarray(x)
-    return st.broadcast_in_dim(x, tuple(int(d) for d in shape),
-                               tuple(int(d) for d in broadcast_dimensions))
+    return st.broadcast_in_dim(x, int_tuple("broadcast_in_dim", "shape", shape),
+                               int_tuple("broadcast_in_dim", "broadcast_dimensions",
+                                         broadcast_dimensions))
 
 
 @implements(np.broadcast_to)
 def broadcast_to(array, shape, subok=False):
     """NumPy-style ``broadcast_to``."""
     array = as_array(array)
-    shape = (int(shape),) if isinstance(shape, numbers.Integral) else tuple(int(d)
-                                                                           for d in shape)
     if not is_tensor(array):
         return np.broadcast_to(array, shape, subok=subok)
+    shape = int_tuple("broadcast_to", "shape", shape)
     if broadcast_shapes("broadcast_to", shape_of(array), shape) != shape:
         raise ShapeError(f"broadcast_to: cannot broadcast {describe(array)} to "
                          f"{list(shape)}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..errors import ArgumentError, ShapeError
+from ..errors import ArgumentError, ArgumentValueError, ShapeError
 from ..ops import elementwise as ew
 from ..ops import sorting as so
 from ..ops import structural as st
@@ -30,6 +30,15 @@ def _along(name: str, a, axis):
     return a, normalize_axis(name, axis, len(shape_of(a)))
 
 
+def _sort_kind(name: str, kind):
+    """NumPy's sort kinds, read as NumPy reads them (by the first letter: quicksort,
+    heapsort, mergesort, stable); None is the default."""
+    if kind is None or (isinstance(kind, str) and kind[:1].lower() in ("q", "h", "m", "s")):
+        return kind
+    raise ArgumentValueError(f"{name}: sort kind must be one of 'quicksort', 'heapsort', "
+                             f"'mergesort' or 'stable', got {kind!r}")
+
+
 def _no_order(name: str, order) -> None:
     if order is not None:
         raise ArgumentError(f"{name}: order= (fields of structured arrays) is not supported")
@@ -42,6 +51,7 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     if not is_tensor(a):
         return np.argsort(a, axis=axis, kind=kind, order=order, **_stable(stable))
     _no_order("argsort", order)
+    kind = _sort_kind("argsort", kind)
     a, axis = _along("argsort", a, axis)
     return bind1(so.argsort_p, ("stable" if stable else kind, axis), a)
 
@@ -54,6 +64,7 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     if not is_tensor(a):
         return np.sort(a, axis=axis, kind=kind, order=order, **_stable(stable))
     _no_order("sort", order)
+    _sort_kind("sort", kind)
     a, axis = _along("sort", a, axis)
     return take_along_axis(a, bind1(so.argsort_p, ("stable", axis), a), axis)
 
@@ -121,7 +132,7 @@ def searchsorted(a, v, side="left", sorter=None):
     if not (is_tensor(a) or is_tensor(v) or is_tensor(sorter)):
         return np.searchsorted(a, v, side=side, sorter=sorter)
     if side not in ("left", "right"):
-        raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+        raise ArgumentValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
     if sorter is not None:
         a = take(a, sorter)
     traced = is_traced(a) or is_traced(v)
@@ -145,7 +156,7 @@ def digitize(x, bins, right=False):
         return searchsorted(bins, x, side=side)
     if np.all(differences <= 0):
         return len(edges) - searchsorted(getitem(bins, slice(None, None, -1)), x, side=side)
-    raise ValueError("digitize: bins must be monotonically increasing or decreasing")
+    raise ArgumentValueError("digitize: bins must be monotonically increasing or decreasing")
 
 
 @implements(np.unique)

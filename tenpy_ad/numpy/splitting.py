@@ -7,27 +7,29 @@ import numbers
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import ArgumentValueError, ShapeError
 from ..ops import structural as st
 from ..primitive import describe, shape_of
 from ._arrays import as_array
 from ._dispatch import implements
-from ._operands import is_tensor, normalize_axis
+from ._operands import int_tuple, is_tensor, normalize_axis
 
 
-def _bounds(n: int, indices_or_sections, equal: bool) -> list:
+def _bounds(name: str, n: int, indices_or_sections, equal: bool) -> list:
     """The ``(start, stop)`` of each piece of an axis of length ``n``."""
     if isinstance(indices_or_sections, numbers.Integral):
         sections = int(indices_or_sections)
         if sections <= 0:
-            raise ValueError("number sections must be larger than 0.")
+            raise ArgumentValueError(f"{name}: number sections must be larger than 0, got "
+                                     f"{sections}")
         if equal and n % sections:
-            raise ValueError("array split does not result in an equal division")
+            raise ShapeError(f"{name}: array split does not result in an equal division "
+                             f"(an axis of {n} into {sections})")
         each, extra = divmod(n, sections)
         sizes = [each + 1] * extra + [each] * (sections - extra)
         stops = np.cumsum(sizes).tolist()
         return list(zip([0] + stops[:-1], stops))
-    points = [int(i) for i in indices_or_sections]
+    points = list(int_tuple(name, "indices_or_sections", indices_or_sections))
     return list(zip([0] + points, points + [n]))
 
 
@@ -35,7 +37,7 @@ def _split(name: str, ary, indices_or_sections, axis, equal: bool) -> list:
     shape = shape_of(ary)
     axis = normalize_axis(name, axis, len(shape))
     pieces = []
-    for start, stop in _bounds(shape[axis], indices_or_sections, equal):
+    for start, stop in _bounds(name, shape[axis], indices_or_sections, equal):
         start, stop, _ = slice(start, stop).indices(shape[axis])   # Python's slicing
         stop = max(start, stop)
         spec = tuple((start, stop, 1) if i == axis and stop > start

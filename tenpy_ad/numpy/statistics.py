@@ -11,12 +11,13 @@ middle value.
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 
 import numpy as np
 
 from .. import dtypes
-from ..errors import ArgumentError, ShapeError
+from ..errors import ArgumentError, ArgumentValueError, ShapeError
 from ..ops import elementwise as ew
 from ..ops import reductions as red
 from ..ops import structural as st
@@ -123,8 +124,11 @@ def _variance(name, a, axis, dtype, out, ddof, keepdims, where, mean, correction
     refuse_out_where(name, out, where)
     if correction is not NO_VALUE:
         if ddof != 0:
-            raise ValueError(f"{name}: ddof and correction can't be provided simultaneously")
+            raise ArgumentValueError(f"{name}: ddof and correction can't be provided "
+                                     "simultaneously")
         ddof = correction
+    if isinstance(ddof, bool) or not isinstance(ddof, numbers.Real):
+        raise ArgumentError(f"{name}: ddof must be a number, got {ddof!r}")
     x = inexact(a, dtype)
     shape = shape_of(x)
     axes = normalize_axes(name, axis, len(shape))

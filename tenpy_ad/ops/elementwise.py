@@ -196,18 +196,30 @@ def _power_derivative(exponent, x):
     return scale(power(x, exponent - 1), exponent)
 
 
+def _power_jvp(exponent, t, out, x):
+    if exponent.value == 0:
+        return st.full_like(out, 0)    # x ** 0 is 1 everywhere, also at x = 0: slope 0
+    return mul(t, _power_derivative(exponent.value, x))
+
+
+def _power_vjp(exponent, ct, out, x):
+    if exponent.value == 0:
+        return st.full_like(x, 0)      # (0 * x**-1 would be NaN at x = 0)
+    return mul(ct, conj(_power_derivative(exponent.value, x)))
+
+
 pow_p = primitive("pow", lambda exponent, x: np.power(x, exponent.value), same_as_input,
                   format_params=lambda exponent: f"exponent={exponent!r}", elementwise=True)
-defjvp(pow_p, lambda exponent, t, out, x: mul(t, _power_derivative(exponent.value, x)))
-defvjp(pow_p, lambda exponent, ct, out, x: mul(ct, conj(_power_derivative(exponent.value, x))))
+defjvp(pow_p, _power_jvp)
+defvjp(pow_p, _power_vjp)
 
 
 def power(x, exponent):
-    """``x ** exponent`` for a static real exponent."""
+    """``x ** exponent`` for a static real exponent.  ``x ** 0`` is a node too (its
+    derivative is zero), so an eager result requires grad when ``x`` does, as in
+    PyTorch."""
     if exponent == 1:
         return x
-    if exponent == 0:
-        return st.full_like(x, 1)
     exponent = int(exponent) if float(exponent).is_integer() else float(exponent)
     return bind1(pow_p, Scalar(exponent), x)
 

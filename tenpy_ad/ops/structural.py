@@ -18,7 +18,17 @@ from . import elementwise as ew
 
 # ------------------------------------------------------------------ reshape
 
+_MAX_RANK = 64                    # NumPy's limit on the dimensions of an array
+
+
+def _check_rank(name: str, shape: tuple) -> None:
+    if len(shape) > _MAX_RANK:
+        raise ShapeError(f"{name}: a result of {len(shape)} dimensions, more than NumPy's "
+                         f"maximum of {_MAX_RANK}")
+
+
 def _reshape_rule(new_shape, x):
+    _check_rank("reshape", new_shape)
     size = 1
     for d in new_shape:
         size *= d
@@ -96,6 +106,7 @@ def _identity_perm(n: int) -> tuple:
 
 def _broadcast_rule(params, x):
     shape, dims = params
+    _check_rank("broadcast_in_dim", shape)
     if not _broadcast_ok(x.shape, shape, dims):
         raise ShapeError(f"broadcast_in_dim: cannot broadcast {describe(x)} to "
                          f"{list(shape)} along dimensions {list(dims)}")

@@ -82,7 +82,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ...errors import ConvergenceError, ShapeError
+from ...errors import ArgumentValueError, ConvergenceError, ShapeError
 from ...primitive import bind, code_of_value, describe, primitive, shape_of
 from ...rules import defrules
 from .. import elementwise as ew
@@ -544,7 +544,7 @@ def complement_solve(kind: str, a, basis, t, r, hint, params=None, *, eps: float
     """``(L(K) P r, g(K) P r)`` (see the module docstring); ``params`` (kind, eps, tol,
     maxiter) as a node has them."""
     if kind not in KINDS:
-        raise ValueError(f"complement_solve: kind must be one of {KINDS}, got {kind!r}")
+        raise ArgumentValueError(f"complement_solve: kind must be one of {KINDS}, got {kind!r}")
     if params is None:
         params = (kind, float(eps), float(tol), int(maxiter))
     return bind(complement_solve_p, params, a, basis, t, r, hint)

@@ -1,6 +1,10 @@
 """Defaults of the linear-algebra derivatives: ``tp.linalg.config``."""
 from __future__ import annotations
 
+import numbers
+
+from ...errors import ArgumentError, ArgumentValueError
+
 
 class LinalgConfig:
     """Defaults for the linear-algebra derivatives (read when a node is built).
@@ -15,14 +19,53 @@ class LinalgConfig:
     ``gauge_rtol``  relative size of the phase-dependent part above which that happens.
     """
 
+    _GAUGE_CHECKS = ("raise", "warn", "off")
+
     def __init__(self):
         self.broadening = 1e-16
         self.gauge_check = "raise"
         self.gauge_rtol = 1e-8
 
+    @property
+    def broadening(self) -> float:
+        return self._broadening
+
+    @broadening.setter
+    def broadening(self, value):
+        self._broadening = _non_negative(value, "tp.linalg.config.broadening")
+
+    @property
+    def gauge_check(self) -> str:
+        return self._gauge_check
+
+    @gauge_check.setter
+    def gauge_check(self, value):
+        if value not in self._GAUGE_CHECKS:
+            raise ArgumentValueError(f"tp.linalg.config.gauge_check: expected one of "
+                                     f"{self._GAUGE_CHECKS}, got {value!r}")
+        self._gauge_check = value
+
+    @property
+    def gauge_rtol(self) -> float:
+        return self._gauge_rtol
+
+    @gauge_rtol.setter
+    def gauge_rtol(self, value):
+        self._gauge_rtol = _non_negative(value, "tp.linalg.config.gauge_rtol")
+
     def __repr__(self):
         return (f"LinalgConfig(broadening={self.broadening!r}, "
                 f"gauge_check={self.gauge_check!r}, gauge_rtol={self.gauge_rtol!r})")
+
+
+def _non_negative(value, name: str) -> float:
+    """A real number >= 0 (a bool or a string is refused, as ``float()`` would take
+    ``"1e-8"``)."""
+    if isinstance(value, (bool, str)) or not isinstance(value, numbers.Real):
+        raise ArgumentError(f"{name}: expected a real number >= 0, got {value!r}")
+    if not value >= 0:
+        raise ArgumentValueError(f"{name}: expected a real number >= 0, got {value!r}")
+    return float(value)
 
 
 config = LinalgConfig()
@@ -30,7 +73,6 @@ config = LinalgConfig()
 
 def broadening(eps: float | None, name: str) -> float:
     """The broadening a node is built with: ``eps`` or the configured default."""
-    eps = config.broadening if eps is None else float(eps)
-    if not eps >= 0:
-        raise ValueError(f"{name}: eps must be >= 0, got {eps}")
-    return eps
+    if eps is None:
+        return config.broadening
+    return _non_negative(eps, f"{name}: eps")

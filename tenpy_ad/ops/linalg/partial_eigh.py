@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import dtypes
-from ...errors import ShapeError
+from ...errors import MissingRuleError, ShapeError
 from ...primitive import bind, code_of_value, describe, is_complex_value, primitive
 from ...rules import defrules
 from .. import elementwise as ew
@@ -67,8 +67,8 @@ def _jvp(params, tangents, out, xs):
 def _vjp(params, cts, out, xs, active):
     gw, gv, g_hint = cts
     if g_hint is not None:
-        raise NotImplementedError("eigsh: the deflation hint (3rd output of eigsh_p) is an "
-                                  "internal output and has no derivative")
+        raise MissingRuleError("eigsh: the deflation hint (3rd output of eigsh_p) is an "
+                              "internal output and has no derivative")
     a = xs[0]
     w, v, hint = out
     return (kept_pairs_vjp(params[3], w, v, gw, gv,

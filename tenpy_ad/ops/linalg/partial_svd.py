@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import dtypes
-from ...errors import ShapeError
+from ...errors import MissingRuleError, ShapeError
 from ...primitive import bind, code_of_value, describe, is_complex_value, primitive
 from ...rules import defrules
 from .. import elementwise as ew
@@ -89,8 +89,8 @@ def _jvp(params, tangents, out, xs):
 def _vjp(params, cts, out, xs, active):
     gu, gs, gvh, g_hint = cts
     if g_hint is not None:
-        raise NotImplementedError("svds: the deflation hint (4th output of svds_p) is an "
-                                  "internal output and has no derivative")
+        raise MissingRuleError("svds: the deflation hint (4th output of svds_p) is an "
+                              "internal output and has no derivative")
     a = xs[0]
     u, s, vh, hint = out
 

@@ -39,7 +39,7 @@ import numpy as np
 import scipy.linalg.lapack
 
 from ... import dtypes
-from ...errors import ShapeError
+from ...errors import InternalError, ShapeError
 from ...primitive import (bind, code_of_value, describe, is_complex_value, primitive,
                          shape_of)
 from ...rules import defrules
@@ -76,7 +76,7 @@ def _svd_impl(params, a):
         if info == 0:
             return u, s, vh
         if info < 0:                    # pragma: no cover - an argument error in LAPACK
-            raise ValueError(f"svd: LAPACK {driver} rejected argument {-info}")
+            raise InternalError(f"svd: LAPACK {driver} rejected argument {-info}")
     raise np.linalg.LinAlgError(f"svd did not converge (gesdd nor gesvd) for a "
                                 f"{a.dtype.name}{list(a.shape)} matrix")
 

@@ -158,6 +158,12 @@ def test_logsumexp_zero_weights_leave_their_terms_out(mode):
     w = np.array([np.exp(2.0), 2 * np.exp(5.0)]) / s
     np.testing.assert_allclose(hess[np.ix_(finite, finite)], _softmax_hessian(w),
                                rtol=1e-12)
+    a, b = np.array([np.inf, 1.0, 2.0]), np.array([0.0, 1.0, 2.0])    # +inf left out
+    s = np.e + 2 * np.e ** 2
+    with np.errstate(over="ignore", invalid="ignore"):
+        grad, _ = derivatives_in(mode, lambda x, w: tnp.logsumexp(x, b=w), a, b)
+    np.testing.assert_allclose(grad, [0.0, np.e / s, 2 * np.e ** 2 / s, np.inf, np.e / s,
+                                      np.e ** 2 / s], rtol=1e-13)
 
 
 # ------------------------------------------------------------------ sinc

@@ -32,7 +32,7 @@ from ..rules import defjvp, defrules, defvjp, zero_rule
 from . import elementwise as ew
 from . import scans
 from . import structural as st
-from .logic import isinf, logical_and
+from .logic import isinf, logical_and, logical_not
 
 
 def _kept_dims(axes, ndim: int) -> tuple:
@@ -284,11 +284,11 @@ def _shifted_exponents(axes, x, b):
     return ew.select(at_infinite_top, st.full_like(x, 0), difference)
 
 
-def _overflows(exponents):
-    """Where ``exp`` of ``exponents`` (real parts) is beyond the dtype's range."""
+def _beyond_range(exponents):
+    """Where ``exp`` of ``exponents`` (real parts) overflows the dtype, or is NaN."""
     real = ew.real(exponents)
     limit = math.log(np.finfo(dtypes.DTYPES[code_of_value(real)]).max)
-    return bind2(ew.greater_p, None, real, st.full_like(real, limit))
+    return logical_not(bind2(ew.less_equal_p, None, real, st.full_like(real, limit)))
 
 
 def _relative_terms(axes, xs):
@@ -298,10 +298,10 @@ def _relative_terms(axes, xs):
     Computed as ``exp(x - m) / |sum(b exp(x - m))|`` (:func:`_shifted_exponents`): the
     quotient does not depend on the constant ``m``, so its derivatives are exact at every
     order, and it is accurate for entries of any size (``exp(x - log|s|)`` would carry
-    the rounding of ``log|s|``).  A term with ``b = 0`` whose ``exp(x - m)`` overflows is
-    left out of the sum, as the value leaves it out, and out of ``w b`` (no ``0 * inf``
-    there, nor in its derivatives); its ``w`` stays infinite: the derivative in that
-    ``b``."""
+    the rounding of ``log|s|``).  A term with ``b = 0`` whose ``exp(x - m)`` overflows (or
+    is NaN) is left out of the sum, as the value leaves it out, and out of ``w b`` (no
+    ``0 * inf`` there, nor in its derivatives); its ``w`` stays infinite: the derivative in
+    that ``b``."""
     x = xs[0]
     if any(shape_of(x)[a] == 0 for a in axes):
         return x, x                              # no entries: nothing to weigh
@@ -315,7 +315,7 @@ def _relative_terms(axes, xs):
         w = ew.div(terms, _spread(total, axes, x))
         return w, w
     b = xs[1]
-    left_out = logical_and(ew.is_zero(b), _overflows(exponents))
+    left_out = logical_and(ew.is_zero(b), _beyond_range(exponents))
     zero = st.full_like(x, 0)
     kept = ew.select(left_out, zero, ew.exp(ew.select(left_out, zero, exponents)))
     size = _spread(ew.convert(ew.abs(st.reduce_sum(ew.mul(kept, b), axes)), code), axes, x)

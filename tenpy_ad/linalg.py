@@ -386,8 +386,9 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 - NumPy'
     """Vector and matrix norms, NumPy's ``linalg.norm``: every ``ord`` it accepts (vector
     p-norms for any p, inf, -inf, 0; matrix 'fro', 'nuc', 1, -1, 2, -2, inf, -inf), along
     ``axis`` (one axis: vectors, two: matrices, also of stacks).  The 2-norm has derivative
-    ``x/|x|`` and the subgradient 0 at ``x = 0``; norms built on max/min split their
-    derivative evenly among ties."""
+    ``x/|x|`` and, as every vector p-norm, the subgradient 0 at ``x = 0`` (with second
+    derivatives 0 there too); norms built on max/min split their derivative evenly among
+    ties."""
     if not is_tensor(x):
         x = np.asarray(x)
         x = x.astype(dtypes.DTYPES[dtypes.value_code(x.dtype)], copy=False)
@@ -440,7 +441,17 @@ def _vector_norm(x, ord, axis):  # noqa: A002
     if isinstance(ord, bool) or not isinstance(ord, numbers.Real):
         raise ArgumentValueError(f"norm: invalid norm order {ord!r} for vectors")
     p = float(ord)
-    return tnp.power(tnp.sum(tnp.power(tnp.abs(x), p), axis=axis), 1.0 / p)
+    return _root(tnp.sum(tnp.power(tnp.abs(x), p), axis=axis), p)
+
+
+def _root(total, p: float):
+    """``total ** (1/p)``; for ``p > 0`` its derivatives (of every order) are taken as 0
+    where ``total == 0`` (``x = 0``), the choice the 2-norm makes, instead of ``inf * 0``."""
+    if p <= 0:
+        return tnp.power(total, 1.0 / p)
+    zero = ew.is_zero(total)
+    root = ew.power(ew.select(zero, st.full_like(total, 1), total), 1.0 / p)
+    return ew.select(zero, st.full_like(root, 0), root)
 
 
 def _matrix_norm(x, ord, axes):  # noqa: A002

@@ -141,3 +141,135 @@ def grad_in(mode: str, loss_fn: Callable, a) -> np.ndarray:
         return np.asarray(tp.grad(loss_fn)(a))
     x = tp.input(a.shape, a.dtype)
     return np.asarray(tp.evaluate(tp.ad.grad(loss_fn(x), x), {x: a}))
+
+
+# ------------------------------------------------------------------ derivatives in every mode
+
+#: the ways of taking a first and a second derivative of one loss
+DERIVATIVE_MODES = ("eager", "traced", "compiled", "jit", "transform", "forward",
+                    "traced_forward")
+
+
+def coordinates(args) -> list:
+    """The real coordinates of ``args``: ``(k, index, unit)`` per coordinate, ``unit``
+    1 or 1j (a complex entry has two)."""
+    coords = []
+    for k, a in enumerate(args):
+        units = (1.0, 1j) if np.iscomplexobj(a) else (1.0,)
+        for unit in units:
+            coords += [(k, i, unit) for i in np.ndindex(a.shape)]
+    return coords
+
+
+def _unit(args, coord) -> list:
+    k, index, unit = coord
+    directions = [np.zeros_like(a) for a in args]
+    directions[k][index] = unit
+    return directions
+
+
+def _packed(grads, args) -> np.ndarray:
+    """Gradients (``dL/dx + i dL/dy`` for complex args) as one vector of coordinates."""
+    grads = [np.asarray(g) for g in grads]
+    return np.array([np.real(np.conj(unit) * grads[k][index])
+                     for k, index, unit in coordinates(args)])
+
+
+def _along(grads, directions):
+    """The real inner product of tensor gradients with constant directions (an eager
+    ``.grad`` left ``None``, which no derivative reached, counts as zero; so do the args a
+    direction leaves out, whose zero factor would multiply infinite derivatives)."""
+    total = None
+    for g, d in zip(grads, directions):
+        if g is None or not np.any(d):
+            continue
+        term = tp.numpy.real(tp.numpy.conj(g) * d).sum()
+        total = term if total is None else total + term
+    return total
+
+
+def _eager_derivatives(loss, args):
+    leaves = [tp.tensor(a, dtype=a.dtype, requires_grad=True) for a in args]
+    loss(*leaves).backward()
+    first = [np.asarray(t.grad) if t.grad is not None else np.zeros_like(a)
+             for t, a in zip(leaves, args)]
+    columns = []
+    for coord in coordinates(args):
+        leaves = [tp.tensor(a, dtype=a.dtype, requires_grad=True) for a in args]
+        loss(*leaves).backward(create_graph=True)
+        grads = [t.grad for t in leaves]
+        for t in leaves:
+            t.grad = None
+        inner = _along(grads, _unit(args, coord))
+        if inner is not None and inner.requires_grad:
+            inner.backward()
+        columns.append(_packed([np.zeros_like(a) if t.grad is None else t.grad
+                                for t, a in zip(leaves, args)], args))
+    return first, columns
+
+
+def _graph_derivatives(loss, args, mode):
+    xs = [tp.input(a.shape, a.dtype) for a in args]
+    grads = tp.ad.grad(loss(*xs), xs)
+    if mode == "traced_forward":      # along one arg: the others get no tangent at all
+        seconds = [tp.ad.jvp(grads, [xs[c[0]]], [_unit(args, c)[c[0]]])
+                   for c in coordinates(args)]
+    else:
+        seconds = [tp.ad.grad(_along(grads, _unit(args, c)), xs) for c in coordinates(args)]
+    outs = list(grads) + [g for column in seconds for g in column]
+    if mode == "compiled":
+        values = tp.compile(outs, inputs=xs)(*args)
+    else:
+        values = tp.evaluate(outs, dict(zip(xs, args)))
+    n = len(args)
+    first = values[:n]
+    return first, [_packed(values[n * (j + 1):n * (j + 2)], args)
+                   for j in range(len(seconds))]
+
+
+def _of_one(fn, args, k):
+    """``fn`` as a function of its k-th argument, the others fixed to ``args``."""
+    def of_one(z):
+        return fn(*args[:k], z, *args[k + 1:])
+    return of_one
+
+
+def _transform_derivatives(loss, args, mode):
+    argnums = tuple(range(len(args)))
+    gradient = tp.grad(loss, argnums=argnums)
+    first = gradient(*args)
+    columns = []
+    for coord in coordinates(args):
+        if mode == "forward":
+            _, column = tp.jvp(_of_one(gradient, args, coord[0]), (args[coord[0]],),
+                               (_unit(args, coord)[coord[0]],))
+        else:
+            second = tp.grad(lambda *zs: _along(gradient(*zs), _unit(args, coord)),
+                             argnums=argnums)
+            column = (tp.jit(second) if mode == "jit" else second)(*args)
+        columns.append(_packed(column, args))
+    return first, columns
+
+
+def derivatives_in(mode: str, loss: Callable, *args) -> tuple[np.ndarray, np.ndarray]:
+    """The gradient and the Hessian of a real scalar ``loss(*args)`` in ``mode`` (one of
+    :data:`DERIVATIVE_MODES`), over the real coordinates of the args (:func:`coordinates`:
+    a complex entry is its real and imaginary part).  The gradient comes as one vector
+    (``dL/dx + i dL/dy`` split into its parts), the Hessian as a matrix whose column ``j``
+    is the gradient of ``<grad L, e_j>`` (``forward`` modes: the JVP of the gradient along
+    ``e_j``).  Modes: eager ``backward()`` (``create_graph=True`` for the second order),
+    ``tp.ad.grad`` twice run by ``tp.evaluate`` (``traced``) or ``tp.compile``
+    (``compiled``), ``tp.grad`` of ``tp.grad`` (``transform``, and under ``tp.jit``),
+    ``tp.jvp`` of ``tp.grad`` (``forward``) and ``tp.ad.jvp`` of ``tp.ad.grad``
+    (``traced_forward``)."""
+    args = [np.asarray(a) for a in args]
+    if mode == "eager":
+        first, columns = _eager_derivatives(loss, args)
+    elif mode in ("traced", "compiled", "traced_forward"):
+        first, columns = _graph_derivatives(loss, args, mode)
+    elif mode in ("jit", "transform", "forward"):
+        first, columns = _transform_derivatives(loss, args, mode)
+    else:
+        raise ValueError(f"unknown mode {mode!r}; one of {DERIVATIVE_MODES}")
+    hessian = np.array(columns).T if columns else np.zeros((0, 0))
+    return _packed(first, args), hessian

@@ -5,8 +5,10 @@
 ``copysign``, ``heaviside``, and ``scale``/``astype``.
 
 Subgradients where NumPy's function has a kink or a jump (see :mod:`tenpy_ad.ops.piecewise`):
-``abs``/``fabs``/``sign``/``copysign`` at 0, ``floor_divide`` (zero), ``remainder``/
-``fmod`` in the divisor (``-q``, the integer quotient).
+``abs``/``fabs``/``sign``/``copysign`` at 0 (0, and second derivatives 0, also for complex
+``abs`` and ``sign``), ``floor_divide`` (zero), ``remainder``/``fmod`` in the divisor
+(``-q``, the integer quotient); ``power`` with a tensor exponent at a zero base (see its
+docstring).  The table of these choices is ``Spec.special`` in tests/specs.
 """
 from __future__ import annotations
 
@@ -139,7 +141,8 @@ power = ufunc_function(
     np.power, tr.power,
     "``x1 ** x2`` elementwise.  A real scalar exponent is a static parameter; a tensor "
     "exponent is differentiated too (``x2`` derivative ``x1**x2 log(x1)``, 0 where "
-    "``x1 == 0``; at ``0 ** 0`` the ``x1`` derivative is that along ``x2 == 0``: 0).",
+    "``x1 == 0``; at ``0 ** 0`` the ``x1`` derivative is that along ``x2 == 0``: 0; at "
+    "``x1 == 0`` the mixed second derivatives are 0).",
     shortcut=_static_power(np.power))
 float_power = ufunc_function(
     np.float_power, tr.power,
@@ -153,13 +156,14 @@ reciprocal = ufunc_function(np.reciprocal, ew.reciprocal,
 square = ufunc_function(np.square, lambda x: ew.mul(x, x), "``x * x`` elementwise.")
 absolute = ufunc_function(
     np.absolute, ew.abs,
-    "``|x|`` elementwise (real for complex ``x``); its derivative at 0 is taken as 0.")
+    "``|x|`` elementwise (real for complex ``x``); its derivatives at 0 (first and "
+    "second) are taken as 0.")
 abs = absolute  # noqa: A001 - NumPy's name
 fabs = ufunc_function(np.fabs, ew.abs,
                       "``|x|`` of real ``x`` as a float; its derivative at 0 is taken as 0.")
 sign = ufunc_function(
     np.sign, ew.sign,
-    "-1, 0 or 1 (``z/|z|`` for complex ``z``, 0 at 0): derivative 0 for real ``x``, also "
+    "-1, 0 or 1 (``z/|z|`` for complex ``z``, 0 at 0): derivative 0 for real ``x`` and "
     "at 0.")
 copysign = ufunc_function(
     np.copysign, pw.copysign,

@@ -222,7 +222,10 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     stable for large and infinite entries; terms with ``b == 0`` are left out.  With
     ``return_sign`` it returns ``(log|s|, sign(s))`` (``s/|s|`` for complex ``s``); without
     it, a negative real sum gives NaN and complex values the principal logarithm.  Both
-    ``a`` and ``b`` are differentiated, exactly at any order."""
+    ``a`` and ``b`` are differentiated, exactly at any order: the derivative in ``a`` is
+    the softmax ``b exp(a - m) / sum(b exp(a - m))`` (``m`` the largest entry, so entries
+    of any size keep every digit); where ``m`` is infinite the entries equal to it share
+    evenly (all ``-inf``: ``1/n`` each), as ``logaddexp`` does."""
     a = as_array(a)
     b = None if b is None else as_array(b)
     xs = _common_inexact("logsumexp", *((a,) if b is None else (a, b)))

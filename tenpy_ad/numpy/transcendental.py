@@ -2,9 +2,13 @@
 inverses, angle conversions and ``sinc``, with NumPy's ufunc signatures (integers and
 bools compute in float64).
 
-Derivatives at isolated singular points: ``arctan2`` and ``hypot`` at the origin are taken
-as 0 (the subgradient ``abs`` uses at 0); ``logaddexp``/``logaddexp2`` split the derivative
-evenly on ties (also two infinities of one sign); ``sinc`` is exact to every order at 0.
+Derivative rules of smooth functions are smooth expressions (``logaddexp``'s is
+``sigmoid(x1 - x2)``), right at every order everywhere: ties of ``logaddexp``/``logaddexp2``
+are no special points (1/2 each, second derivative ``±1/4`` or ``±ln2/4``; two
+infinities of one sign share evenly), ``sinc`` is exact to every order at and near 0.
+At the origin ``arctan2`` and ``hypot`` have derivatives taken as 0, of every order (the
+choice ``abs`` makes at 0).  Where a derivative is infinite (``arcsin`` at ``±1``, ``log``
+at 0) the rules give IEEE infinities, the same in every mode.
 """
 from __future__ import annotations
 
@@ -28,10 +32,12 @@ log10 = ufunc_function(np.log10, tr.log10, "Base-10 logarithm, elementwise.")
 log1p = ufunc_function(np.log1p, tr.log1p, "``log(1 + x)``, accurate for small ``x``.")
 logaddexp = ufunc_function(
     np.logaddexp, tr.logaddexp,
-    "``log(exp(x1) + exp(x2))`` without overflow; ties (also ``-inf`` with ``-inf``) "
-    "share the derivative evenly.")
+    "``log(exp(x1) + exp(x2))`` without overflow, with smooth derivatives "
+    "(``sigmoid(x1 - x2)``: a tie gets 1/2 each and second derivatives ``±1/4``; two "
+    "equal infinities share evenly).")
 logaddexp2 = ufunc_function(np.logaddexp2, tr.logaddexp2,
-                            "``log2(2**x1 + 2**x2)``; ties share the derivative evenly.")
+                            "``log2(2**x1 + 2**x2)``, with smooth derivatives (a tie gets "
+                            "1/2 each and second derivatives ``±ln2/4``).")
 sqrt = ufunc_function(np.sqrt, ew.sqrt, "Square root, elementwise.")
 cbrt = ufunc_function(np.cbrt, tr.cbrt,
                       "Real cube root (its derivative is infinite at 0).")
@@ -43,12 +49,12 @@ arccos = ufunc_function(np.arccos, tr.arccos, "Inverse cosine (principal branch)
 arctan = ufunc_function(np.arctan, tr.arctan, "Inverse tangent (principal branch).")
 arctan2 = ufunc_function(
     np.arctan2, tr.arctan2,
-    "The angle of the point ``(x2, x1)`` in ``[-pi, pi]``; its derivative at the origin "
-    "is taken as 0.")
+    "The angle of the point ``(x2, x1)`` in ``[-pi, pi]``; its derivatives at the "
+    "origin (of every order) are taken as 0.")
 hypot = ufunc_function(
     np.hypot, tr.hypot,
-    "``sqrt(x1**2 + x2**2)`` without overflow; its derivative at the origin is taken "
-    "as 0.")
+    "``sqrt(x1**2 + x2**2)`` without overflow; its derivatives at the origin (of every "
+    "order) are taken as 0, as for ``abs``.")
 sinh = ufunc_function(np.sinh, tr.sinh, "Hyperbolic sine, elementwise.")
 cosh = ufunc_function(np.cosh, tr.cosh, "Hyperbolic cosine, elementwise.")
 tanh = ufunc_function(np.tanh, ew.tanh, "Hyperbolic tangent, elementwise.")
@@ -66,8 +72,8 @@ implements(np.degrees)(degrees)
 
 @implements(np.sinc)
 def sinc(x):
-    """``sin(pi x) / (pi x)``, 1 at 0; differentiable to any order everywhere (at 0 its
-    derivatives are those of the Taylor series)."""
+    """``sin(pi x) / (pi x)``, 1 at 0; differentiable to any order everywhere (near 0
+    its derivatives come from the Taylor series, exactly)."""
     x = as_array(x)
     if not is_tensor(x):
         return np.sinc(x)

@@ -309,12 +309,17 @@ def imag(x):
 
 def _complex_sign_derivative(x, s, t):
     """d(z/|z|) along ``t``: ``(t - s Re(conj(s) t)) / |z|``, a symmetric real-linear map
-    (so it is its own VJP).  Real signs are locally constant: derivative zero."""
+    (so it is its own VJP); 0 at ``z == 0``, where the sign jumps (as the real sign's, so
+    ``abs`` has second derivative 0 there too).  Real signs are locally constant:
+    derivative zero."""
     if not is_complex_value(x):
         return None
     code = code_of_value(x)
+    size = abs(x)
+    zero = is_zero(size)
     radial = mul(s, convert(real(mul(conj(s), t)), code))
-    return div(sub(t, radial), convert(abs(x), code))
+    away = div(sub(t, radial), convert(select(zero, st.full_like(size, 1), size), code))
+    return select(zero, st.full_like(away, 0), away)
 
 
 sign_p = unary("sign", np.sign)

@@ -13,6 +13,10 @@ function's docstring says which:
   and JAX do);
 * clipping passes the derivative to the clipped operand on the closed interval (at a
   bound too), to a bound only where it replaced the operand.
+
+Each choice is built from masks, which have derivative zero, so every second derivative is
+0, at the special points too (the functions are piecewise linear, or constant), in every
+mode; tests/specs lists the points (``Spec.special``).
 """
 from __future__ import annotations
 

@@ -12,6 +12,10 @@ Derivative choices:
   evenly among ties (a subgradient); NaN entries of ``reduce_nanmax``/``reduce_nanmin``
   get zero.
 * ``zero_nans``: NaN entries get derivative zero, even from a NaN cotangent.
+* ``logsumexp``: the weights ``exp(x - m) / sum(b exp(x - m))`` with the slice's largest
+  entry ``m`` a constant (the softmax, smooth at every order, accurate at any size);
+  where ``m`` is infinite the entries equal to it share evenly; a zero-weight term whose
+  exponential overflows is left out, as from the value.
 * ``reduce_all``/``reduce_any``/``argmax``/``argmin``: booleans and indices, not
   differentiated.
 """
@@ -28,6 +32,7 @@ from ..rules import defjvp, defrules, defvjp, zero_rule
 from . import elementwise as ew
 from . import scans
 from . import structural as st
+from .logic import isinf, logical_and, logical_not
 
 
 def _kept_dims(axes, ndim: int) -> tuple:
@@ -264,18 +269,63 @@ def _logsumexp_impl(axes, x, b=None):
     return log_size.astype(size.dtype, copy=False), np.sign(s)
 
 
-def _relative_terms(axes, out, xs):
-    """``exp(x - log|s|)`` (each term's share of ``|s|``, before the weight ``b``)."""
+def _shifted_exponents(axes, x, b):
+    """``x - m``, ``m`` the largest real part of each slice among the terms with
+    ``b != 0``, taken as a constant (0 if it is -inf); where ``m`` is +inf the entries
+    equal to it get 0 (so that they share evenly, as in ``logaddexp``), the others
+    -inf."""
+    real = ew.real(x)
+    if b is not None:
+        real = ew.select(ew.is_zero(b), st.full_like(real, -math.inf), real)
+    top = _spread(st.reduce_max(ew.stop_gradient(real), axes), axes, x)
+    at_infinite_top = logical_and(ew.equal(real, top), isinf(top))
+    shift = ew.select(ew.equal(top, st.full_like(top, -math.inf)), st.full_like(top, 0), top)
+    difference = ew.sub(x, ew.convert(shift, code_of_value(x)))
+    return ew.select(at_infinite_top, st.full_like(x, 0), difference)
+
+
+def _beyond_range(exponents):
+    """Where ``exp`` of ``exponents`` (real parts) overflows the dtype, or is NaN."""
+    real = ew.real(exponents)
+    limit = math.log(np.finfo(dtypes.DTYPES[code_of_value(real)]).max)
+    return logical_not(bind2(ew.less_equal_p, None, real, st.full_like(real, limit)))
+
+
+def _relative_terms(axes, xs):
+    """``w = exp(x) / |s|``, each term's share of ``|s|`` before its weight, and ``w b``
+    (``w`` when there are no weights).
+
+    Computed as ``exp(x - m) / |sum(b exp(x - m))|`` (:func:`_shifted_exponents`): the
+    quotient does not depend on the constant ``m``, so its derivatives are exact at every
+    order, and it is accurate for entries of any size (``exp(x - log|s|)`` would carry
+    the rounding of ``log|s|``).  A term with ``b = 0`` whose ``exp(x - m)`` overflows (or
+    is NaN) is left out of the sum, as the value leaves it out, and out of ``w b`` (no
+    ``0 * inf`` there, nor in its derivatives); its ``w`` stays infinite: the derivative in
+    that ``b``."""
     x = xs[0]
-    log_size = ew.convert(out[0], code_of_value(x))
-    return ew.exp(ew.sub(x, _spread(log_size, axes, x)))
+    if any(shape_of(x)[a] == 0 for a in axes):
+        return x, x                              # no entries: nothing to weigh
+    code = code_of_value(x)
+    exponents = _shifted_exponents(axes, x, xs[1] if len(xs) == 2 else None)
+    if len(xs) == 1:
+        terms = ew.exp(exponents)
+        total = st.reduce_sum(terms, axes)
+        if dtypes.is_complex(code):
+            total = ew.convert(ew.abs(total), code)
+        w = ew.div(terms, _spread(total, axes, x))
+        return w, w
+    b = xs[1]
+    left_out = logical_and(ew.is_zero(b), _beyond_range(exponents))
+    zero = st.full_like(x, 0)
+    kept = ew.select(left_out, zero, ew.exp(ew.select(left_out, zero, exponents)))
+    size = _spread(ew.convert(ew.abs(st.reduce_sum(ew.mul(kept, b), axes)), code), axes, x)
+    return ew.div(ew.exp(exponents), size), ew.mul(ew.div(kept, size), b)
 
 
 def _logsumexp_jvp(axes, tangents, out, xs):
     """``ds/|s| = sum(w b dx + w db)``; ``d log|s| = Re(conj(sign) ds/|s|)``, and the
     sign turns by ``i Im(conj(sign) ds/|s|)`` (complex only)."""
-    w = _relative_terms(axes, out, xs)
-    weighted = ew.mul(w, xs[1]) if len(xs) == 2 else w
+    w, weighted = _relative_terms(axes, xs)
     ds = None if tangents[0] is None else st.reduce_sum(ew.mul(weighted, tangents[0]), axes)
     if len(xs) == 2 and tangents[1] is not None:
         by_b = st.reduce_sum(ew.mul(w, tangents[1]), axes)
@@ -304,9 +354,8 @@ def _logsumexp_vjp(axes, cts, out, xs, active):
         ct_ds = term if ct_ds is None else ew.add(ct_ds, term)
     if ct_ds is None:
         return (None,) * len(xs)
-    w = _relative_terms(axes, out, xs)
+    w, weighted = _relative_terms(axes, xs)
     spread = _spread(ct_ds, axes, xs[0])
-    weighted = ew.mul(w, xs[1]) if len(xs) == 2 else w
     ct_x = ew.mul(spread, ew.conj(weighted)) if active[0] else None
     if len(xs) == 1:
         return (ct_x,)

@@ -7,7 +7,7 @@ the table is their concatenation, so a new family is a new module and nothing el
 import importlib
 import pkgutil
 
-from .table import BOTH, REAL, Spec, make_args
+from .table import BOTH, INF, NAN, REAL, Spec, SpecialPoint, flat, make_args
 
 SPECS = []
 for _module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
@@ -18,4 +18,5 @@ SPEC_BY_NAME = {s.name: s for s in SPECS}
 if len(SPEC_BY_NAME) != len(SPECS):
     raise ValueError("two spec entries share a name")
 
-__all__ = ["SPECS", "SPEC_BY_NAME", "Spec", "make_args", "REAL", "BOTH"]
+__all__ = ["SPECS", "SPEC_BY_NAME", "Spec", "SpecialPoint", "make_args", "REAL", "BOTH",
+           "INF", "NAN", "flat"]

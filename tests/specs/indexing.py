@@ -1,12 +1,13 @@
 """Gather and scatter (advanced indexing, take, take_along_axis, x.at[...]) and the
 orderings (sort, lexsort, partition, searchsorted), whose values are gathers.  Index arrays are
 constants, or positions computed in the graph (argsort) so the traced-index paths of the
-rules run too."""
+rules run too.  Special points: ties of sorts (the derivative follows the permutation
+NumPy's argsort gives) and of scatter extrema (split evenly)."""
 import numpy as np
 
 import tenpy_ad.numpy as tnp
 
-from .table import REAL, Spec
+from .table import REAL, Spec, SpecialPoint, flat
 
 ROWS = np.array([2, 0, 2, 3])                 # a repeated index: the VJP must add up
 MASK = np.array([[True, False, True, False, True]] * 2 + [[False] * 5] * 2)
@@ -42,11 +43,24 @@ SPECS = [
          lambda x: x.at[_traced_rows(x)].multiply(x * x), ((4, 5),),
          domain="distinct", dtypes=REAL),
     Spec("at_min_repeated", lambda x: x.at[[0, 0, 2]].min(x[1:4] * 2.0), ((4, 5),),
-         domain="distinct", dtypes=REAL),
+         domain="distinct", dtypes=REAL, special=(
+             SpecialPoint(([1.0], [1.0, 1.0]), (1 / 3,) * 3, flat(3),
+                          "the entry and two values written to it tie: thirds",
+                          fn=lambda x, v: x.at[[0, 0]].min(v)),
+         )),
     Spec("at_max_columns", lambda x: x.at[:, [1, 1]].max(x[:, 3:5] * 1.5), ((4, 5),),
-         domain="distinct", dtypes=REAL),
+         domain="distinct", dtypes=REAL, special=(
+             SpecialPoint(([1.0, 0.0], [1.0]), (0.5, 1.0, 0.5), flat(3),
+                          "the entry and the value written tie: halves",
+                          fn=lambda x, v: x.at[[0]].max(v)),
+         )),
     Spec("sort_axis0", lambda x: tnp.sort(x, axis=0) * np.arange(20.0).reshape(4, 5),
-         ((4, 5),), domain="distinct", dtypes=REAL),
+         ((4, 5),), domain="distinct", dtypes=REAL, special=(
+             SpecialPoint(([1.0, 1.0, 0.0],), (2.0, 3.0, 1.0), flat(3),
+                          "ties: each entry's derivative is that of the place a stable "
+                          "argsort gives it",
+                          fn=lambda x: tnp.sort(x, kind="stable") * np.array([1.0, 2.0, 3.0])),
+         )),
     Spec("sort_flat_complex", lambda x: tnp.sort(x, axis=None) * np.arange(6.0), ((2, 3),)),
     Spec("lexsort_rows", lambda x: x[tnp.lexsort((x[:, 1], x[:, 0] * 0.0))] * x, ((4, 3),),
          domain="distinct", dtypes=REAL),

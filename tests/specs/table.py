@@ -1,7 +1,12 @@
-"""The spec table's vocabulary: ``Spec(name, fn, shapes, domain, dtypes, tol)``; ``fn``
-takes tensors and returns one tensor and is used unchanged in traced and eager mode."""
+"""The spec table's vocabulary: ``Spec(name, fn, shapes, domain, dtypes, tol, special)``;
+``fn`` takes tensors and returns one tensor and is used unchanged in traced and eager mode.
+``special`` lists the primitive's special points (:class:`SpecialPoint`): ties, kinks,
+jumps, bounds, singular points and branch cuts, with the derivatives the engine takes
+there (tests/test_special_points.py checks them in every mode at first and second
+order)."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -9,6 +14,33 @@ import numpy as np
 
 REAL = ("float64",)
 BOTH = ("float64", "complex128")
+
+
+INF, NAN = math.inf, math.nan
+
+
+@dataclass(frozen=True)
+class SpecialPoint:
+    """A point where the function has no derivative, an infinite one, a tie or a branch
+    cut, and the derivatives chosen there.
+
+    ``args`` are the arguments of ``fn`` (the spec's own unless given: for a spec whose
+    ``fn`` rescales its argument into the domain), scalars or arrays, complex ones for
+    branch cuts.  ``grad`` and ``hess`` are the gradient and the Hessian of
+    ``L = sum(real(fn(*args)))`` over the real coordinates of the args, in order: each
+    real entry; for a complex arg its entries' real parts, then their imaginary parts
+    (``modes.coordinates``).  Infinities and NaNs in them are what every mode must return
+    too.  ``note`` says what was chosen and why."""
+    args: tuple
+    grad: tuple
+    hess: tuple
+    note: str
+    fn: Callable | None = None
+
+
+def flat(n: int) -> tuple:
+    """The ``n x n`` zero Hessian (piecewise linear functions, chosen subgradients)."""
+    return ((0.0,) * n,) * n
 
 
 @dataclass
@@ -19,6 +51,7 @@ class Spec:
     domain: str = "normal"          # normal | positive | away_from_zero | distinct
     dtypes: tuple = BOTH
     tol: dict = field(default_factory=dict)
+    special: tuple = ()             # SpecialPoints
 
 def make_args(spec: Spec, dtype: str, rng: np.random.Generator) -> list:
     args = []

@@ -703,6 +703,19 @@ def _condition(a: np.ndarray) -> float:
     return float(np.max(s[..., 0] / np.maximum(s[..., -1], 1e-300)))
 
 
+def _relative_gap(values: np.ndarray, with_zero: bool) -> float:
+    """The smallest distance between two of ``values`` (per matrix; also to 0 when
+    ``with_zero``: the implicit zero singular values of a non-square matrix's
+    complement), relative to the largest magnitude."""
+    if values.size == 0:
+        return np.inf
+    scale = max(1.0, float(np.abs(values).max()))
+    values = np.sort(values, axis=-1)
+    smallest = [np.diff(values, axis=-1)] + ([np.abs(values[..., :1])] if with_zero else [])
+    flat = np.concatenate([d.reshape(-1) for d in smallest])
+    return float(flat.min()) / scale if flat.size else np.inf
+
+
 def _linalg(g: Generator):
     square = g.chance(0.75)
     a = _matrix_line(g, square)
@@ -712,14 +725,16 @@ def _linalg(g: Generator):
     if not np.isfinite(v).all():
         return None
     condition = _condition(v)
-    spread = np.linalg.svd(v, compute_uv=False) if v.size else np.ones(1)
-    gaps = np.diff(np.sort(spread, axis=-1), axis=-1)
-    tiny = 1e-6 * max(1.0, float(spread.max()))
-    # equal singular values, or a zero one of a non-square matrix (equal to the implicit
+    gaps = [_relative_gap(np.linalg.svd(v, compute_uv=False), v.shape[-1] != v.shape[-2])]
+    if square:
+        gaps.append(_relative_gap(np.linalg.eigvalsh(v + np.conj(np.swapaxes(v, -1, -2))),
+                                  False))
+    if any(1e-6 <= gap < 1e-3 for gap in gaps):
+        return None        # nearly degenerate: the broadening (1e-16) moves derivatives by
+        #                    eps / gap^2, more than the modes' agreement allows
+    # equal values, or a zero singular value of a non-square matrix (equal to the implicit
     # zeros of the complement): the vectors are discontinuous there
-    degenerate = (gaps.size > 0 and gaps.min() < tiny) or (
-        v.shape[-1] != v.shape[-2] and spread.size > 0 and spread.min() < tiny)
-    g.kinked = degenerate or condition > 1e4      # finite differences lose their accuracy
+    g.kinked = min(gaps) < 1e-6 or condition > 1e4   # FD lose their accuracy too
     g.condition = min(condition, 1e8)
     herm = f"({a} + xp.conj(xp.swapaxes({a}, -1, -2)))"
     gram = f"({a} @ xp.conj(xp.swapaxes({a}, -1, -2)) + xp.eye({v.shape[-2]}))"
@@ -740,8 +755,11 @@ def _linalg(g: Generator):
         f"(lambda u, s, vh: u @ xp.conj(u.T))(*lx.svds({a}, {k}))" if flat2d else None,
         f"xp.linalg.multi_dot([{a}, xp.conj({a}.T), {a}])" if flat2d else None,
     ]
+    leading = v[..., :, :min(v.shape[-2:])]       # QR's derivative solves with it
+    if invertible and _condition(leading) < 1e8:
+        options.append(f"xp.linalg.qr({a})[{g.choice([0, 1])}]")
     if invertible:
-        options += [f"xp.linalg.qr({a})[{g.choice([0, 1])}]", f"xp.linalg.pinv({a})",
+        options += [f"xp.linalg.pinv({a})",
                     f"xp.linalg.lstsq({a}, {a}[..., :, :1])[0]" if flat2d else None]
     if square:
         options += [

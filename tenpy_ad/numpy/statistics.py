@@ -225,12 +225,14 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     ``a`` and ``b`` are differentiated, exactly at any order: the derivative in ``a`` is
     the softmax ``b exp(a - m) / sum(b exp(a - m))`` (``m`` the largest entry, so entries
     of any size keep every digit); where ``m`` is infinite the entries equal to it share
-    evenly (all ``-inf``: ``1/n`` each), as ``logaddexp`` does."""
+    evenly (all ``-inf``: ``1/n`` each), as ``logaddexp`` does.  A 0-d ``a`` is one entry
+    of a 1-d array, as SciPy reads it (``keepdims=True`` gives shape ``(1,)``)."""
     a = as_array(a)
     b = None if b is None else as_array(b)
     xs = _common_inexact("logsumexp", *((a,) if b is None else (a, b)))
     code = code_of_value(xs[0])
-    shape = broadcast_shapes("logsumexp", *[shape_of(v) for v in xs])
+    # SciPy reads a 0-d input as one entry of a 1-d array (axis 0 and keepdims apply)
+    shape = broadcast_shapes("logsumexp", *[shape_of(v) for v in xs]) or (1,)
     xs = [st.broadcast_to(v, shape) for v in xs]
     axes = normalize_axes("logsumexp", axis, len(shape))
     log_size, sign = red.logsumexp(xs[0], axes, xs[1] if b is not None else None)

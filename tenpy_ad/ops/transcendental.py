@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from ..param_schema import Int
 from ..primitive import bind1, bind2, primitive
 from ..rules import defjvp, defvjp
 from . import structural as st
@@ -140,9 +141,11 @@ def _sinc_taylor_coefficient(k: int) -> float:
     return 0.0 if k % 2 else (-1) ** (k // 2) * math.pi ** k / (k + 1)
 
 
+# k: the derivative's order (from 512 on, pi^k / (k + 1) overflows float64 anyway)
 sinc_taylor_p = primitive("sinc_taylor",
                           lambda k, x: np.full_like(x, _sinc_taylor_coefficient(k)),
-                          lambda k, x: x, format_params=lambda k: f"k={k}", elementwise=True)
+                          lambda k, x: x, format_params=lambda k: f"k={k}", elementwise=True,
+                          params=Int(0, 511))
 defjvp(sinc_taylor_p, lambda k, t, out, x: mul(t, sinc_taylor(x, k + 1)))
 defvjp(sinc_taylor_p, lambda k, ct, out, x: mul(ct, sinc_taylor(x, k + 1)))
 

@@ -2,6 +2,10 @@
 from __future__ import annotations
 
 
+#: what ``gauge_check`` may be (also the mode of the gauge and degeneracy checks' params)
+GAUGE_MODES = ("raise", "warn", "off")
+
+
 class LinalgConfig:
     """Defaults for the linear-algebra derivatives (read when a node is built).
 

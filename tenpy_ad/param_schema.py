@@ -207,7 +207,8 @@ class AnyOf(Schema):
         if any(s.problem(value, where) is None for s in self.schemas):
             return None
         if type(value) is tuple and value:   # the closest alternative: as long a tuple
-            same = [s for s in self.schemas if type(s) is Struct and len(s.fields) == len(value)]
+            same = [s for s in self.schemas
+                    if type(s) is Struct and len(s.fields) == len(value)]
             if same:                   # preferably one whose first field fits
                 best = min(same, key=lambda s: s.fields[0].problem(value[0], "") is not None)
                 return best.problem(value, where)
@@ -286,7 +287,8 @@ class TupleOf(Schema):
 
     def counterexamples(self) -> list:
         good = self.example()
-        bad = [list(good), {"x": 1}] + [(c,) + good[1:] for c in self.item.counterexamples()[:3]]
+        items = self.item.counterexamples()[:3]
+        bad = [list(good), {"x": 1}] + [(c,) + good[1:] for c in items]
         if self.increasing:
             bad.append((0, 0))
         return [c for c in bad if self.problem(c, "") is not None]
@@ -378,5 +380,5 @@ def check_params(prim, params) -> None:
 
 __all__ = ["Schema", "Exactly", "Int", "Float", "Bool", "Text", "Instance", "Maybe", "AnyOf",
            "Struct", "TupleOf", "NO_PARAMS", "AXIS", "AXES", "SIZE", "SHAPE", "EPS", "BOOL",
-           "PERMUTATION", "SLICE", "MAX_NDIM", "ScalarOf", "slice_fits", "ParamCheck", "schema_of", "check_params",
-           "short_repr"]
+           "PERMUTATION", "SLICE", "MAX_NDIM", "ScalarOf", "slice_fits", "ParamCheck",
+           "schema_of", "check_params", "short_repr"]

@@ -314,14 +314,17 @@ class ScalarOf(Instance):
     def __init__(self, *kinds: type):
         names = " or ".join(k.__name__ for k in kinds)
         super().__init__(_core.Scalar, lambda: _core.Scalar(kinds[0](1)),
-                         valid=lambda s: type(s.value) in kinds,
+                         valid=lambda s: type(s.value) in kinds and (
+                             type(s.value) is not int or INT64_MIN <= s.value <= INT64_MAX),
                          description=f"a Scalar of {names}")
         self.kinds = kinds
         self.kinds_mask = sum(1 << _core.Scalar(k(1)).kind for k in kinds)
 
     def counterexamples(self) -> list:
-        wrong = [k for k in (float, int, complex, bool) if k not in self.kinds]
-        return super().counterexamples() + [_core.Scalar(k(1)) for k in wrong]
+        wrong = [_core.Scalar(k(1)) for k in (float, int, complex, bool) if k not in self.kinds]
+        if int in self.kinds:
+            wrong.append(_core.Scalar(INT64_MAX + 1))
+        return super().counterexamples() + wrong
 
 
 

@@ -38,6 +38,7 @@ from numpy.lib import format as npy_format
 
 from . import dtypes
 from .errors import ArgumentError, SaveFormatError
+from .param_schema import short_repr
 
 PROGRAM = "program.json"
 CONSTANT_NAME = re.compile(r"constant_(?:0|[1-9][0-9]{0,18})\.npy")
@@ -116,7 +117,10 @@ class Archive:
             self._file.close()
 
     def error(self, member: str, message: str) -> SaveFormatError:
-        """A SaveFormatError naming the file and ``member`` ("" for the archive)."""
+        """A SaveFormatError naming the file and ``member`` ("" for the archive; a long
+        foreign name is cut)."""
+        if len(member) > 80:
+            member = short_repr(member)
         return SaveFormatError(f"{self.path}: {member + ': ' if member else ''}{message}")
 
     # -------------------------------------------------------------- the directory

@@ -16,12 +16,16 @@ import zlib
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tenpy_ad as tp
 from tenpy_ad import safe_archive, serialize
 from tenpy_ad.errors import ArgumentError, SaveFormatError
 from tenpy_ad.introspection import structurally_equal
 from tenpy_ad.models import trg
+
+from fuzzing import FUZZ
 
 MiB, GiB = 1 << 20, 1 << 30
 
@@ -423,3 +427,18 @@ def test_a_small_trg_program_round_trips_bit_exactly(tmp_path):
     for beta in (0.3, 0.44):
         for a, b in zip(compiled.program(np.float64(beta)), loaded(np.float64(beta))):
             assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+@settings(max_examples=200, **FUZZ)
+@given(data=st.data())
+def test_damaged_bytes_load_or_raise_save_format_error(data, sample):
+    """Bytes of a saved archive overwritten anywhere (headers, deflate streams, the
+    directory): loading works or raises SaveFormatError, never a raw zlib or zip error."""
+    raw = bytearray(sample[0].read_bytes())
+    for _ in range(data.draw(st.integers(1, 4), label="edits")):
+        at = data.draw(st.integers(0, len(raw) - 1), label="at")
+        raw[at] = data.draw(st.integers(0, 255), label="byte")
+    try:
+        tp.load_program(io.BytesIO(bytes(raw)))
+    except SaveFormatError:
+        pass

@@ -7,12 +7,30 @@
 #   eager Tensor among the operands -> compute now and record the tape (``eager_apply``)
 #   otherwise                        -> compute with NumPy and return the array
 
+cdef inline int _check_params(Primitive prim, object params) except -1:
+    """Raise ParamError unless ``params`` fit the primitive's schema: run wherever its shape
+    rule runs (and on the elementwise fast paths, which skip the rule), so a malformed
+    param fails in every mode.  Costs nothing for the many primitives without params."""
+    if prim.check_params is None:
+        if params is None:
+            return 0
+        text = repr(params)
+        raise _errors["ParamError"](f"{prim.name}: takes no params, got "
+                                    f"{text if len(text) <= 80 else text[:77] + '...'}")
+    if type(params) is Scalar and (prim.scalar_kinds >> (<Scalar>params).kind) & 1:
+        return 0                # the static scalar of scale/shift/pow: no Python call
+    prim.check_params(params)
+    return 0
+
+
 cdef inline int _check_plain(Primitive prim, object params, tuple args) except -1:
     """Run the shape rule on plain (array or scalar) operands.  Elementwise primitives are
     exempt: on plain values they have NumPy's semantics (broadcasting, promotion)."""
     if not prim.elementwise:
         _check_arrays(prim, params, tuple([a if type(a) is _ndarray else _asarray(a)
                                            for a in args]))
+    else:
+        _check_params(prim, params)
     return 0
 
 
@@ -29,16 +47,23 @@ cdef inline TracedTensor _as_node(object x):
 
 # A shape rule reads only params, dtypes and shapes, so a primitive bound often with small
 # hashable params keeps its results per (params, dtype codes, shapes): ``prim.shape_cache``
-# (None: no cache).  Errors are never kept: they raise again.
+# (None: no cache).  Errors are never kept: they raise again.  The params check runs with
+# the rule: a cache hit means params equal to ones already checked.
 
 cdef object _shape_rule_of(Primitive prim, object params, tuple nodes):
     """``prim.shape_rule(params, *nodes)`` for graph nodes, through the cache."""
     cdef dict cache = prim.shape_cache
     if cache is None:
+        _check_params(prim, params)
         return prim.shape_rule(params, *nodes)
     key = _node_key(params, nodes)
-    aval = cache.get(key)
+    try:
+        aval = cache.get(key)
+    except TypeError:                   # unhashable params: malformed, name them
+        _check_params(prim, params)
+        raise
     if aval is None:
+        _check_params(prim, params)
         aval = prim.shape_rule(params, *nodes)
         _keep(cache, key, aval, nodes)
     elif type(aval) is int:
@@ -51,14 +76,22 @@ cdef int _check_arrays(Primitive prim, object params, tuple arrays) except -1:
     has passed on these params, dtypes and shapes."""
     cdef dict cache = prim.shape_cache
     if cache is None:
+        _check_params(prim, params)
         prim.shape_rule(params, *arrays)
         return 0
     for a in arrays:
         if type(a) is not _ndarray:
+            _check_params(prim, params)
             prim.shape_rule(params, *arrays)
             return 0
     key = _array_key(params, arrays)
-    if key not in cache:
+    try:
+        known = key in cache
+    except TypeError:                   # unhashable params: malformed, name them
+        _check_params(prim, params)
+        raise
+    if not known:
+        _check_params(prim, params)
         _keep(cache, key, prim.shape_rule(params, *arrays), arrays)
     return 0
 
@@ -133,12 +166,12 @@ cpdef object bind1(Primitive prim, object params, object x):
     cdef type t = type(x)
     if t is TracedTensor:
         if prim.elementwise:
+            _check_params(prim, params)
             return intern_like(prim, params, (x,), <TracedTensor>x)
         return bind_traced(prim, params, (x,))
     if t is Tensor:
         return eager_apply(prim, params, (x,))
-    if not prim.elementwise:
-        _check_plain(prim, params, (x,))
+    _check_plain(prim, params, (x,))
     if t is _ndarray and params is None and prim.array_fn is not None:
         return prim.array_fn(x)
     return prim.impl(params, x)
@@ -148,12 +181,14 @@ cpdef object bind2(Primitive prim, object params, object x, object y):
     """Apply a two-operand primitive in the mode its operands call for."""
     cdef type tx = type(x), ty = type(y)
     if tx is _ndarray and ty is _ndarray and prim.elementwise:
+        _check_params(prim, params)
         if params is None and prim.array_fn is not None:
             return prim.array_fn(x, y)
         return prim.impl(params, x, y)
     if tx is TracedTensor or ty is TracedTensor:
         if (prim.elementwise and tx is TracedTensor and ty is TracedTensor
                 and _meta_same((<TracedTensor>x).id, (<TracedTensor>y).id)):
+            _check_params(prim, params)
             return intern_like(prim, params, (x, y), <TracedTensor>x)
         return bind_traced(prim, params, (x, y))
     if tx is Tensor or ty is Tensor:

@@ -238,6 +238,8 @@ cpdef object eager_apply(Primitive prim, object params, tuple args):
                 record = True
     if not prim.elementwise:       # elementwise primitives have NumPy's semantics here
         _check_arrays(prim, params, arrays)
+    else:
+        _check_params(prim, params)
     if params is None and prim.array_fn is not None:
         result = prim.array_fn(*arrays)
     else:

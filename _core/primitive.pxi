@@ -17,6 +17,11 @@ cdef class Primitive:
     ``array_fn(*arrays)``                -> optional NumPy function used when params is None
     ``elementwise``                      -> output has the dtype and shape of input 0 (lets
                                             the traced fast path skip the shape rule)
+    ``check_params(params)``             -> raises ParamError unless params fit the
+                                            primitive's schema (tenpy_ad.param_schema);
+                                            None: the primitive takes no params
+    ``scalar_kinds``                     -> bit k set: a Scalar of kind k is valid params,
+                                            accepted in C (scale, shift, pow: hot paths)
 
     ``jvp`` and ``vjp`` start as :class:`MissingRule` stubs that raise MissingRuleError
     (a NotImplementedError).
@@ -27,6 +32,8 @@ cdef class Primitive:
         self.n_outputs = n_outputs
         self.jvp = MissingRule(name, "JVP")
         self.vjp = MissingRule(name, "VJP")
+        self.check_params = None
+        self.scalar_kinds = 0
         self.fingerprint = _mix(0x7072696D, _fp_bytes(name.encode("utf-8")))
 
     def __repr__(self):

@@ -66,6 +66,8 @@ cdef class Primitive:             # an operation with its rules (primitive.pxi)
     cdef public object array_fn       # optional NumPy function for params None
     cdef public bint elementwise      # output has the dtype and shape of input 0
     cdef public dict shape_cache      # (params, dtypes, shapes) -> shape rule result, or None
+    cdef public object check_params   # check_params(params) raises ParamError; None: no params
+    cdef public int scalar_kinds      # bit k: a Scalar of kind k fits (checked in C: scale...)
     cdef readonly hash_t fingerprint  # of the name: stable across processes
 
 cdef class MissingRule:           # a JVP/VJP stand-in raising NotImplementedError (ditto)

@@ -28,6 +28,7 @@ from .errors import ArgumentError
 from .functional import jvp as function_jvp, vjp as function_vjp
 from .ops import structural as st
 from .primitive import Tensor, TracedTensor, bind, bind1, constant, primitive, shape_of
+from .param_schema import Instance, Int
 from .rules import deflinear, per_output_count
 from .program import compile as compile_program
 from .traced import input as placeholder
@@ -35,7 +36,7 @@ from .traced import input as placeholder
 _barrier_ids = itertools.count()
 
 barrier_p = primitive("barrier", lambda params, x: x, lambda params, x: x,
-                      format_params=lambda params: f"#{params}")
+                      format_params=lambda params: f"#{params}", params=Int(0))
 deflinear(barrier_p, lambda params, ct, out, x: ct)
 
 
@@ -112,7 +113,8 @@ def _jvp(region, tangents, out, xs):
     return _single(tuple(tangents_out))
 
 
-_checkpoint_primitive = per_output_count("checkpoint", _impl, _shape_rule, _jvp, _vjp)
+_checkpoint_primitive = per_output_count("checkpoint", _impl, _shape_rule, _jvp, _vjp,
+                                         Instance(Region))
 
 
 def checkpoint(fn: Callable) -> Callable:

@@ -13,6 +13,8 @@ dtypes), so ``except ValueError`` keeps working.
 * :class:`ArgumentValueError`  an argument of the right kind with a value the function does
                                not accept (an unknown mode, a negative count); also a
                                ``ValueError``, as NumPy raises
+* :class:`ParamError`          a primitive bound with static params that do not fit its
+                               schema (``tenpy_ad.param_schema``)
 * :class:`ConcretizationError` a traced placeholder was asked for a value (``bool(x)``)
 * :class:`ProgramInputError`   a Program was called with inputs of the wrong count/shape/dtype
 * :class:`NonFiniteError`      ``tp.debug_nans()`` caught a NaN/Inf, naming the primitive
@@ -28,7 +30,8 @@ dtypes), so ``except ValueError`` keeps working.
 * :class:`GaugeError`          a complex loss depends on the arbitrary phase of singular
                                vectors/eigenvectors, so its derivative is ill-defined
   (:class:`GaugeWarning` instead when ``tp.linalg.config.gauge_check = "warn"``)
-* :class:`SaveFormatError`     a saved program is corrupt, truncated or of another version
+* :class:`SaveFormatError`     a saved program is corrupt, truncated, of another version or
+                               beyond the loading limits; names the member and the limit
 * :class:`ConvergenceError`    an iterative solve (partial SVD/eigh and their derivatives,
                                ``tp.fixed_point`` and its derivative) did not reach its
                                tolerance; carries the residual and the iteration count
@@ -60,6 +63,12 @@ class ArgumentError(TenpyAdError, TypeError):
 class ArgumentValueError(TenpyAdError, ValueError):
     """An argument of the right kind whose value the function does not accept (an unknown
     mode string, a negative count); the message names the function and the value."""
+
+
+class ParamError(TenpyAdError, ValueError):
+    """A primitive was bound with static params that do not fit its schema (an unknown
+    mode, a negative axis, a string where an int is due); the message names the primitive
+    and the part of the params."""
 
 
 class ConcretizationError(TenpyAdError, TypeError):
@@ -104,7 +113,10 @@ class GaugeWarning(UserWarning):
 
 
 class SaveFormatError(TenpyAdError, ValueError):
-    """A saved program could not be read."""
+    """A saved program could not be read: corrupt, truncated, of another version, with
+    params that do not fit their primitive, or beyond a loading limit
+    (``tenpy_ad.serialize.LIMITS``).  The message names the archive member
+    (``program.json``, ``constant_12.npy``) and, for a limit, the limit and its value."""
 
 
 class ConvergenceError(TenpyAdError, RuntimeError):
@@ -128,7 +140,7 @@ class InternalError(TenpyAdError, RuntimeError):
 
 ALL = {cls.__name__: cls for cls in (
     TenpyAdError, ShapeError, IndexingError, DTypeError, ArgumentError, ArgumentValueError,
-    ConcretizationError, ProgramInputError, NonFiniteError, NotDifferentiableError,
-    GraphError, TapeError, MissingRuleError, GaugeError,
+    ParamError, ConcretizationError, ProgramInputError, NonFiniteError,
+    NotDifferentiableError, GraphError, TapeError, MissingRuleError, GaugeError,
     SaveFormatError, ConvergenceError,
     InternalError)}

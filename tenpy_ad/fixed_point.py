@@ -34,6 +34,7 @@ from .functional import jvp as function_jvp, vjp as function_vjp
 from .ops import structural as st
 from .primitive import Tensor, TracedTensor, bind, code_of_value, constant, shape_of
 from .program import compile as compile_program
+from .param_schema import Instance
 from .rules import per_output_count
 from .solvers import solve_affine, solve_by_iteration
 from .traced import input as placeholder
@@ -259,7 +260,8 @@ def _jvp(problem, tangents, out, xs):
     return solution[0] if n == 1 else tuple(solution)
 
 
-_primitive = per_output_count("fixed_point", _impl, _shape_rule, _jvp, _vjp)
+_primitive = per_output_count("fixed_point", _impl, _shape_rule, _jvp, _vjp,
+                              Instance(Problem))
 
 
 def _split(params: list, n: int, n_theta: int):

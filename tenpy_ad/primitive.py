@@ -20,7 +20,8 @@ import numpy as np
 from . import dtypes
 from ._compiled import _core
 from ._sequences import array_of
-from .errors import ArgumentValueError
+from .errors import ArgumentError, ArgumentValueError
+from .param_schema import NO_PARAMS, Instance, ParamCheck, ScalarOf, Schema
 
 Primitive = _core.Primitive
 TracedTensor = _core.TracedTensor
@@ -33,10 +34,13 @@ PRIMITIVES: dict[str, Primitive] = {}
 
 def primitive(name: str, impl: Callable, shape_rule: Callable, n_outputs: int = 1,
               format_params: Callable | None = None, array_fn: Callable | None = None,
-              elementwise: bool = False, static_shapes: bool = False) -> Primitive:
+              elementwise: bool = False, static_shapes: bool = False,
+              params: Schema = NO_PARAMS) -> Primitive:
     """Create and register a primitive; attach ``jvp``/``vjp`` right after its definition.
 
-    ``array_fn`` (optional) computes the primitive on arrays when it has no params;
+    ``params`` is the schema of its static params (:mod:`tenpy_ad.param_schema`; default:
+    it takes none), checked wherever the shape rule runs and when a saved program is
+    loaded; ``array_fn`` (optional) computes the primitive on arrays when it has no params;
     ``elementwise`` declares that the output has the dtype and shape of input 0;
     ``static_shapes`` keeps the traced shape rule's results per (params, dtypes, shapes),
     for primitives bound often with small hashable params (the cache holds the params:
@@ -44,7 +48,11 @@ def primitive(name: str, impl: Callable, shape_rule: Callable, n_outputs: int = 
     """
     if name in PRIMITIVES:
         raise ArgumentValueError(f"primitive {name!r} is defined twice")
+    if not isinstance(params, Schema):
+        raise ArgumentError(f"primitive {name!r}: params must be a param_schema.Schema")
     prim = Primitive(name, n_outputs)
+    prim.check_params = None if params is NO_PARAMS else ParamCheck(name, params)
+    prim.scalar_kinds = params.kinds_mask if isinstance(params, ScalarOf) else 0
     prim.impl = impl
     prim.shape_rule = shape_rule
     prim.format_params = format_params
@@ -106,7 +114,10 @@ def _constant_rule(params):
 
 # a constant has no inputs, so the sweeps never ask it for a derivative rule
 constant_p = primitive("constant", lambda params: params.array, _constant_rule,
-                       format_params=repr)
+                       format_params=repr,
+                       params=Instance(ConstValue, lambda: ConstValue(np.zeros(2)),
+                                       valid=lambda c: c.array.dtype in dtypes.DTYPES,
+                                       description="a ConstValue of a supported dtype"))
 
 _scalar_constants: dict = {}
 _constant_params = _core.constant_params     # arrays: cached by identity + byte snapshot

@@ -40,16 +40,17 @@ def defrules(prim: Primitive, jvp: Callable, vjp: Callable) -> Primitive:
 
 
 def per_output_count(name: str, impl: Callable, shape_rule: Callable, jvp: Callable,
-                     vjp: Callable) -> Callable[[int], Primitive]:
+                     vjp: Callable, params) -> Callable[[int], Primitive]:
     """A family of primitives ``name/n`` with ``n`` outputs and whole rules
-    (:func:`defrules`), each registered on first use: ``family(n)`` -> the primitive."""
+    (:func:`defrules`), each registered on first use: ``family(n)`` -> the primitive;
+    ``params`` the schema of their params (:mod:`tenpy_ad.param_schema`)."""
     made: dict = {}
 
     def family(n_outputs: int) -> Primitive:
         prim = made.get(n_outputs)
         if prim is None:
             prim = primitive(f"{name}/{n_outputs}", impl, shape_rule, n_outputs=n_outputs,
-                             format_params=repr)
+                             format_params=repr, params=params)
             made[n_outputs] = defrules(prim, jvp, vjp)
         return prim
     return family

@@ -13,6 +13,7 @@ import operator
 from . import dtypes
 from ._compiled import _core
 from .errors import ArgumentError, InternalError, ShapeError
+from .param_schema import Maybe, Text
 from .primitive import TracedTensor, primitive
 
 
@@ -24,7 +25,8 @@ def _input_impl(params):  # pragma: no cover - a Program binds inputs directly
     raise InternalError("input: an input has no value of its own; pass it to the Program")
 
 
-input_p = primitive("input", _input_impl, _input_rule, format_params=repr)
+input_p = primitive("input", _input_impl, _input_rule, format_params=repr,
+                    params=Maybe(Text("a name", max_length=1 << 12, example="x")))
 
 
 def input(shape=(), dtype="float64", name: str | None = None) -> TracedTensor:  # noqa: A001

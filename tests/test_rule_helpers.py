@@ -8,6 +8,7 @@ import pytest
 import tenpy_ad as tp
 from tenpy_ad.ops import elementwise as ew
 from tenpy_ad.ops.linalg import matrix
+from tenpy_ad.param_schema import Int
 from tenpy_ad.primitive import bind1, bind2, primitive
 from tenpy_ad.rules import deflinear, defjvp, defvjp
 from tenpy_ad.testing import check_grads
@@ -26,7 +27,8 @@ def _roll_impl(shift, x):
 
 
 # a linear primitive: JVP is the op itself, the VJP its transpose (the opposite roll)
-roll_p = primitive("test_roll", _roll_impl, lambda shift, x: x, format_params=repr)
+roll_p = primitive("test_roll", _roll_impl, lambda shift, x: x, format_params=repr,
+                   params=Int())
 deflinear(roll_p, lambda shift, ct, out, x: bind1(roll_p, -shift, ct))
 
 calls = []

@@ -22,6 +22,7 @@ from .._compiled import _core
 from ..blas import TINY, threaded
 from ..errors import ShapeError
 from ..memory_plan import writes_into
+from ..param_schema import Text
 from ..primitive import bind, code_of_value, primitive, shape_of
 from ..rules import defjvp, defvjp
 from . import elementwise as ew
@@ -33,7 +34,25 @@ def parse(subscripts: str) -> tuple[list[str], str]:
     return inputs.split(","), output
 
 
+def _valid_subscripts(subscripts: str) -> bool:
+    """One or two terms, each with distinct letters; output letters distinct, each from
+    a term."""
+    terms, out = parse(subscripts)
+    letters = set("".join(terms))
+    return (all(len(set(t)) == len(t) for t in terms) and len(set(out)) == len(out)
+            and set(out) <= letters)
+
+
+#: the primitive's subscripts (``tp.einsum`` lowers every other form onto these)
+SUBSCRIPTS = Text("einsum subscripts 'ab,bc->ac' (one or two terms of distinct letters)",
+                  r"[A-Za-z]*(,[A-Za-z]*)?->[A-Za-z]*", max_length=512,
+                  valid=_valid_subscripts, example="ij,jk->ik")
+
+
 def _einsum_rule(subscripts, *xs):
+    if len(parse(subscripts)[0]) != len(xs):
+        raise ShapeError(f"einsum '{subscripts}': {len(xs)} operands for "
+                         f"{len(parse(subscripts)[0])} terms")
     code = code_of_value(xs[0])
     if len(xs) == 1:
         return code, _einsum_shape(subscripts, (xs[0].shape,))
@@ -337,7 +356,7 @@ def _second_operand_cotangent(subscripts, ct, out, a, b):
 
 
 einsum_p = primitive("einsum", _einsum_impl, _einsum_rule, format_params=repr,
-                     static_shapes=True)
+                     static_shapes=True, params=SUBSCRIPTS)
 # linear in each operand (one or two): the tangent contracts in the operand's place
 defjvp(einsum_p, lambda subscripts, t, out, *xs: einsum_strict(subscripts, t, *xs[1:]),
        lambda subscripts, t, out, a, b: einsum_strict(subscripts, a, t))

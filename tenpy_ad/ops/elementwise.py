@@ -17,6 +17,7 @@ import numpy as np
 from .. import dtypes
 from .._compiled import _core
 from ..errors import DTypeError, ShapeError
+from ..param_schema import Int, ScalarOf
 from ..primitive import (Tensor, TracedTensor, bind, bind1, bind2, code_of_value, describe,
                          is_complex_value, primitive, same_meta, shape_of)
 from ..rules import deflinear, defjvp, defrules, defvjp, zero_rule
@@ -153,7 +154,7 @@ def _scale_rule(scalar, x):
 
 
 scale_p = primitive("scale", lambda factor, x: np.multiply(x, factor.value), _scale_rule,
-                    format_params=repr, elementwise=True)
+                    format_params=repr, elementwise=True, params=ScalarOf(float, complex))
 deflinear(scale_p, lambda factor, ct, out, x: bind1(scale_p, factor.conjugate(), ct))
 
 
@@ -168,7 +169,7 @@ def scale(x, factor):
 # ------------------------------------------------------------------ shift (static scalar)
 
 shift_p = primitive("shift", lambda term, x: np.add(x, term.value), _scale_rule,
-                    format_params=repr, elementwise=True)
+                    format_params=repr, elementwise=True, params=ScalarOf(float, complex))
 defjvp(shift_p, lambda term, t, out, x: t)
 defvjp(shift_p, lambda term, ct, out, x: ct)
 
@@ -209,7 +210,8 @@ def _power_vjp(exponent, ct, out, x):
 
 
 pow_p = primitive("pow", lambda exponent, x: np.power(x, exponent.value), same_as_input,
-                  format_params=lambda exponent: f"exponent={exponent!r}", elementwise=True)
+                  format_params=lambda exponent: f"exponent={exponent!r}", elementwise=True,
+                  params=ScalarOf(int, float))
 defjvp(pow_p, _power_jvp)
 defvjp(pow_p, _power_vjp)
 
@@ -367,7 +369,8 @@ def _convert_back(ct, code):
 
 convert_p = primitive("convert_element_type",
                       lambda code, x: np.asarray(x).astype(dtypes.DTYPES[code]),
-                      _convert_rule, format_params=lambda code: dtypes.DTYPES[code].name)
+                      _convert_rule, format_params=lambda code: dtypes.DTYPES[code].name,
+                      params=Int(0, len(dtypes.DTYPES) - 1))
 # bool and int64 values are not differentiated: no tangent into them, no cotangent out
 defjvp(convert_p, lambda code, t, out, x: convert(t, code) if dtypes.is_inexact(code) else None)
 defvjp(convert_p, lambda code, ct, out, x: _convert_back(ct, code_of_value(x))

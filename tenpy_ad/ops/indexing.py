@@ -34,6 +34,8 @@ import numpy as np
 
 from .. import dtypes
 from ..errors import DTypeError, IndexingError, NotDifferentiableError, ShapeError
+from ..param_schema import (BOOL, SHAPE, SLICE, AnyOf, Exactly, Int, Struct, TupleOf,
+                            slice_fits)
 from ..primitive import (Tensor, TracedTensor, bind, code_of_value, constant, constant_p,
                          describe, primitive, shape_of)
 from ..rules import defrules
@@ -41,6 +43,16 @@ from . import elementwise as ew
 from . import structural as st
 
 MODES = ("raise", "wrap", "clip")
+
+#: one entry of a template (see the module docstring)
+ITEM = AnyOf(Exactly(None, "..."), Int(0), SLICE, Struct(Exactly("index"), Int(0)),
+             Struct(Exactly("bool"), BOOL),
+             description="None, '...', an int >= 0, a slice (start, stop, step), "
+                         "('index', k) or ('bool', b)")
+TEMPLATE = TupleOf(ITEM, max_length=1 << 10, valid=lambda t: t.count("...") <= 1,
+                   rule="an index with at most one '...'", example=(("index", 0),))
+#: the params of gather and the scatters: (template, mode)
+INDEX = Struct(TEMPLATE, Exactly(*MODES))
 
 
 # ------------------------------------------------------------------ templates
@@ -92,6 +104,9 @@ def indexed_shape(template: tuple, shape: tuple, index_shapes: tuple) -> tuple:
             end = starts[pos + 1] if pos + 1 < len(template) else read
             parts.append(shape[axis:end])
         else:
+            if not slice_fits(item, shape[axis]):
+                raise IndexingError(f"slice {item} is not normalised for axis {axis} of size "
+                                    f"{shape[axis]} (array shape {list(shape)})")
             parts.append((len(range(*item)),))
     if not positions:
         return sum(parts, ()) + shape[read:]
@@ -116,6 +131,8 @@ def _advanced_shape(item, shape, axis, index_shapes) -> tuple:
         return ()
     if item[0] == "bool":
         return (1,) if item[1] else (0,)
+    if item[1] >= len(index_shapes):
+        raise IndexingError(f"index operand {item[1]} of {len(index_shapes)} does not exist")
     return index_shapes[item[1]]
 
 
@@ -246,17 +263,23 @@ def _flat_positions(shape: tuple, index) -> np.ndarray:
     return np.arange(math.prod(shape), dtype=np.intp).reshape(shape)[index].reshape(-1)
 
 
-gather_p = primitive("gather", _gather_impl, _gather_rule, format_params=format_template)
+gather_p = primitive("gather", _gather_impl, _gather_rule, format_params=format_template,
+                     params=INDEX)
 scatter_add_p = primitive("scatter_add", _scatter_impl(np.add),
-                          _scatter_rule("scatter_add", False), format_params=format_template)
+                          _scatter_rule("scatter_add", False), format_params=format_template,
+                          params=INDEX)
 scatter_set_p = primitive("scatter_set", _scatter_impl(None),
-                          _scatter_rule("scatter_set", False), format_params=format_template)
+                          _scatter_rule("scatter_set", False), format_params=format_template,
+                          params=INDEX)
 scatter_mul_p = primitive("scatter_mul", _scatter_impl(np.multiply),
-                          _scatter_rule("scatter_mul", False), format_params=format_template)
+                          _scatter_rule("scatter_mul", False), format_params=format_template,
+                          params=INDEX)
 scatter_min_p = primitive("scatter_min", _scatter_impl(np.minimum),
-                          _scatter_rule("scatter_min", True), format_params=format_template)
+                          _scatter_rule("scatter_min", True), format_params=format_template,
+                          params=INDEX)
 scatter_max_p = primitive("scatter_max", _scatter_impl(np.maximum),
-                          _scatter_rule("scatter_max", True), format_params=format_template)
+                          _scatter_rule("scatter_max", True), format_params=format_template,
+                          params=INDEX)
 
 
 def gather(params, x, *arrays):
@@ -349,7 +372,8 @@ defrules(scatter_set_p, _set_jvp, _set_vjp)
 # ------------------------------------------------------------------ scatter_mul
 
 def _unique_rule(params, y, *arrays):
-    _check_indices("unique_indices", arrays)
+    shapes = _check_indices("unique_indices", arrays)
+    indexed_shape(params[0][0], params[1], shapes)      # the index fits the array's shape
     return y
 
 
@@ -373,7 +397,8 @@ def _unique_impl(params, y, *arrays):
 
 #: the identity on its first operand, raising when the index reaches an element twice
 unique_indices_p = primitive("unique_indices", _unique_impl, _unique_rule,
-                             format_params=lambda p: format_template(p[0]))
+                             format_params=lambda p: format_template(p[0]),
+                             params=Struct(INDEX, SHAPE))
 
 
 def _checked_unique(params, x_shape: tuple, y, arrays):

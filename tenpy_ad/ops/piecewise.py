@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import dtypes
 from .._compiled import _core
+from ..param_schema import Int, Struct, ScalarOf
 from ..primitive import bind1, bind2, code_of_value, primitive
 from ..rules import defjvp, defvjp, zero_rule
 from . import structural as st
@@ -51,7 +52,8 @@ trunc_p = piecewise_constant(unary("trunc", np.trunc))
 rint_p = piecewise_constant(unary("rint", np.rint))
 round_p = piecewise_constant(primitive("round", lambda decimals, x: np.round(x, decimals),
                                        same_as_input, elementwise=True,
-                                       format_params=lambda decimals: f"decimals={decimals}"))
+                                       format_params=lambda decimals: f"decimals={decimals}",
+                                       params=Int()))
 
 
 def floor(x):
@@ -220,7 +222,8 @@ def _nan_to_num_impl(params, x):
 
 nan_to_num_p = primitive("nan_to_num", _nan_to_num_impl, same_as_input, elementwise=True,
                          format_params=lambda p: "nan={} posinf={} neginf={}".format(
-                             *(s.value for s in p)))
+                             *(s.value for s in p)),
+                         params=Struct(*[ScalarOf(float)] * 3))
 defjvp(nan_to_num_p, lambda p, t, out, x: _finite_part(x, t))
 defvjp(nan_to_num_p, lambda p, ct, out, x: _finite_part(x, ct))
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from .. import dtypes
 from ..errors import DTypeError, ShapeError
+from ..param_schema import AXES, AXIS, SIZE, Struct
 from ..primitive import bind, bind1, bind2, code_of_value, describe, primitive, shape_of
 from ..rules import defjvp, defrules, defvjp, zero_rule
 from . import elementwise as ew
@@ -83,7 +84,7 @@ def _others(axes, x):
 reduce_prod_p = primitive("reduce_prod", lambda axes, x: np.prod(x, axis=axes),
                           lambda axes, x: (code_of_value(x),
                                            _reduced_shape("reduce_prod", axes, x)),
-                          format_params=_format_axes)
+                          format_params=_format_axes, params=AXES)
 defjvp(reduce_prod_p,
        lambda axes, t, out, x: st.reduce_sum(ew.mul(t, _others(axes, x)), axes))
 defvjp(reduce_prod_p,
@@ -118,10 +119,11 @@ def _selection_share(axes, out, x, ignore_nan: bool):
 
 
 def selection(name: str, impl, axes_of=lambda params: params, ignore_nan: bool = False,
-              format_params=_format_axes):
+              format_params=_format_axes, params=AXES, rule=None):
     """A reduction that selects one of the values of each slice (the maximum, the k-th
     smallest, ...): the derivative goes to the entries equal to it, ties sharing it
-    evenly.  ``axes_of(params)`` are the reduced axes."""
+    evenly.  ``axes_of(params)`` are the reduced axes; ``params`` their schema; ``rule``
+    (optional) checks the params against the operand too."""
     def jvp(params, tangents, out, xs):
         axes = axes_of(params)
         mask, count = _selection_share(axes, out, xs[0], ignore_nan)
@@ -133,8 +135,12 @@ def selection(name: str, impl, axes_of=lambda params: params, ignore_nan: bool =
         return (ew.mul(_spread(ew.div(ct, count), axes, xs[0]), mask),)
 
     ordered = _ordered_rule(name)
-    prim = primitive(name, impl, lambda params, x: ordered(axes_of(params), x),
-                     format_params=format_params)
+
+    def shape_rule(p, x):
+        if rule is not None:
+            rule(p, x)
+        return ordered(axes_of(p), x)
+    prim = primitive(name, impl, shape_rule, format_params=format_params, params=params)
     return defrules(prim, jvp, vjp)
 
 
@@ -166,8 +172,17 @@ def _kth_impl(params, x):
     return np.where(np.isnan(x).any(axis=axis), np.nan, value).astype(x.dtype, copy=False)
 
 
+def _kth_rule(params, x):
+    axis, k = params
+    shape = shape_of(x)
+    if axis < len(shape) and not k < shape[axis]:
+        raise ShapeError(f"order_statistic: k = {k} is out of bounds for axis {axis} of "
+                         f"{describe(x)}")
+
+
 order_statistic_p = selection("order_statistic", _kth_impl, lambda params: (params[0],),
-                              format_params=lambda p: f"axis={p[0]} k={p[1]}")
+                              format_params=lambda p: f"axis={p[0]} k={p[1]}",
+                              params=Struct(AXIS, SIZE), rule=_kth_rule)
 
 
 def order_statistic(x, axis: int, k: int):
@@ -198,7 +213,7 @@ def zero_nans(x):
 
 # ------------------------------------------------------------------ booleans and indices
 
-def _not_differentiated(name: str, impl, code: int, empty_error: str = ""):
+def _not_differentiated(name: str, impl, code: int, empty_error: str = "", params=AXES):
     """A reduction to booleans or indices: zero derivative rules."""
     def rule(axes, x):
         shape = _reduced_shape(name, axes, x)
@@ -206,7 +221,7 @@ def _not_differentiated(name: str, impl, code: int, empty_error: str = ""):
             raise ShapeError(f"{name}: {empty_error} ({describe(x)})")
         return code, shape
 
-    prim = primitive(name, impl, rule, format_params=_format_axes)
+    prim = primitive(name, impl, rule, format_params=_format_axes, params=params)
     defjvp(prim, zero_rule)
     defvjp(prim, zero_rule)
     return prim
@@ -217,9 +232,11 @@ reduce_all_p = _not_differentiated("reduce_all", lambda axes, x: np.all(x, axis=
 reduce_any_p = _not_differentiated("reduce_any", lambda axes, x: np.any(x, axis=axes),
                                    dtypes.BOOL)
 argmax_p = _not_differentiated("argmax", lambda axes, x: np.argmax(x, axis=axes[0]),
-                               dtypes.INT64, "attempt to get argmax of an empty sequence")
+                               dtypes.INT64, "attempt to get argmax of an empty sequence",
+                               Struct(AXIS))
 argmin_p = _not_differentiated("argmin", lambda axes, x: np.argmin(x, axis=axes[0]),
-                               dtypes.INT64, "attempt to get argmin of an empty sequence")
+                               dtypes.INT64, "attempt to get argmin of an empty sequence",
+                               Struct(AXIS))
 
 
 def reduce_all(x, axes: tuple):
@@ -363,7 +380,7 @@ def _logsumexp_vjp(axes, cts, out, xs, active):
 
 
 logsumexp_p = primitive("logsumexp", _logsumexp_impl, _logsumexp_rule, n_outputs=2,
-                        format_params=_format_axes)
+                        format_params=_format_axes, params=AXES)
 defrules(logsumexp_p, _logsumexp_jvp, _logsumexp_vjp)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ShapeError
+from ..param_schema import AXIS, BOOL, Struct
 from ..primitive import bind1, bind2, describe, primitive, same_meta, shape_of
 from ..rules import defjvp, deflinear, defrules, defvjp
 from . import elementwise as ew
@@ -30,6 +31,10 @@ def _scan_rule(name):
                              f"{describe(xs[1])} differ in shape or dtype")
         return x
     return rule
+
+
+#: (axis, reverse)
+_PARAMS = Struct(AXIS, BOOL)
 
 
 def _format(params) -> str:
@@ -64,7 +69,7 @@ def shift(x, axis: int, reverse: bool, fill):
 # ------------------------------------------------------------------ cumsum
 
 cumsum_p = primitive("cumsum", lambda p, x: _along(np.cumsum, p[0], p[1], x),
-                     _scan_rule("cumsum"), format_params=_format)
+                     _scan_rule("cumsum"), format_params=_format, params=_PARAMS)
 # the transpose of a running sum is the running sum from the other end
 deflinear(cumsum_p, lambda p, ct, out, x: cumsum(ct, p[0], not p[1]))
 
@@ -108,7 +113,8 @@ def _recurrence_vjp(params, ct, out, xs, active):
 
 
 linear_recurrence_p = primitive("linear_recurrence", _recurrence_impl,
-                                _scan_rule("linear_recurrence"), format_params=_format)
+                                _scan_rule("linear_recurrence"), format_params=_format,
+                                params=_PARAMS)
 defrules(linear_recurrence_p, _recurrence_jvp, _recurrence_vjp)
 
 
@@ -128,7 +134,7 @@ def _exclusive(out, params):
 
 
 cumprod_p = primitive("cumprod", lambda p, x: _along(np.cumprod, p[0], p[1], x),
-                      _scan_rule("cumprod"), format_params=_format)
+                      _scan_rule("cumprod"), format_params=_format, params=_PARAMS)
 # out_i = x_i out_{i-1}: d out_i = x_i d out_{i-1} + t_i out_{i-1}
 defjvp(cumprod_p, lambda p, t, out, x: linear_recurrence(
     x, ew.mul(t, _exclusive(out, p)), p[0], p[1]))

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import dtypes
 from ..errors import DTypeError, ShapeError
+from ..param_schema import AXIS, Exactly, Int, Maybe, Struct, TupleOf
 from ..primitive import code_of_value, describe, primitive
 from ..rules import defjvp, defvjp, zero_rule
 
@@ -25,7 +26,9 @@ def _axis_rule(name):
 
 argsort_p = primitive("argsort", lambda p, x: np.argsort(x, axis=p[1], kind=p[0]),
                       _axis_rule("argsort"),
-                      format_params=lambda p: f"kind={p[0]} axis={p[1]}")
+                      format_params=lambda p: f"kind={p[0]} axis={p[1]}",
+                      params=Struct(Maybe(Exactly("quicksort", "mergesort", "heapsort",
+                                                  "stable")), AXIS))
 defjvp(argsort_p, zero_rule)
 defvjp(argsort_p, zero_rule)
 
@@ -39,7 +42,7 @@ def _lexsort_rule(axis, keys):
 
 #: ``keys`` stacked on a leading axis, the last key the primary one (NumPy's order)
 lexsort_p = primitive("lexsort", lambda axis, keys: np.lexsort(keys, axis=axis),
-                      _lexsort_rule, format_params=lambda axis: f"axis={axis}")
+                      _lexsort_rule, format_params=lambda axis: f"axis={axis}", params=AXIS)
 defjvp(lexsort_p, zero_rule)
 defvjp(lexsort_p, zero_rule)
 
@@ -58,7 +61,8 @@ def _argpartition_rule(params, x):
 argpartition_p = primitive("argpartition",
                            lambda p, x: np.argpartition(x, list(p[0]), axis=p[1]),
                            _argpartition_rule,
-                           format_params=lambda p: f"kth={list(p[0])} axis={p[1]}")
+                           format_params=lambda p: f"kth={list(p[0])} axis={p[1]}",
+                           params=Struct(TupleOf(Int()), AXIS))
 defjvp(argpartition_p, zero_rule)
 defvjp(argpartition_p, zero_rule)
 
@@ -74,6 +78,7 @@ def _searchsorted_rule(side, a, v):
 
 searchsorted_p = primitive("searchsorted",
                            lambda side, a, v: np.asarray(np.searchsorted(a, v, side=side)),
-                           _searchsorted_rule, format_params=lambda side: f"side={side}")
+                           _searchsorted_rule, format_params=lambda side: f"side={side}",
+                           params=Exactly("left", "right"))
 defjvp(searchsorted_p, zero_rule, zero_rule)
 defvjp(searchsorted_p, zero_rule, zero_rule)

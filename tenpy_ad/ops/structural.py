@@ -8,6 +8,8 @@ import numpy as np
 
 from .. import dtypes
 from ..errors import DTypeError, ShapeError
+from ..param_schema import (AXES, AXIS, MAX_NDIM, PERMUTATION, SHAPE, SIZE, SLICE, Int,
+                            Struct, TupleOf, slice_fits)
 from ..scalar_broadcasts import broadcasts_scalars
 from ..small_kernels import register_sum
 from ..primitive import (Tensor, TracedTensor, bind, bind1, code_of_value, constant,
@@ -38,7 +40,8 @@ def _reshape_rule(new_shape, x):
 
 
 reshape_p = primitive("reshape", lambda shape, x: np.reshape(x, shape), _reshape_rule,
-                      format_params=lambda shape: f"shape={list(shape)}", static_shapes=True)
+                      format_params=lambda shape: f"shape={list(shape)}", static_shapes=True,
+                      params=SHAPE)
 deflinear(reshape_p, lambda shape, ct, out, x: reshape(ct, shape_of(x)))
 
 
@@ -66,7 +69,8 @@ def _is_permutation(perm: tuple, ndim: int) -> bool:
 
 
 transpose_p = primitive("transpose", lambda perm, x: np.transpose(x, perm), _transpose_rule,
-                        format_params=lambda perm: f"perm={list(perm)}", static_shapes=True)
+                        format_params=lambda perm: f"perm={list(perm)}", static_shapes=True,
+                        params=PERMUTATION)
 deflinear(transpose_p, lambda perm, ct, out, x: transpose(ct, _inverse(perm)))
 
 
@@ -158,7 +162,7 @@ def _summed_axes(params, xshape: tuple) -> tuple:
 broadcast_in_dim_p = primitive(
     "broadcast_in_dim", _broadcast_impl, _broadcast_rule,
     format_params=lambda p: f"shape={list(p[0])} dims={list(p[1])}",
-    static_shapes=True)
+    static_shapes=True, params=Struct(SHAPE, AXES))
 deflinear(broadcast_in_dim_p, _broadcast_transpose)
 broadcasts_scalars(broadcast_in_dim_p)      # programs skip it before ufuncs that broadcast
 
@@ -216,7 +220,8 @@ def _kept_dims(axes, ndim):
 # np.add.reduce is what np.sum calls, without its Python wrapper (half the time on small arrays)
 reduce_sum_p = primitive("reduce_sum", lambda axes, x: np.add.reduce(x, axis=axes),
                          _reduce_rule("reduce_sum"),
-                         format_params=lambda axes: f"axes={list(axes)}", static_shapes=True)
+                         format_params=lambda axes: f"axes={list(axes)}", static_shapes=True,
+                         params=AXES)
 deflinear(reduce_sum_p, lambda axes, ct, out, x: broadcast_in_dim(
     ct, shape_of(x), _kept_dims(axes, len(shape_of(x)))))
 register_sum(reduce_sum_p)        # in programs: small full sums in C, in NumPy's order
@@ -255,7 +260,7 @@ def _max_vjp(axes, ct, out, xs, active):
 
 
 reduce_max_p = primitive("reduce_max", lambda axes, x: np.max(x, axis=axes), _max_rule,
-                         format_params=lambda axes: f"axes={list(axes)}")
+                         format_params=lambda axes: f"axes={list(axes)}", params=AXES)
 defrules(reduce_max_p, _max_jvp, _max_vjp)
 
 
@@ -274,16 +279,28 @@ def _slices(spec):
     return tuple(slice(a, b if b >= 0 else None, c) for a, b, c in spec)
 
 
+def _check_spec(name: str, spec, shape: tuple, what) -> None:
+    """One normalised slice per axis of ``shape``, each as ``slice.indices`` gives it."""
+    if len(spec) != len(shape):
+        raise ShapeError(f"{name}: {len(spec)} slices for {what}")
+    for axis, (s, d) in enumerate(zip(spec, shape)):
+        if not slice_fits(s, d):
+            raise ShapeError(f"{name}: slice {s} is not normalised for axis {axis} of size "
+                             f"{d} ({what})")
+
+
 def _slice_rule(spec, x):
-    if len(spec) != x.ndim:
-        raise ShapeError(f"slice: {len(spec)} slices for {describe(x)}")
+    _check_spec("slice", spec, tuple(x.shape), describe(x))
     return code_of_value(x), tuple(len(range(*s)) for s in spec)
+
+
+SPEC = TupleOf(SLICE, max_length=MAX_NDIM)
 
 
 slice_p = primitive("slice", lambda spec, x: x[_slices(spec)], _slice_rule,
                     format_params=lambda spec: "[" + ", ".join(
                         ":".join("" if v is None else str(v) for v in s) for s in spec) + "]",
-                    static_shapes=True)
+                    static_shapes=True, params=SPEC)
 deflinear(slice_p,
           lambda spec, ct, out, x: bind1(scatter_slice_p, (shape_of(x), spec), ct))
 
@@ -297,6 +314,7 @@ def _scatter_impl(params, x):
 
 def _scatter_rule(params, x):
     shape, spec = params
+    _check_spec("scatter_slice", spec, shape, f"shape {list(shape)}")
     expected = tuple(len(range(*s)) for s in spec)
     if x.shape != expected:
         raise ShapeError(f"scatter_slice: got {describe(x)}, expected {list(expected)}")
@@ -305,7 +323,7 @@ def _scatter_rule(params, x):
 
 scatter_slice_p = primitive("scatter_slice", _scatter_impl, _scatter_rule,
                             format_params=lambda p: f"shape={list(p[0])} at {p[1]}",
-                            static_shapes=True)
+                            static_shapes=True, params=Struct(SHAPE, SPEC))
 deflinear(scatter_slice_p, lambda params, ct, out, x: bind1(slice_p, params[1], ct))
 
 
@@ -360,7 +378,7 @@ def _concatenate_vjp(axis, ct, out, xs, active):
 
 concatenate_p = primitive("concatenate", lambda axis, *xs: np.concatenate(xs, axis),
                           _concatenate_rule, format_params=lambda axis: f"axis={axis}",
-                          static_shapes=True)
+                          static_shapes=True, params=AXIS)
 defrules(concatenate_p, linear_jvp(concatenate_p), _concatenate_vjp)
 
 
@@ -433,7 +451,7 @@ def _triangle(name, fn):
     others are zeros, not ``x * 0``, so infinities there do not become NaN).  A
     projection: linear and its own transpose."""
     prim = primitive(name, lambda k, x: fn(x, k), _triangle_rule(name),
-                     format_params=lambda k: f"k={k}")
+                     format_params=lambda k: f"k={k}", params=Int())
     deflinear(prim, lambda k, ct, out, x: bind1(prim, k, ct))
     return prim
 
@@ -492,10 +510,11 @@ def _format_counts(params):
     return f"counts={list(params[0])} axis={params[1]}"
 
 
+_COUNTS = Struct(TupleOf(SIZE), AXIS)
 repeat_p = primitive("repeat", lambda p, x: np.repeat(x, p[0], axis=p[1]), _repeat_rule,
-                     format_params=_format_counts)
+                     format_params=_format_counts, params=_COUNTS)
 segment_sum_p = primitive("segment_sum", _segment_sum_impl, _segment_sum_rule,
-                          format_params=_format_counts)
+                          format_params=_format_counts, params=_COUNTS)
 # mutual transposes: entry i copied counts[i] times <-> the sum of its copies
 deflinear(repeat_p, lambda params, ct, out, x: bind1(segment_sum_p, params, ct))
 deflinear(segment_sum_p, lambda params, ct, out, x: bind1(repeat_p, params, ct))

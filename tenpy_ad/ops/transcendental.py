@@ -25,6 +25,7 @@ import math
 
 import numpy as np
 
+from ..param_schema import Int
 from ..primitive import bind1, bind2, is_complex_value, primitive
 from ..rules import defjvp, defvjp
 from . import structural as st
@@ -228,7 +229,7 @@ def _sinc_derivative_values(k: int, x):
 
 sinc_derivative_p = primitive("sinc_derivative", _sinc_derivative_values,
                               lambda k, x: x, format_params=lambda k: f"k={k}",
-                              elementwise=True)
+                              elementwise=True, params=Int(1, 511))
 defjvp(sinc_derivative_p, lambda k, t, out, x: mul(t, sinc_derivative(x, k + 1)))
 defvjp(sinc_derivative_p, lambda k, ct, out, x: mul(ct, conj(sinc_derivative(x, k + 1))))
 

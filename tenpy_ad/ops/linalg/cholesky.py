@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...param_schema import Exactly
 from ...primitive import primitive
 from ...rules import defrules
 from . import lapack
@@ -49,5 +50,5 @@ def _cholesky_vjp(uplo, ct, out, xs, active):
 
 
 cholesky_p = primitive("cholesky", _cholesky_impl, square_rule("cholesky"),
-                       format_params=lambda uplo: f"reads={uplo}")
+                       format_params=lambda uplo: f"reads={uplo}", params=Exactly("L", "U"))
 defrules(cholesky_p, _cholesky_jvp, _cholesky_vjp)

@@ -83,6 +83,7 @@ import numpy as np
 import scipy.linalg
 
 from ...errors import ArgumentValueError, ConvergenceError, ShapeError
+from ...param_schema import EPS, AnyOf, Exactly, Int, Struct
 from ...primitive import bind, code_of_value, describe, primitive, shape_of
 from ...rules import defrules
 from .. import elementwise as ew
@@ -504,8 +505,11 @@ def _format_params(params) -> str:
     return f"{params[0]} eps={params[1]:g} tol={params[2]:g} maxiter={params[3]}"
 
 
+#: (kind, eps, tol, maxiter) for Lanczos, (kind, eps, 0.0, 0, True) for exact mode
+_PARAMS = AnyOf(Struct(Exactly(*KINDS), EPS, EPS, Int(0)),
+                Struct(Exactly(*KINDS), EPS, EPS, Int(0), Exactly(True)))
 complement_solve_p = primitive("complement_solve", _impl, _shape_rule, n_outputs=2,
-                               format_params=_format_params)
+                               format_params=_format_params, params=_PARAMS)
 defrules(complement_solve_p, _jvp, _vjp)
 
 

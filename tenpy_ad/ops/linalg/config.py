@@ -6,6 +6,10 @@ import numbers
 from ...errors import ArgumentError, ArgumentValueError
 
 
+#: what ``gauge_check`` may be (also the mode of the gauge and degeneracy checks' params)
+GAUGE_MODES = ("raise", "warn", "off")
+
+
 class LinalgConfig:
     """Defaults for the linear-algebra derivatives (read when a node is built).
 

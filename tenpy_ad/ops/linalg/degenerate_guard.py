@@ -26,9 +26,10 @@ import warnings
 import numpy as np
 
 from ...errors import GaugeError, GaugeWarning
+from ...param_schema import BOOL, Exactly, Int, Maybe, Struct, TupleOf
 from ...primitive import bind, primitive
 from ...rules import defjvp, defvjp, zero_rule
-from .config import config
+from .config import GAUGE_MODES, config
 
 
 def _same_as_first(params, x, *others):
@@ -107,10 +108,13 @@ def _zeros(count: int) -> tuple:
 
 # The guard and the check take the values and the cotangents whose sizes decide (their
 # number varies: up to five operands); the rules of every operand count are registered.
+#: (mode, name, rectangular, forward, axes): axes -2 / -1 or None, one per cotangent
+_PARAMS = Struct(Exactly(*GAUGE_MODES), Exactly("svd", "eigh"), BOOL, BOOL,
+                 TupleOf(Maybe(Int(-2, -1)), max_length=3))
 second_order_check_p = primitive("second_order_check", _check, _same_as_first,
-                                 format_params=_format, static_shapes=True)
+                                 format_params=_format, static_shapes=True, params=_PARAMS)
 guard_p = primitive("second_order_guard", _same_as_first, _same_as_first,
-                    format_params=_format, static_shapes=True)
+                    format_params=_format, static_shapes=True, params=_PARAMS)
 defjvp(second_order_check_p, _pass_through, *_zeros(4))
 defvjp(second_order_check_p, _pass_through, *_zeros(4))
 defjvp(guard_p, _checked, *_zeros(4))

@@ -27,6 +27,7 @@ import numpy as np
 
 from ... import dtypes
 from ...errors import ShapeError
+from ...param_schema import EPS
 from ...primitive import code_of_value, describe, is_complex_value, primitive, shape_of
 from ...rules import defrules
 from .. import elementwise as ew
@@ -113,5 +114,5 @@ def _phase_scale(normed, d, gw, gaps):
 
 
 eig_p = primitive("eig", _eig_impl, _eig_rule, n_outputs=2,
-                  format_params=lambda eps: f"eps={eps:g}")
+                  format_params=lambda eps: f"eps={eps:g}", params=EPS)
 defrules(eig_p, _eig_jvp, _eig_vjp)

@@ -21,6 +21,7 @@ import numpy as np
 
 from ... import dtypes
 from ...errors import ShapeError
+from ...param_schema import EPS, Exactly, Maybe, Struct
 from ...primitive import code_of_value, describe, is_complex_value, primitive, shape_of
 from ...rules import defrules
 from .. import elementwise as ew
@@ -111,5 +112,5 @@ def _kept_vjp(eps, lo, hi, h, w, v, gw, gv):
 
 eigh_p = primitive("eigh", _eigh_impl, _eigh_rule, n_outputs=2,
                    format_params=lambda p: f"eps={p[0]:g} uplo={p[1]}",
-                   static_shapes=True)
+                   static_shapes=True, params=Struct(EPS, Maybe(Exactly("L", "U"))))
 defrules(eigh_p, _eigh_jvp, _eigh_vjp)

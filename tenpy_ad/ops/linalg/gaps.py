@@ -24,6 +24,7 @@ import numpy as np
 
 from ... import dtypes
 from ...errors import ShapeError
+from ...param_schema import BOOL, EPS, Struct
 from ...primitive import bind, code_of_value, describe, primitive, shape_of
 from ...rules import defrules
 from .. import structural as st
@@ -126,7 +127,8 @@ def _sum_and_difference(a, b):
 
 spectral_gaps_p = primitive(
     "spectral_gaps", _impl, _shape_rule, n_outputs=2,
-    format_params=lambda p: f"eps={p[0]:g} same_indices={p[1]}", static_shapes=True)
+    format_params=lambda p: f"eps={p[0]:g} same_indices={p[1]}", static_shapes=True,
+    params=Struct(EPS, BOOL))
 defrules(spectral_gaps_p, _jvp, _vjp)
 
 

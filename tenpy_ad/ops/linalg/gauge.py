@@ -14,9 +14,10 @@ import warnings
 import numpy as np
 
 from ...errors import GaugeError, GaugeWarning
+from ...param_schema import EPS, Exactly, Struct
 from ...primitive import bind, primitive
 from ...rules import defjvp, defvjp, zero_rule
-from .config import config
+from .config import GAUGE_MODES, config
 
 
 # a phase sensitivity below this many units of rounding is rounding, whatever gauge_rtol
@@ -45,7 +46,9 @@ def _check(params, x, residual, reference):
 
 
 gauge_check_p = primitive("gauge_check", _check, lambda params, x, residual, reference: x,
-                          format_params=lambda p: f"{p[2]} mode={p[0]}")
+                          format_params=lambda p: f"{p[2]} mode={p[0]}",
+                          params=Struct(Exactly(*GAUGE_MODES), EPS,
+                                        Exactly("svd", "eigh", "eig")))
 # the identity on its first operand; the residual and reference are only looked at
 defjvp(gauge_check_p, lambda params, t, out, *xs: t, zero_rule, zero_rule)
 defvjp(gauge_check_p, lambda params, ct, out, *xs: ct, zero_rule, zero_rule)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import ShapeError
+from ...param_schema import Text
 from ...primitive import bind, describe, primitive, shape_of
 from ...rules import defrules
 from .. import elementwise as ew
@@ -40,7 +41,9 @@ def _inv_vjp(name, ct, out, xs, active):
     return (ew.neg(mm(x_h, mm(ct, x_h))),)
 
 
-inv_p = primitive("inv", _inv_impl, square_rule("inv"), format_params=str)
+# params: the function a singular matrix is reported under ("inv", "det", ...)
+inv_p = primitive("inv", _inv_impl, square_rule("inv"), format_params=str,
+                  params=Text("a function name", r"[a-z_]+", max_length=64, example="inv"))
 defrules(inv_p, _inv_jvp, _inv_vjp)
 
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from ... import dtypes
 from ...errors import MissingRuleError, ShapeError
+from ...param_schema import BOOL, EPS, SIZE, Exactly, Int, Maybe, Struct
 from ...primitive import bind, code_of_value, describe, is_complex_value, primitive
 from ...rules import defrules
 from .. import elementwise as ew
@@ -92,9 +93,11 @@ def kept_pairs_vjp(eps, w, v, gw, gv, coupling):
     return ct_a
 
 
+#: (k, hint, which, eps, tol, maxiter, dense)
 eigsh_p = primitive("eigsh", _impl, _shape_rule, n_outputs=3,
                     format_params=lambda p: f"k={p[0]} hint={p[1]} which={p[2]} "
-                                            f"eps={p[3]:g} tol={p[4]:g}")
+                                            f"eps={p[3]:g} tol={p[4]:g}",
+                    params=Struct(Int(1), SIZE, Exactly(*WHICH), EPS, EPS, Maybe(Int(1)), BOOL))
 defrules(eigsh_p, _jvp, _vjp)
 
 
@@ -103,5 +106,6 @@ def eigsh(a, k: int, hint: int, which: str, eps: float, tol: float, maxiter,
     """The nodes ``w, v, hint`` of the partial eigendecomposition of a Hermitian float
     matrix ``a`` (see :func:`tenpy_ad.linalg.eigsh`); ``dense`` computes the forward with
     LAPACK."""
+    maxiter = None if maxiter is None else int(maxiter)
     return bind(eigsh_p, (int(k), int(hint), which, float(eps), float(tol), maxiter,
                           bool(dense)), a)

@@ -26,6 +26,7 @@ import numpy as np
 
 from ... import dtypes
 from ...errors import MissingRuleError, ShapeError
+from ...param_schema import BOOL, EPS, SIZE, Int, Maybe, Struct
 from ...primitive import bind, code_of_value, describe, is_complex_value, primitive
 from ...rules import defrules
 from .. import elementwise as ew
@@ -136,12 +137,15 @@ def kept_triplets_vjp(eps, a, u, s, vh, gu, gs, gvh, coupling):
     return ct_a
 
 
+#: (k, hint, eps, tol, maxiter, dense)
 svds_p = primitive("svds", _impl, _shape_rule, n_outputs=4,
-                   format_params=lambda p: f"k={p[0]} hint={p[1]} eps={p[2]:g} tol={p[3]:g}")
+                   format_params=lambda p: f"k={p[0]} hint={p[1]} eps={p[2]:g} tol={p[3]:g}",
+                   params=Struct(Int(1), SIZE, EPS, EPS, Maybe(Int(1)), BOOL))
 defrules(svds_p, _jvp, _vjp)
 
 
 def svds(a, k: int, hint: int, eps: float, tol: float, maxiter, dense: bool = False):
     """The nodes ``u, s, vh, hint`` of the partial SVD of a float matrix ``a`` (see
     :func:`tenpy_ad.linalg.svds`); ``dense`` computes the forward with LAPACK."""
+    maxiter = None if maxiter is None else int(maxiter)
     return bind(svds_p, (int(k), int(hint), float(eps), float(tol), maxiter, bool(dense)), a)

@@ -16,6 +16,7 @@ import numpy as np
 
 from ... import dtypes
 from ...errors import ShapeError
+from ...param_schema import Float
 from ...primitive import code_of_value, describe, primitive, shape_of
 from ...rules import defjvp, defrules, defvjp, zero_rule
 from .. import elementwise as ew
@@ -54,7 +55,9 @@ def _pinv_vjp(rcond, ct, out, xs, active):
     return (ga,)
 
 
-pinv_p = primitive("pinv", _pinv_impl, _pinv_rule, format_params=lambda r: f"rcond={r:g}")
+# rcond: any float, as NumPy's (a negative cutoff keeps every singular value)
+pinv_p = primitive("pinv", _pinv_impl, _pinv_rule, format_params=lambda r: f"rcond={r:g}",
+                   params=Float())
 defrules(pinv_p, _pinv_jvp, _pinv_vjp)
 
 
@@ -69,6 +72,7 @@ def _rank_impl(rcond, s):
 
 
 # the number of singular values above the cutoff: piecewise constant, derivative zero
-rank_p = primitive("rank", _rank_impl, _rank_rule, format_params=lambda r: f"rcond={r:g}")
+rank_p = primitive("rank", _rank_impl, _rank_rule, format_params=lambda r: f"rcond={r:g}",
+                   params=Float())
 defjvp(rank_p, zero_rule)
 defvjp(rank_p, zero_rule)

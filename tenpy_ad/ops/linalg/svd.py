@@ -40,6 +40,7 @@ import scipy.linalg.lapack
 
 from ... import dtypes
 from ...errors import InternalError, ShapeError
+from ...param_schema import BOOL, EPS, Struct
 from ...primitive import (bind, code_of_value, describe, is_complex_value, primitive,
                          shape_of)
 from ...rules import defrules
@@ -282,7 +283,7 @@ def _kept_vjp(eps, lo, hi, a, u, s, vh, gu, gs, gvh):
 
 svd_p = primitive("svd", _svd_impl, _svd_rule, n_outputs=3,
                   format_params=lambda p: f"full_matrices={p[0]} eps={p[1]:g}",
-                  static_shapes=True)
+                  static_shapes=True, params=Struct(BOOL, EPS))
 defrules(svd_p, _svd_jvp, _svd_vjp)
 
 

@@ -14,12 +14,12 @@ from __future__ import annotations
 import numpy as np
 
 from ...primitive import primitive
-from ...rules import defrules
 from . import lapack
 from .inverse import square_rule
 from .matrix import (adjoint, hermitian_from_triangle, hermitian_from_triangle_transpose,
                      mask, mm)
 from .solve import solve
+from .zero_size import defrules_sized
 
 
 def _cholesky_impl(uplo, a):
@@ -50,4 +50,4 @@ def _cholesky_vjp(uplo, ct, out, xs, active):
 
 cholesky_p = primitive("cholesky", _cholesky_impl, square_rule("cholesky"),
                        format_params=lambda uplo: f"reads={uplo}")
-defrules(cholesky_p, _cholesky_jvp, _cholesky_vjp)
+defrules_sized(cholesky_p, _cholesky_jvp, _cholesky_vjp)

@@ -28,7 +28,6 @@ import numpy as np
 from ... import dtypes
 from ...errors import ShapeError
 from ...primitive import code_of_value, describe, is_complex_value, primitive, shape_of
-from ...rules import defrules
 from .. import elementwise as ew
 from .. import structural as st
 from . import lapack
@@ -36,6 +35,7 @@ from .gauge import gauge_checked
 from .matrix import (add_optional, adjoint, col, diag, diag_embed, frozen, largest_abs,
                      lorentz_complex, mm, row)
 from .solve import solve
+from .zero_size import defrules_sized
 
 
 def _eig_rule(eps, a):
@@ -114,4 +114,4 @@ def _phase_scale(normed, d, gw, gaps):
 
 eig_p = primitive("eig", _eig_impl, _eig_rule, n_outputs=2,
                   format_params=lambda eps: f"eps={eps:g}")
-defrules(eig_p, _eig_jvp, _eig_vjp)
+defrules_sized(eig_p, _eig_jvp, _eig_vjp)

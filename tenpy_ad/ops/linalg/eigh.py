@@ -22,7 +22,6 @@ import numpy as np
 from ... import dtypes
 from ...errors import ShapeError
 from ...primitive import code_of_value, describe, is_complex_value, primitive, shape_of
-from ...rules import defrules
 from .. import elementwise as ew
 from . import lapack
 from .complement_solve import coupling_hermitian, exact_hint, exact_params
@@ -33,6 +32,7 @@ from .matrix import (add_optional, adjoint, broadened_inverse_gaps, diag, diag_e
                      mm)
 from .partial_eigh import kept_pairs_vjp
 from .truncation import block, cotangent_range, differentiable, outside
+from .zero_size import defrules_sized
 
 
 def _eigh_rule(params, a):
@@ -112,4 +112,4 @@ def _kept_vjp(eps, lo, hi, h, w, v, gw, gv):
 eigh_p = primitive("eigh", _eigh_impl, _eigh_rule, n_outputs=2,
                    format_params=lambda p: f"eps={p[0]:g} uplo={p[1]}",
                    static_shapes=True)
-defrules(eigh_p, _eigh_jvp, _eigh_vjp)
+defrules_sized(eigh_p, _eigh_jvp, _eigh_vjp)

@@ -10,10 +10,10 @@ import numpy as np
 
 from ...errors import ShapeError
 from ...primitive import bind, describe, primitive, shape_of
-from ...rules import defrules
 from .. import elementwise as ew
 from . import lapack
 from .matrix import adjoint, mm
+from .zero_size import defrules_sized
 
 
 def square_rule(name: str):
@@ -41,7 +41,7 @@ def _inv_vjp(name, ct, out, xs, active):
 
 
 inv_p = primitive("inv", _inv_impl, square_rule("inv"), format_params=str)
-defrules(inv_p, _inv_jvp, _inv_vjp)
+defrules_sized(inv_p, _inv_jvp, _inv_vjp)
 
 
 def inv(a, name: str = "inv"):

@@ -42,7 +42,6 @@ from ... import dtypes
 from ...errors import ShapeError
 from ...primitive import (bind, code_of_value, describe, is_complex_value, primitive,
                          shape_of)
-from ...rules import defrules
 from .. import elementwise as ew
 from .. import structural as st
 from . import lapack
@@ -53,6 +52,7 @@ from .matrix import (add_optional, adjoint, adjoint_mm, combine_gaps, diag, diag
                      gap_factors, largest_abs, lorentz, mm, mm_adjoint, place_block, row)
 from .partial_svd import kept_triplets_vjp
 from .truncation import block, cotangent_range, differentiable, outside
+from .zero_size import defrules_sized
 
 
 @functools.lru_cache(maxsize=16)
@@ -63,10 +63,11 @@ def _lapack_svd(driver: str, dtype: np.dtype):
 def _svd_impl(params, a):
     """LAPACK's gesdd, falling back to gesvd when gesdd does not converge.  A matrix is
     passed to LAPACK directly (NumPy's wrapper costs more than the decomposition on small
-    matrices), a stack to NumPy's batched gesdd."""
+    matrices), a stack to NumPy's batched gesdd, as is an empty matrix (LAPACK rejects a
+    zero dimension; NumPy returns the empty factors, and identities for full_matrices)."""
     full_matrices, _ = params
     a = np.asarray(a)
-    if a.ndim > 2:
+    if a.ndim > 2 or a.size == 0:
         return lapack.call("svd", lambda b: _batched_svd(b, full_matrices), a)
     if not math.isfinite(abs(a.sum())) and not np.isfinite(a).all():
         return _nan_svd(a, full_matrices)   # NaN/Inf propagate (LAPACK would reject them)
@@ -283,7 +284,7 @@ def _kept_vjp(eps, lo, hi, a, u, s, vh, gu, gs, gvh):
 svd_p = primitive("svd", _svd_impl, _svd_rule, n_outputs=3,
                   format_params=lambda p: f"full_matrices={p[0]} eps={p[1]:g}",
                   static_shapes=True)
-defrules(svd_p, _svd_jvp, _svd_vjp)
+defrules_sized(svd_p, _svd_jvp, _svd_vjp)
 
 
 def svd(a, full_matrices: bool, eps: float):

@@ -88,7 +88,7 @@ def svd(a, full_matrices: bool = False, compute_uv: bool = True, *,
     # s alone does not depend on full_matrices; the reduced primitive keeps it differentiable
     full_matrices = bool(full_matrices) and bool(compute_uv)
     outputs = bind(svd_p, (full_matrices, eps), _matrix_operand("svd", a))
-    return SVDResult(*outputs) if compute_uv else outputs[1]
+    return SVDResult(*outputs[:3]) if compute_uv else outputs[1]
 
 
 def svdvals(x, *, eps: float | None = None):
@@ -152,8 +152,8 @@ def eigh(a, UPLO: str = "L", *, eps: float | None = None,  # noqa: N803 - NumPy'
     a = _matrix_operand("eigh", a, square=True)
     if symmetrize_input:
         a = (a + ew.conj(_swap_last(a))) * 0.5
-        return EighResult(*bind(eigh_p, (eps, None), a))
-    return EighResult(*bind(eigh_p, (eps, _uplo("eigh", UPLO)), a))
+        return EighResult(*bind(eigh_p, (eps, None), a)[:2])
+    return EighResult(*bind(eigh_p, (eps, _uplo("eigh", UPLO)), a)[:2])
 
 
 def eigvalsh(a, UPLO: str = "L", *, eps: float | None = None):  # noqa: N803
@@ -172,7 +172,7 @@ def eig(a, *, eps: float | None = None):
     eigenvalues use the Lorentzian broadening ``eps`` as :func:`svd` does.
     """
     eps = broadening(eps, "eig")
-    return EigResult(*bind(eig_p, eps, _matrix_operand("eig", a, square=True)))
+    return EigResult(*bind(eig_p, eps, _matrix_operand("eig", a, square=True))[:2])
 
 
 def eigvals(a, *, eps: float | None = None):

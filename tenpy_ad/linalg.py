@@ -10,10 +10,13 @@ in every mode (traced, eager, function transforms) to any order.  Derivative con
 Bad input fails as NumPy's does, in our words: ``ShapeError`` (a ``ValueError``) naming
 the function and the shape; ``numpy.linalg.LinAlgError`` for a singular matrix (``inv``,
 ``solve``) or one that is not positive definite (``cholesky``).  A matrix holding NaN or
-Inf gives NaN results (never a LAPACK error).
+Inf gives NaN results (never a LAPACK error).  Empty stacks and empty matrices give
+NumPy's results, or its error where it raises (``cond`` of an empty matrix, the minimum
+of no values in ``norm``), and zero-size derivatives (:mod:`.ops.linalg.zero_size`).
 """
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -85,7 +88,7 @@ def svd(a, full_matrices: bool = False, compute_uv: bool = True, *,
     # s alone does not depend on full_matrices; the reduced primitive keeps it differentiable
     full_matrices = bool(full_matrices) and bool(compute_uv)
     outputs = bind(svd_p, (full_matrices, eps), _matrix_operand("svd", a))
-    return SVDResult(*outputs) if compute_uv else outputs[1]
+    return SVDResult(*outputs[:3]) if compute_uv else outputs[1]
 
 
 def svdvals(x, *, eps: float | None = None):
@@ -103,6 +106,8 @@ def qr(a, mode: str = "reduced"):
     a = _matrix_operand("qr", a)
     m, n = shape_of(a)[-2:]
     if mode == "complete" and m > n:
+        if is_tensor(a) and _size(a) == 0:
+            return _complete_qr_of_empty(a)
         if is_tensor(a):
             raise ShapeError(f"qr: mode='complete' of a tall {m} x {n} matrix adds columns "
                              "to q that are not unique, so they have no derivative; use "
@@ -110,6 +115,28 @@ def qr(a, mode: str = "reduced"):
         return QRResult(*np.linalg.qr(a, mode="complete"))
     q, r = bind(qr_p, None, a)
     return r if mode == "r" else QRResult(q, r)
+
+
+def _size(a) -> int:
+    return math.prod(shape_of(a))
+
+
+def _empty_matrices(a) -> bool:
+    """Whether ``a`` holds matrices without entries (``0 x n``, ``n x 0``; NumPy's test for
+    the functions that treat them apart), not merely an empty stack."""
+    shape = shape_of(a)
+    return len(shape) >= 2 and math.prod(shape[-2:]) == 0
+
+
+def _complete_qr_of_empty(a):
+    """NumPy's complete QR of empty tall matrices (``q`` the identity of each, ``r`` empty)
+    for a tensor: the input has no entries, so nothing is ambiguous and the derivative is
+    the zero-size one; both results stay connected to ``a`` (sums over an empty axis are
+    exact zeros) so that an eager ``backward()`` reaches it."""
+    m = shape_of(a)[-2]
+    eye = np.eye(m, dtype=dtypes.DTYPES[code_of_value(a)])
+    q = tnp.sum(a, axis=-1, keepdims=True) + eye
+    return QRResult(q, a * 0)
 
 
 def eigh(a, UPLO: str = "L", *, eps: float | None = None,  # noqa: N803 - NumPy's name
@@ -125,8 +152,8 @@ def eigh(a, UPLO: str = "L", *, eps: float | None = None,  # noqa: N803 - NumPy'
     a = _matrix_operand("eigh", a, square=True)
     if symmetrize_input:
         a = (a + ew.conj(_swap_last(a))) * 0.5
-        return EighResult(*bind(eigh_p, (eps, None), a))
-    return EighResult(*bind(eigh_p, (eps, _uplo("eigh", UPLO)), a))
+        return EighResult(*bind(eigh_p, (eps, None), a)[:2])
+    return EighResult(*bind(eigh_p, (eps, _uplo("eigh", UPLO)), a)[:2])
 
 
 def eigvalsh(a, UPLO: str = "L", *, eps: float | None = None):  # noqa: N803
@@ -145,7 +172,7 @@ def eig(a, *, eps: float | None = None):
     eigenvalues use the Lorentzian broadening ``eps`` as :func:`svd` does.
     """
     eps = broadening(eps, "eig")
-    return EigResult(*bind(eig_p, eps, _matrix_operand("eig", a, square=True)))
+    return EigResult(*bind(eig_p, eps, _matrix_operand("eig", a, square=True))[:2])
 
 
 def eigvals(a, *, eps: float | None = None):
@@ -233,7 +260,7 @@ def pinv(a, rcond=None, hermitian: bool = False, *, rtol=_UNSET):
         cutoff = max(shape_of(a)[-2:]) * np.finfo(dtypes.DTYPES[code_of_value(a)]).eps
     else:
         cutoff = rtol
-    if hermitian:
+    if hermitian and not _empty_matrices(a):    # NumPy returns empty ones of any shape
         a = hermitian_from_triangle(_matrix_operand("pinv", a, square=True), lower=True)
     return bind1(pinv_p, _static_float("pinv", "rcond", cutoff), a)
 
@@ -427,12 +454,12 @@ def _two_norm(x, axes):
 def _vector_norm(x, ord, axis):  # noqa: A002
     if isinstance(ord, str):
         raise ArgumentValueError(f"norm: invalid norm order {ord!r} for vectors")
+    if shape_of(x)[axis] == 0:
+        return _empty_vector_norm(x, ord, axis)
     if ord is None or ord == 2:
         return _two_norm(x, (axis,))
-    if ord == np.inf:
-        return tnp.amax(tnp.abs(x), axis=axis)
-    if ord == -np.inf:
-        return -tnp.amax(-tnp.abs(x), axis=axis)
+    if ord in (np.inf, -np.inf):
+        return _extreme(tnp.abs(x), axis, ord > 0, ord)
     if ord == 0:      # the count of non-zero entries: piecewise constant
         zero = ew.real(ew.eq_mask(x, st.full_like(x, 0)))
         return tnp.sum(1.0 - zero, axis=axis)
@@ -454,6 +481,17 @@ def _root(total, p: float):
     return ew.select(zero, st.full_like(root, 0), root)
 
 
+def _empty_vector_norm(x, ord, axis):  # noqa: A002
+    """NumPy's norms of empty vectors: 0 (``sum(|x|^p)^(1/p)`` of no entries), ``inf`` for
+    a negative ``p`` (``0^(1/p)``), none for ``-inf`` (a minimum).  Written as sums over
+    the empty axis, constants connected to ``x``: the chain rule through ``t^(1/p)`` at 0
+    would multiply an infinite slope by the zero tangent of the sum."""
+    _check_has_values(x, axis, ord == -np.inf, ord)
+    total = tnp.sum(tnp.abs(x), axis=axis)
+    negative = ord is not None and ord < 0
+    return total + np.inf if negative else total
+
+
 def _matrix_norm(x, ord, axes):  # noqa: A002
     rows, cols = axes
     if ord in (None, "fro", "f"):
@@ -462,21 +500,45 @@ def _matrix_norm(x, ord, axes):  # noqa: A002
         ndim = len(shape_of(x))
         rest = tuple(i for i in range(ndim) if i not in axes)
         s = svdvals(tnp.transpose(x, rest + (rows, cols)))
-        if ord == "nuc":
-            return tnp.sum(s, axis=-1)
+        if ord == "nuc" or shape_of(s)[-1] == 0:
+            _check_has_values(s, -1, ord == -2, ord)
+            return tnp.sum(s, axis=-1)          # of empty matrices: 0, as NumPy's
         return s[..., 0] if ord == 2 else s[..., -1]
     if ord in (1, -1, np.inf, -np.inf):
         summed, kept = (rows, cols) if ord in (1, -1) else (cols, rows)
         sums = tnp.sum(tnp.abs(x), axis=summed)
         kept -= kept > summed
-        return tnp.amax(sums, axis=kept) if ord > 0 else -tnp.amax(-sums, axis=kept)
+        return _extreme(sums, kept, ord > 0, ord)
     raise ArgumentValueError(f"norm: invalid norm order {ord!r} for matrices")
+
+
+def _extreme(x, axis: int, largest: bool, ord):  # noqa: A002
+    """The largest (``largest``) or smallest entry of the non-negative ``x`` along
+    ``axis``; an empty axis gives NumPy's ``max(..., initial=0)``, 0, as a sum (so that it
+    stays connected to ``x``), and has no minimum."""
+    if shape_of(x)[axis] == 0:
+        _check_has_values(x, axis, not largest, ord)
+        return tnp.sum(x, axis=axis)
+    return tnp.amax(x, axis=axis) if largest else -tnp.amax(-x, axis=axis)
+
+
+def _check_has_values(x, axis: int, smallest: bool, ord) -> None:  # noqa: A002
+    if smallest and shape_of(x)[axis] == 0:
+        raise ShapeError(f"norm: ord={ord!r} takes a minimum, and the vectors or matrices of "
+                         f"shape {list(shape_of(x))} along axis {axis} are empty (a "
+                         "zero-size reduction has no identity)")
 
 
 def cond(x, p=None):
     """The condition number of (each) matrix, NumPy's ``linalg.cond``: ``s_max / s_min``
     for ``p`` None or 2 (``s_min / s_max`` for -2), else ``norm(x, p) * norm(inv(x), p)``
-    (square matrices; ``p`` as in :func:`norm`).  Differentiable where it is finite."""
+    (square matrices; ``p`` as in :func:`norm`).  Differentiable where it is finite.
+    Empty matrices (``0 x n``, ``n x 0``) raise ``LinAlgError``, as in NumPy; an empty
+    stack of non-empty matrices gives an empty result."""
+    shape = shape_of(x)
+    if _empty_matrices(x):
+        raise np.linalg.LinAlgError(f"cond: not defined on empty matrices (shape "
+                                    f"{list(shape)})")
     x = _matrix_operand("cond", x, square=p not in (None, 2, -2))
     if p in (None, 2, -2):
         s = svdvals(x)
@@ -498,11 +560,13 @@ def matrix_rank(A, tol=None, hermitian: bool = False, *, rtol=None):  # noqa: N8
     shape = shape_of(A)
     if len(shape) < 2:
         return tnp.asarray(tnp.any(A != 0), dtype=np.int64)
+    if hermitian:                      # NumPy's eigenvalue method needs square matrices
+        _matrix_operand("matrix_rank", A, square=True)
     s = svdvals(A)
     if tol is None:
         if rtol is None:
             rtol = max(shape[-2:]) * np.finfo(dtypes.DTYPES[code_of_value(s)]).eps
-        tol = tnp.max(s, axis=-1, keepdims=True) * rtol
+        tol = tnp.max(s, axis=-1, keepdims=True, initial=0.0) * rtol   # 0 values: rank 0
     elif not is_tensor(tol):
         tol = np.asarray(tol)[..., None]
     else:

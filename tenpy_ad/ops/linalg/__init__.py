@@ -6,8 +6,10 @@ One module per primitive or family (``svd``, ``qr``, ``eigh``, ``eig``, ``solve`
 solvers in ``leading`` and the solve of their derivatives in ``complement_solve``), their
 shared matrix helpers (``matrix``: every helper acts on the last two axes, so each rule
 serves stacks of matrices unchanged), the safe LAPACK calls (``lapack``), the
-broadening and gauge-check defaults (``config``), the complex gauge check (``gauge``) and
-the BLAS work of each primitive (``threads``).
+broadening and gauge-check defaults (``config``), the complex gauge check (``gauge``, with
+the tokens that tell a loss's own cotangents from derived ones: ``derived``), the rules'
+answer for empty operands (``zero_size``) and the BLAS work of each primitive
+(``threads``).
 The public, NumPy-style functions are in :mod:`tenpy_ad.linalg`.
 """
 from .cholesky import cholesky_p

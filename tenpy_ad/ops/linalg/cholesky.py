@@ -15,12 +15,12 @@ import numpy as np
 
 from ...param_schema import Exactly
 from ...primitive import primitive
-from ...rules import defrules
 from . import lapack
 from .inverse import square_rule
 from .matrix import (adjoint, hermitian_from_triangle, hermitian_from_triangle_transpose,
                      mask, mm)
 from .solve import solve
+from .zero_size import defrules_sized
 
 
 def _cholesky_impl(uplo, a):
@@ -51,4 +51,4 @@ def _cholesky_vjp(uplo, ct, out, xs, active):
 
 cholesky_p = primitive("cholesky", _cholesky_impl, square_rule("cholesky"),
                        format_params=lambda uplo: f"reads={uplo}", params=Exactly("L", "U"))
-defrules(cholesky_p, _cholesky_jvp, _cholesky_vjp)
+defrules_sized(cholesky_p, _cholesky_jvp, _cholesky_vjp)

@@ -13,12 +13,12 @@ import numpy as np
 
 from ... import dtypes
 from ...primitive import code_of_value, is_complex_value, primitive, shape_of
-from ...rules import defrules
 from .. import elementwise as ew
 from .. import structural as st
 from . import lapack
 from .inverse import inv, square_rule
 from .matrix import add_optional, adjoint, matrix_transpose
+from .zero_size import defrules_sized
 
 
 _check_det = square_rule("det")
@@ -61,7 +61,7 @@ def _det_vjp(params, ct, out, xs, active):
 
 
 det_p = primitive("det", _det_impl, _det_rule)
-defrules(det_p, _det_jvp, _det_vjp)
+defrules_sized(det_p, _det_jvp, _det_vjp)
 
 
 def _slogdet_impl(params, a):
@@ -89,4 +89,4 @@ def _slogdet_vjp(params, cts, out, xs, active):
 
 
 slogdet_p = primitive("slogdet", _slogdet_impl, _slogdet_rule, n_outputs=2)
-defrules(slogdet_p, _slogdet_jvp, _slogdet_vjp)
+defrules_sized(slogdet_p, _slogdet_jvp, _slogdet_vjp)

@@ -29,14 +29,17 @@ from ... import dtypes
 from ...errors import ShapeError
 from ...param_schema import EPS
 from ...primitive import code_of_value, describe, is_complex_value, primitive, shape_of
-from ...rules import defrules
 from .. import elementwise as ew
 from .. import structural as st
 from . import lapack
+from .derived import (empty_token, guard_tangents, loss_cotangents, mark_rule_result,
+                      register_phase, token_result)
 from .gauge import gauge_checked
 from .matrix import (add_optional, adjoint, col, diag, diag_embed, frozen, largest_abs,
                      lorentz_complex, mm, row)
 from .solve import solve
+from .truncation import differentiable
+from .zero_size import defrules_sized
 
 
 def _eig_rule(eps, a):
@@ -45,7 +48,7 @@ def _eig_rule(eps, a):
         raise ShapeError(f"eig: expected a square matrix or a stack of them, got "
                          f"{describe(a)}")
     code = dtypes.complex_code(code_of_value(a))
-    return [(code, shape[:-1]), (code, shape)]
+    return [(code, shape[:-1]), (code, shape), token_result(code)]
 
 
 def _eig_impl(eps, a):
@@ -53,7 +56,7 @@ def _eig_impl(eps, a):
     so the order of the eigenvalues is NumPy's), returned as complex arrays."""
     w, v = lapack.call("eig", lambda b: tuple(np.linalg.eig(b)), a)
     code = dtypes.DTYPES[dtypes.complex_code(dtypes.value_code(np.asarray(a).dtype))]
-    return w.astype(code, copy=False), v.astype(code, copy=False)
+    return w.astype(code, copy=False), v.astype(code, copy=False), empty_token(a)
 
 
 def _inverse_gaps(w, eps, conjugate=False):
@@ -73,31 +76,50 @@ def _as_complex(x, like):
 
 def _eig_jvp(eps, tangents, out, xs):
     (da,) = tangents
-    w, v = out
+    w, v, token = out
+    a = xs[0]
     da = _as_complex(da, v)
     dp = solve(v, mm(da, v))                    # v^-1 da v
     dw = diag(dp)
     vx = mm(v, _inverse_gaps(w, eps) * dp)
     dv = vx - v * row(_as_complex(ew.real(_column_dot(v, vx)), v))
-    return dw, dv
+    if not differentiable(da, a):
+        return dw, dv, None
+    # eigenvectors are complex (and their phases arbitrary) for real matrices too
+    return guard_tangents("eig", eps, (dw, dv), (w, v), token, True)
+
+
+def _normed(eps, w, v, gv):
+    """``diag(v^H gv)``, ``v^H (gv - v diag(Re d))`` and the conjugate gap factors."""
+    d = _column_dot(v, gv)                          # diag(v^H gv)
+    normed = mm(adjoint(v), gv - v * row(_as_complex(ew.real(d), v)))   # J - v^H v diag(Re d)
+    return d, normed, _inverse_gaps(w, eps, conjugate=True)
 
 
 def _eig_vjp(eps, cts, out, xs, active):
-    gw, gv = cts
-    w, v = out
+    gw, gv, g_token = cts
+    w, v, token = out
     vh = adjoint(v)
     core = None if gw is None else diag_embed(gw)
     if gv is not None:
-        d = _column_dot(v, gv)                          # diag(v^H gv)
-        normed = mm(vh, gv - v * row(_as_complex(ew.real(d), v)))   # J - v^H v diag(Re d)
-        gaps = _inverse_gaps(w, eps, conjugate=True)
+        d, normed, gaps = _normed(eps, w, v, gv)
         core = add_optional(core, gaps * normed)
     ct_a = solve(vh, mm(core, vh))                      # v^-H core v^H
-    if gv is not None:
+    if gv is not None and loss_cotangents(g_token):
         ct_a = gauge_checked(ct_a, ew.imag(d), _phase_scale(normed, d, gw, gaps), "eig")
     if not is_complex_value(xs[0]):
         ct_a = ew.real(ct_a)
-    return (ct_a,)
+    again = differentiable(gw, gv)
+    return (mark_rule_result(ct_a, token, True, again),)
+
+
+def _phase(values, cts, eps):
+    """The gauge check's operands for cotangents ``(gw, gv)`` of ``(w, v)``."""
+    (w, v), (gw, gv) = values, cts
+    if gv is None:
+        return None
+    d, normed, gaps = _normed(eps, w, v, gv)
+    return ew.imag(d), _phase_scale(normed, d, gw, gaps)
 
 
 def _phase_scale(normed, d, gw, gaps):
@@ -113,6 +135,8 @@ def _phase_scale(normed, d, gw, gaps):
     return scale + largest_abs(gw) / (largest_abs(gaps) + tiny)
 
 
-eig_p = primitive("eig", _eig_impl, _eig_rule, n_outputs=2,
+register_phase("eig", _phase)
+# the outputs w, v and the token (:mod:`.derived`)
+eig_p = primitive("eig", _eig_impl, _eig_rule, n_outputs=3,
                   format_params=lambda eps: f"eps={eps:g}", params=EPS)
-defrules(eig_p, _eig_jvp, _eig_vjp)
+defrules_sized(eig_p, _eig_jvp, _eig_vjp)

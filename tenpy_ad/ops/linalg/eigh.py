@@ -23,17 +23,19 @@ from ... import dtypes
 from ...errors import ShapeError
 from ...param_schema import EPS, Exactly, Maybe, Struct
 from ...primitive import code_of_value, describe, is_complex_value, primitive, shape_of
-from ...rules import defrules
 from .. import elementwise as ew
 from . import lapack
 from .complement_solve import coupling_hermitian, exact_hint, exact_params
 from .degenerate_guard import guarded, guarded_tangent
+from .derived import (empty_token, guard_tangents, loss_cotangents, mark_rule_result,
+                      register_phase, token_result)
 from .gauge import gauge_checked
 from .matrix import (add_optional, adjoint, broadened_inverse_gaps, diag, diag_embed,
                      hermitian_from_triangle, hermitian_from_triangle_transpose, largest_abs,
                      mm)
 from .partial_eigh import kept_pairs_vjp
 from .truncation import block, cotangent_range, differentiable, outside
+from .zero_size import defrules_sized
 
 
 def _eigh_rule(params, a):
@@ -42,12 +44,13 @@ def _eigh_rule(params, a):
         raise ShapeError(f"eigh: expected a square matrix or a stack of them, got "
                          f"{describe(a)}")
     code = code_of_value(a)
-    return [(dtypes.real_code(code), shape[:-1]), (code, shape)]
+    return [(dtypes.real_code(code), shape[:-1]), (code, shape), token_result(code)]
 
 
 def _eigh_impl(params, a):
     uplo = params[1] or "L"
-    return lapack.call("eigh", lambda b: tuple(np.linalg.eigh(b, UPLO=uplo)), a)
+    w, v = lapack.call("eigh", lambda b: tuple(np.linalg.eigh(b, UPLO=uplo)), a)
+    return w, v, empty_token(a)
 
 
 def _eigh_jvp(params, tangents, out, xs):
@@ -55,47 +58,59 @@ def _eigh_jvp(params, tangents, out, xs):
     (da,) = tangents
     if uplo is not None:
         da = hermitian_from_triangle(da, uplo == "L")
-    w, v = out
+    w, v, token = out
     dp = mm(mm(adjoint(v), da), v)
     dw = ew.real(diag(dp))
     dv = mm(v, broadened_inverse_gaps(w, eps) * dp)
-    if differentiable(da, xs[0]):       # a JVP that may be differentiated again
-        dv = guarded_tangent(dv, w, "eigh", False)
-    return dw, dv
+    if not differentiable(da, xs[0]):
+        return dw, dv, None
+    dv = guarded_tangent(dv, w, "eigh", False)     # a JVP that may be differentiated again
+    return guard_tangents("eigh", eps, (dw, dv), (v,), token, is_complex_value(v))
 
 
 def _eigh_vjp(params, cts, out, xs, active):
     eps, uplo = params
-    gw, gv = cts
-    w, v = out
+    gw, gv, g_token = cts
+    w, v, token = out
+    check, again = loss_cotangents(g_token), differentiable(gw, gv)
     n = shape_of(w)[-1]
     last = len(shape_of(w))            # the pair axis: w's last, v's last
     lo, hi = cotangent_range(n, (gw, last - 1), (gv, last))
-    if lo < hi and (lo, hi) != (0, n) and differentiable(gw, gv):
+    if lo < hi and (lo, hi) != (0, n) and again:
         h = xs[0] if uplo is None else hermitian_from_triangle(xs[0], uplo == "L")
-        ct_a = _kept_vjp(eps, lo, hi, h, w, v, gw, gv)
+        ct_a = _kept_vjp(eps, lo, hi, h, w, v, gw, gv, check)
     else:
-        ct_a = _dense_vjp(eps, w, v, gw, gv)
-        if differentiable(gw, gv):     # every pair, as far as the rule can see
+        ct_a = _dense_vjp(eps, w, v, gw, gv, check)
+        if again:                      # every pair, as far as the rule can see
             ct_a = guarded(ct_a, w, "eigh", False, (gw, None), (gv, -2))
     if uplo is not None:
         ct_a = hermitian_from_triangle_transpose(ct_a, uplo == "L")
-    return (ct_a,)
+    return (mark_rule_result(ct_a, token, is_complex_value(v), again),)
 
 
-def _dense_vjp(eps, w, v, gw, gv):
-    """``gA = V (diag(gw) + G o V^H gV) V^H`` over all pairs."""
+def _phase(values, cts, eps):
+    """The gauge check's operands for cotangents ``(gw, gv)`` of ``v``."""
+    (v,), (_, gv) = values, cts
+    if gv is None:
+        return None
+    j = mm(adjoint(v), gv)
+    return ew.imag(diag(j)), largest_abs(j)
+
+
+def _dense_vjp(eps, w, v, gw, gv, check: bool):
+    """``gA = V (diag(gw) + G o V^H gV) V^H`` over all pairs (``check``: the gauge check,
+    for a loss's own cotangents)."""
     core = None if gw is None else diag_embed(gw)
     if gv is not None:
         j = mm(adjoint(v), gv)
         core = add_optional(core, broadened_inverse_gaps(w, eps) * j)
     ct_a = mm(mm(v, core), adjoint(v))
-    if gv is not None and is_complex_value(v):
+    if check and gv is not None and is_complex_value(v):
         ct_a = gauge_checked(ct_a, ew.imag(diag(j)), largest_abs(j), "eigh")
     return ct_a
 
 
-def _kept_vjp(eps, lo, hi, h, w, v, gw, gv):
+def _kept_vjp(eps, lo, hi, h, w, v, gw, gv, check: bool):
     """The VJP of a matrix's ``eigh`` restricted to the pairs ``lo:hi``, in a form whose
     own derivatives are exact (as ``svd``'s, :func:`.svd._kept_vjp`): the partial rule
     (:func:`.partial_eigh.kept_pairs_vjp`) with ``complement_solve`` in exact mode on the
@@ -107,10 +122,12 @@ def _kept_vjp(eps, lo, hi, h, w, v, gw, gv):
     params = exact_params("hermitian", eps)
     return kept_pairs_vjp(eps, w1, v1, block(gw, axis, lo, hi, n),
                           block(gv, axis + 1, lo, hi, n),
-                          lambda rhs: coupling_hermitian(h, v1, w1, rhs, hint, params))
+                          lambda rhs: coupling_hermitian(h, v1, w1, rhs, hint, params), check)
 
 
-eigh_p = primitive("eigh", _eigh_impl, _eigh_rule, n_outputs=2,
+register_phase("eigh", _phase)
+# the outputs w, v and the token (:mod:`.derived`)
+eigh_p = primitive("eigh", _eigh_impl, _eigh_rule, n_outputs=3,
                    format_params=lambda p: f"eps={p[0]:g} uplo={p[1]}",
                    static_shapes=True, params=Struct(EPS, Maybe(Exactly("L", "U"))))
-defrules(eigh_p, _eigh_jvp, _eigh_vjp)
+defrules_sized(eigh_p, _eigh_jvp, _eigh_vjp)

@@ -12,9 +12,9 @@ import numpy as np
 import scipy.linalg
 
 from ...primitive import bind1, primitive, shape_of
-from ...rules import defrules
 from .inverse import square_rule
 from .matrix import adjoint, place_block
+from .zero_size import defrules_sized
 
 
 def _expm_impl(params, a):
@@ -42,7 +42,7 @@ def _expm_vjp(params, ct, out, xs, active):
 
 
 expm_p = primitive("expm", _expm_impl, square_rule("expm"))
-defrules(expm_p, _expm_jvp, _expm_vjp)
+defrules_sized(expm_p, _expm_jvp, _expm_vjp)
 
 
 def expm(a):

@@ -6,6 +6,12 @@ depends on that phase has no derivative; the VJP then raises
 instead of returning a value that depends on LAPACK's arbitrary choice.  The check is an
 identity on the cotangent that looks at the phase-dependent part when values exist
 (eagerly, or when a compiled program runs).
+
+Its derivatives are the same check of the same phase-dependent part: a derivative of a
+gradient (a Hessian-vector product, forward or reverse over reverse) runs the check of
+the loss's own cotangents even when the gradient itself is not computed, so a
+phase-dependent loss raises at every order.  The decompositions skip the check of the
+cotangents that such derivatives send them through their own rules (:mod:`.derived`).
 """
 from __future__ import annotations
 
@@ -45,13 +51,18 @@ def _check(params, x, residual, reference):
     return x
 
 
+def _checked_again(params, g, out, x, residual, reference):
+    """The derivative (tangent or cotangent ``g``) of the identity, checked as it was."""
+    return bind(gauge_check_p, params, g, residual, reference)
+
+
 gauge_check_p = primitive("gauge_check", _check, lambda params, x, residual, reference: x,
                           format_params=lambda p: f"{p[2]} mode={p[0]}",
                           params=Struct(Exactly(*GAUGE_MODES), EPS,
                                         Exactly("svd", "eigh", "eig")))
 # the identity on its first operand; the residual and reference are only looked at
-defjvp(gauge_check_p, lambda params, t, out, *xs: t, zero_rule, zero_rule)
-defvjp(gauge_check_p, lambda params, ct, out, *xs: ct, zero_rule, zero_rule)
+defjvp(gauge_check_p, _checked_again, zero_rule, zero_rule)
+defvjp(gauge_check_p, _checked_again, zero_rule, zero_rule)
 
 
 def gauge_checked(ct_a, residual, reference, name: str):

@@ -11,10 +11,10 @@ import numpy as np
 from ...errors import ShapeError
 from ...param_schema import Text
 from ...primitive import bind, describe, primitive, shape_of
-from ...rules import defrules
 from .. import elementwise as ew
 from . import lapack
 from .matrix import adjoint, mm
+from .zero_size import defrules_sized
 
 
 def square_rule(name: str):
@@ -44,7 +44,7 @@ def _inv_vjp(name, ct, out, xs, active):
 # params: the function a singular matrix is reported under ("inv", "det", ...)
 inv_p = primitive("inv", _inv_impl, square_rule("inv"), format_params=str,
                   params=Text("a function name", r"[a-z_]+", max_length=64, example="inv"))
-defrules(inv_p, _inv_jvp, _inv_vjp)
+defrules_sized(inv_p, _inv_jvp, _inv_vjp)
 
 
 def inv(a, name: str = "inv"):

@@ -9,7 +9,7 @@ products of ``a`` only: the part of ``dV`` orthogonal to the kept vectors is
 broadened ``1/(w_i - lambda_j)`` for every discarded ``lambda_j``.  Within the kept pairs
 the rules are ``eigh``'s, with the Lorentzian broadening ``eps`` and the complex gauge
 check.  A third output, ``hint`` (the next ``p`` eigenvectors by ``which``), only speeds up
-the solves and carries no derivative.
+the solves and carries no derivative; the fourth is the token of :mod:`.derived`.
 """
 from __future__ import annotations
 
@@ -22,10 +22,13 @@ from ...primitive import bind, code_of_value, describe, is_complex_value, primit
 from ...rules import defrules
 from .. import elementwise as ew
 from .complement_solve import coupling_hermitian, solve_params
+from .derived import (empty_token, guard_tangents, loss_cotangents, mark_rule_result,
+                      token_result)
 from .gauge import gauge_checked
 from .leading import leading_eigenpairs
 from .matrix import (add_optional, adjoint, broadened_inverse_gaps, diag, diag_embed,
                      largest_abs, mm)
+from .truncation import differentiable
 
 WHICH = ("LA", "LM")
 
@@ -34,7 +37,7 @@ def _impl(params, a):
     k, p, which, _, tol, maxiter, dense = params
     w, v = leading_eigenpairs(a, k + p, k, which, tol, maxiter, dense)
     order = np.argsort(w[:k], kind="stable")             # kept pairs ascending
-    return w[order], v[:, order], v[:, k:]
+    return w[order], v[:, order], v[:, k:], empty_token(a)
 
 
 def _shape_rule(params, a):
@@ -45,7 +48,8 @@ def _shape_rule(params, a):
                          f"{describe(a)}")
     n = a.shape[0]
     code = code_of_value(a)
-    return [(dtypes.real_code(code), (k,)), (code, (n, k)), (code, (n, p))]
+    return [(dtypes.real_code(code), (k,)), (code, (n, k)), (code, (n, p)),
+            token_result(code)]
 
 
 def _coupling(params, a, v, w, rhs, hint):
@@ -56,31 +60,38 @@ def _coupling(params, a, v, w, rhs, hint):
 def _jvp(params, tangents, out, xs):
     (da,) = tangents
     a = xs[0]
-    w, v, hint = out
+    w, v, hint, token = out
     dav = mm(da, v)
     dp = mm(adjoint(v), dav)
     dw = ew.real(diag(dp))
     x = _coupling(params, a, v, w, dav - mm(v, dp), hint)
     dv = mm(v, broadened_inverse_gaps(w, params[3]) * dp) + x
-    return dw, dv, None
+    if not differentiable(da, a):
+        return dw, dv, None, None
+    dw, dv, t_token = guard_tangents("eigh", params[3], (dw, dv), (v,), token,
+                                    is_complex_value(v))
+    return dw, dv, None, t_token
 
 
 def _vjp(params, cts, out, xs, active):
-    gw, gv, g_hint = cts
+    gw, gv, g_hint, g_token = cts
     if g_hint is not None:
         raise MissingRuleError("eigsh: the deflation hint (3rd output of eigsh_p) is an "
                               "internal output and has no derivative")
     a = xs[0]
-    w, v, hint = out
-    return (kept_pairs_vjp(params[3], w, v, gw, gv,
-                           lambda rhs: _coupling(params, a, v, w, rhs, hint)),)
+    w, v, hint, token = out
+    ct_a = kept_pairs_vjp(params[3], w, v, gw, gv,
+                          lambda rhs: _coupling(params, a, v, w, rhs, hint),
+                          loss_cotangents(g_token))
+    return (mark_rule_result(ct_a, token, is_complex_value(v), differentiable(gw, gv)),)
 
 
-def kept_pairs_vjp(eps, w, v, gw, gv, coupling):
+def kept_pairs_vjp(eps, w, v, gw, gv, coupling, check: bool = True):
     """The cotangent of the Hermitian operand (None for zero) from those of k kept
     eigenpairs ``w, v``: ``gA = V (diag(gw) + G o V^H gV) V^H + P V^H`` with
     ``P = coupling(Q gV) = L(K) (Q gV)``.  Also the rule of ``eigh`` restricted to kept
-    pairs when its result is differentiated again (:mod:`.eigh`)."""
+    pairs when its result is differentiated again (:mod:`.eigh`).  ``check``: run the gauge
+    check (the cotangents are a loss's own, :mod:`.derived`)."""
     core = None if gw is None else diag_embed(gw)
     if gv is not None:
         j = mm(adjoint(v), gv)
@@ -88,13 +99,13 @@ def kept_pairs_vjp(eps, w, v, gw, gv, coupling):
     ct_a = None if core is None else mm(mm(v, core), adjoint(v))
     if gv is not None:
         ct_a = add_optional(ct_a, mm(coupling(gv - mm(v, j)), adjoint(v)))
-        if is_complex_value(v):
+        if check and is_complex_value(v):
             ct_a = gauge_checked(ct_a, ew.imag(diag(j)), largest_abs(j), "eigh")
     return ct_a
 
 
 #: (k, hint, which, eps, tol, maxiter, dense)
-eigsh_p = primitive("eigsh", _impl, _shape_rule, n_outputs=3,
+eigsh_p = primitive("eigsh", _impl, _shape_rule, n_outputs=4,
                     format_params=lambda p: f"k={p[0]} hint={p[1]} which={p[2]} "
                                             f"eps={p[3]:g} tol={p[4]:g}",
                     params=Struct(Int(1), SIZE, Exactly(*WHICH), EPS, EPS, Maybe(Int(1)), BOOL))
@@ -108,4 +119,4 @@ def eigsh(a, k: int, hint: int, which: str, eps: float, tol: float, maxiter,
     LAPACK."""
     maxiter = None if maxiter is None else int(maxiter)
     return bind(eigsh_p, (int(k), int(hint), which, float(eps), float(tol), maxiter,
-                          bool(dense)), a)
+                          bool(dense)), a)[:3]

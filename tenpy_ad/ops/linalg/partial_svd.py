@@ -18,7 +18,7 @@ the same semantics at (near-)degeneracies, within the kept values and across the
 
 A fourth output, ``hint``, holds the next ``p`` singular vectors as ``blockdiag(u', v')``
 ((m + n) x 2p); it only speeds up the solves (see :mod:`.complement_solve`) and carries no
-derivative.
+derivative.  The fifth is the token of :mod:`.derived`.
 """
 from __future__ import annotations
 
@@ -27,15 +27,19 @@ import numpy as np
 from ... import dtypes
 from ...errors import MissingRuleError, ShapeError
 from ...param_schema import BOOL, EPS, SIZE, Int, Maybe, Struct
-from ...primitive import bind, code_of_value, describe, is_complex_value, primitive
+from ...primitive import (bind, code_of_value, describe, is_complex_value, primitive,
+                         shape_of)
 from ...rules import defrules
 from .. import elementwise as ew
 from .. import structural as st
 from .complement_solve import coupling_svd, solve_params
+from .derived import (empty_token, guard_tangents, loss_cotangents, mark_rule_result,
+                      token_result)
 from .gauge import gauge_checked
 from .leading import leading_triplets
 from .matrix import (add_optional, adjoint, combine_gaps, diag, diag_embed, gap_factors,
                      largest_abs, lorentz, mm)
+from .truncation import differentiable
 
 
 def _impl(params, a):
@@ -44,7 +48,7 @@ def _impl(params, a):
     m, n = a.shape
     hint = np.zeros((m + n, 2 * p), u.dtype)
     hint[:m, :p], hint[m:, p:] = u[:, k:], vh[k:].conj().T
-    return u[:, :k], s[:k], vh[:k], hint
+    return u[:, :k], s[:k], vh[:k], hint, empty_token(a)
 
 
 def _shape_rule(params, a):
@@ -55,7 +59,7 @@ def _shape_rule(params, a):
     m, n = a.shape
     code = code_of_value(a)
     return [(code, (m, k)), (dtypes.real_code(code), (k,)), (code, (k, n)),
-            (code, (m + n, 2 * p))]
+            (code, (m + n, 2 * p)), token_result(code)]
 
 
 def _coupling(params, a, u, v, s, r_u, r_v, hint):
@@ -67,7 +71,7 @@ def _jvp(params, tangents, out, xs):
     eps = params[2]
     (da,) = tangents
     a = xs[0]
-    u, s, vh, hint = out
+    u, s, vh, hint, token = out
     v = adjoint(vh)
     dp = mm(mm(adjoint(u), da), v)                     # U^H dA V
     dph = adjoint(dp)
@@ -84,28 +88,47 @@ def _jvp(params, tangents, out, xs):
     x, y = _coupling(params, a, u, v, s, r_u, r_v, hint)
     du = mm(u, omega_u) + x
     dv = mm(v, omega_v) + y
-    return du, ds, adjoint(dv), None
+    tangents = (du, ds, adjoint(dv))
+    if not differentiable(da, a):
+        return tangents + (None, None)
+    guarded = guard_tangents("svd", eps, tangents, (u, vh), token, is_complex_value(a))
+    return guarded[:3] + (None, guarded[3])
 
 
 def _vjp(params, cts, out, xs, active):
-    gu, gs, gvh, g_hint = cts
+    gu, gs, gvh, g_hint, g_token = cts
     if g_hint is not None:
         raise MissingRuleError("svds: the deflation hint (4th output of svds_p) is an "
                               "internal output and has no derivative")
     a = xs[0]
-    u, s, vh, hint = out
+    u, s, vh, hint, token = out
 
     def coupling(r_u, r_v):
         return _coupling(params, a, u, adjoint(vh), s, r_u, r_v, hint)
-    return (kept_triplets_vjp(params[2], a, u, s, vh, gu, gs, gvh, coupling),)
+    ct_a = kept_triplets_vjp(params[2], a, u, s, vh, gu, gs, gvh, coupling,
+                             loss_cotangents(g_token))
+    again = differentiable(gu, gs, gvh)
+    return (mark_rule_result(ct_a, token, is_complex_value(a), again),)
 
 
-def kept_triplets_vjp(eps, a, u, s, vh, gu, gs, gvh, coupling):
+def phase_of_products(j, kmat, k1: int):
+    """The gauge check's residual and reference from ``J = U^H gU`` and ``K = V^H gV``
+    (either None), of which the first ``k1`` columns hold the cotangents: the phase
+    sensitivity ``Im diag(J + K)`` of each triplet against the scale of ``J`` and ``K``."""
+    residual = add_optional(None if j is None else ew.imag(diag(j[..., :k1, :])),
+                            None if kmat is None else ew.imag(diag(kmat[..., :k1, :])))
+    reference = add_optional(None if j is None else largest_abs(j),
+                             None if kmat is None else largest_abs(kmat))
+    return residual, reference
+
+
+def kept_triplets_vjp(eps, a, u, s, vh, gu, gs, gvh, coupling, check: bool = True):
     """The cotangent of ``a`` (None for zero) from those of k kept singular triplets
     ``u, s, vh`` (None for zero): ``gA = U core V^H + P_u V^H + U P_v^H`` with ``core`` as
     in ``svd`` and ``(P_u; P_v) = coupling(Q gU, Q_v gV) = L(K) (Q gU; Q_v gV)``
     (``L(K)`` is self-adjoint).  Also the rule of ``svd`` sliced to kept triplets when its
-    result is differentiated again (:mod:`.svd`)."""
+    result is differentiated again (:mod:`.svd`).  ``check``: run the gauge check (the
+    cotangents are a loss's own, :mod:`.derived`)."""
     v = adjoint(vh)
     gv = None if gvh is None else adjoint(gvh)
     j = None if gu is None else mm(adjoint(u), gu)               # U^H gU
@@ -128,17 +151,13 @@ def kept_triplets_vjp(eps, a, u, s, vh, gu, gs, gvh, coupling):
         p_u, p_v = coupling(st.full_like(u, 0) if g_left is None else g_left,
                             st.full_like(v, 0) if g_right is None else g_right)
         ct_a = add_optional(ct_a, mm(p_u, vh) + mm(u, adjoint(p_v)))
-    if ct_a is not None and complex_input and (j is not None or kmat is not None):
-        residual = add_optional(None if j is None else ew.imag(diag(j)),
-                                None if kmat is None else ew.imag(diag(kmat)))
-        reference = add_optional(None if j is None else largest_abs(j),
-                                 None if kmat is None else largest_abs(kmat))
-        ct_a = gauge_checked(ct_a, residual, reference, "svd")
+    if check and ct_a is not None and complex_input and (j is not None or kmat is not None):
+        ct_a = gauge_checked(ct_a, *phase_of_products(j, kmat, shape_of(s)[-1]), "svd")
     return ct_a
 
 
 #: (k, hint, eps, tol, maxiter, dense)
-svds_p = primitive("svds", _impl, _shape_rule, n_outputs=4,
+svds_p = primitive("svds", _impl, _shape_rule, n_outputs=5,
                    format_params=lambda p: f"k={p[0]} hint={p[1]} eps={p[2]:g} tol={p[3]:g}",
                    params=Struct(Int(1), SIZE, EPS, EPS, Maybe(Int(1)), BOOL))
 defrules(svds_p, _jvp, _vjp)
@@ -148,4 +167,5 @@ def svds(a, k: int, hint: int, eps: float, tol: float, maxiter, dense: bool = Fa
     """The nodes ``u, s, vh, hint`` of the partial SVD of a float matrix ``a`` (see
     :func:`tenpy_ad.linalg.svds`); ``dense`` computes the forward with LAPACK."""
     maxiter = None if maxiter is None else int(maxiter)
-    return bind(svds_p, (int(k), int(hint), float(eps), float(tol), maxiter, bool(dense)), a)
+    params = (int(k), int(hint), float(eps), float(tol), maxiter, bool(dense))
+    return bind(svds_p, params, a)[:4]

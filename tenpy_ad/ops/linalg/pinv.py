@@ -18,10 +18,11 @@ from ... import dtypes
 from ...errors import ShapeError
 from ...param_schema import Float
 from ...primitive import code_of_value, describe, primitive, shape_of
-from ...rules import defjvp, defrules, defvjp, zero_rule
+from ...rules import defjvp, defvjp, zero_rule
 from .. import elementwise as ew
 from . import lapack
 from .matrix import adjoint, mm
+from .zero_size import defrules_sized
 
 
 def _pinv_rule(rcond, a):
@@ -58,7 +59,7 @@ def _pinv_vjp(rcond, ct, out, xs, active):
 # rcond: any float, as NumPy's (a negative cutoff keeps every singular value)
 pinv_p = primitive("pinv", _pinv_impl, _pinv_rule, format_params=lambda r: f"rcond={r:g}",
                    params=Float())
-defrules(pinv_p, _pinv_jvp, _pinv_vjp)
+defrules_sized(pinv_p, _pinv_jvp, _pinv_vjp)
 
 
 def _rank_rule(rcond, s):

@@ -7,12 +7,12 @@ import numpy as np
 
 from ...errors import ShapeError
 from ...primitive import code_of_value, describe, is_complex_value, primitive, shape_of
-from ...rules import defrules
 from .. import elementwise as ew
 from . import lapack
 from .matrix import (add_optional, adjoint, diag, diag_embed, matrix_transpose, mm,
                      place_block, strictly_lower, strictly_upper)
 from .solve import solve
+from .zero_size import defrules_sized
 
 
 def _qr_rule(params, a):
@@ -97,4 +97,4 @@ def _qr_vjp(params, cts, out, xs, active):
 
 
 qr_p = primitive("qr", _qr_impl, _qr_rule, n_outputs=2, static_shapes=True)
-defrules(qr_p, _qr_jvp, _qr_vjp)
+defrules_sized(qr_p, _qr_jvp, _qr_vjp)

@@ -11,11 +11,11 @@ import numpy as np
 
 from ...errors import ShapeError
 from ...primitive import bind2, code_of_value, describe, primitive, shape_of
-from ...rules import defrules
 from ..contraction import einsum_strict
 from .. import elementwise as ew
 from . import lapack
 from .matrix import adjoint, mm
+from .zero_size import defrules_sized
 
 
 def _solve_rule(params, a, b):
@@ -57,7 +57,7 @@ def _solve_vjp(params, ct, out, xs, active):
 
 
 solve_p = primitive("solve", _solve_impl, _solve_rule, static_shapes=True)
-defrules(solve_p, _solve_jvp, _solve_vjp)
+defrules_sized(solve_p, _solve_jvp, _solve_vjp)
 
 
 def solve(a, b):

@@ -43,17 +43,19 @@ from ...errors import InternalError, ShapeError
 from ...param_schema import BOOL, EPS, Struct
 from ...primitive import (bind, code_of_value, describe, is_complex_value, primitive,
                          shape_of)
-from ...rules import defrules
 from .. import elementwise as ew
 from .. import structural as st
 from . import lapack
 from .complement_solve import coupling_svd, exact_hint, exact_params
 from .degenerate_guard import guarded, guarded_tangent
+from .derived import (empty_token, guard_tangents, loss_cotangents, mark_rule_result,
+                      register_phase, token_result)
 from .gauge import gauge_checked
 from .matrix import (add_optional, adjoint, adjoint_mm, combine_gaps, diag, diag_embed,
-                     gap_factors, largest_abs, lorentz, mm, mm_adjoint, place_block, row)
-from .partial_svd import kept_triplets_vjp
+                     gap_factors, lorentz, mm, mm_adjoint, place_block, row)
+from .partial_svd import kept_triplets_vjp, phase_of_products
 from .truncation import block, cotangent_range, differentiable, outside
+from .zero_size import defrules_sized
 
 
 @functools.lru_cache(maxsize=16)
@@ -62,12 +64,18 @@ def _lapack_svd(driver: str, dtype: np.dtype):
 
 
 def _svd_impl(params, a):
+    """``u, s, vh`` (:func:`_factors`) and the token (:mod:`.derived`)."""
+    return _factors(params, a) + (empty_token(a),)
+
+
+def _factors(params, a):
     """LAPACK's gesdd, falling back to gesvd when gesdd does not converge.  A matrix is
     passed to LAPACK directly (NumPy's wrapper costs more than the decomposition on small
-    matrices), a stack to NumPy's batched gesdd."""
+    matrices), a stack to NumPy's batched gesdd, as is an empty matrix (LAPACK rejects a
+    zero dimension; NumPy returns the empty factors, and identities for full_matrices)."""
     full_matrices, _ = params
     a = np.asarray(a)
-    if a.ndim > 2:
+    if a.ndim > 2 or a.size == 0:
         return lapack.call("svd", lambda b: _batched_svd(b, full_matrices), a)
     if not math.isfinite(abs(a.sum())) and not np.isfinite(a).all():
         return _nan_svd(a, full_matrices)   # NaN/Inf propagate (LAPACK would reject them)
@@ -87,7 +95,7 @@ def _batched_svd(a, full_matrices):
         return tuple(np.linalg.svd(a, full_matrices=full_matrices))
     except np.linalg.LinAlgError:       # rare: redo each matrix with the gesvd fallback
         params = (full_matrices, None)
-        parts = [_svd_impl(params, m) for m in a.reshape((-1,) + a.shape[-2:])]
+        parts = [_factors(params, m) for m in a.reshape((-1,) + a.shape[-2:])]
         return tuple(np.stack(p).reshape(a.shape[:-2] + p[0].shape) for p in zip(*parts))
 
 
@@ -109,11 +117,9 @@ def _svd_rule(params, a):
     k = min(m, n)
     code = code_of_value(a)
     ushape, vshape = ((m, m), (n, n)) if full_matrices else ((m, k), (k, n))
-    if ndim == 2:
-        return [(code, ushape), (dtypes.real_code(code), (k,)), (code, vshape)]
     batch = a.shape[:-2]
     return [(code, batch + ushape), (dtypes.real_code(code), batch + (k,)),
-            (code, batch + vshape)]
+            (code, batch + vshape), token_result(code)]
 
 
 def _check_reduced(params, a, what):
@@ -149,7 +155,7 @@ def _svd_jvp(params, tangents, out, xs):
     eps = params[1]
     (da,) = tangents
     a = xs[0]
-    u, s, vh = out
+    u, s, vh, token = out
     v = adjoint(vh)
     m, n = shape_of(a)[-2:]
     k = shape_of(s)[-1]
@@ -171,9 +177,11 @@ def _svd_jvp(params, tangents, out, xs):
     if n > k:
         dv = dv + (mm(adjoint(da), u) - mm(v, dph)) * row(inv_s)
     dvh = adjoint(dv)
-    if differentiable(da, xs[0]):       # a JVP that may be differentiated again
-        du, dvh = (guarded_tangent(x, s, "svd", m != n) for x in (du, dvh))
-    return du, ds, dvh
+    if not differentiable(da, xs[0]):
+        return du, ds, dvh, None
+    # a JVP that may be differentiated again
+    du, dvh = (guarded_tangent(x, s, "svd", m != n) for x in (du, dvh))
+    return guard_tangents("svd", eps, (du, ds, dvh), (u, vh), token, is_complex_value(a))
 
 
 def _pad_rows(block, rows: int):
@@ -186,7 +194,8 @@ def _svd_vjp(params, cts, out, xs, active):
     else the dense one; the leading ``k1`` triplets whose cotangents can be non-zero."""
     eps = params[1]
     a = xs[0]
-    (gu, gs, gvh), (u, s, vh) = _reduced(params, a, cts, out)
+    token, check = out[3], loss_cotangents(cts[3])
+    (gu, gs, gvh), (u, s, vh) = _reduced(params, a, cts[:3], out[:3])
     s_shape = shape_of(s)
     kk, last = s_shape[-1], len(s_shape)   # the triplet axis: u's last, s's and vh's last but one
     lo, k1 = cotangent_range(kk, (gu, last), (gs, last - 1), (gvh, last - 1))
@@ -194,8 +203,10 @@ def _svd_vjp(params, cts, out, xs, active):
         return (st.full_like(a, 0),)
     again = differentiable(gu, gs, gvh)     # the result may be differentiated again
     if again and (lo, k1) != (0, kk):
-        return (_kept_vjp(eps, lo, k1, a, u, s, vh, gu, gs, gvh),)
-    return (_dense_vjp(eps, k1, a, u, s, vh, gu, gs, gvh, again),)
+        ct_a = _kept_vjp(eps, lo, k1, a, u, s, vh, gu, gs, gvh, check)
+    else:
+        ct_a = _dense_vjp(eps, k1, a, u, s, vh, gu, gs, gvh, again, check)
+    return (mark_rule_result(ct_a, token, is_complex_value(a), again),)
 
 
 def _skew_left(x, k1: int, kk: int, partial: bool):
@@ -203,14 +214,15 @@ def _skew_left(x, k1: int, kk: int, partial: bool):
     return x - _pad_rows(adjoint(x[..., :k1, :]), kk) if partial else x - adjoint(x)
 
 
-def _dense_vjp(eps, k1, a, u, s, vh, gu, gs, gvh, again: bool):
+def _dense_vjp(eps, k1, a, u, s, vh, gu, gs, gvh, again: bool, check: bool):
     """``gA = U core V^H`` plus the projector terms of rectangular inputs.
 
     ``core = Fm o (A + B) + Fp o (A - B) + diag(gs) + i Im(diag(J - K))/(2 s)`` with
     ``J = U^H gU``, ``K = V^H gV``, ``A = J - J^H``, ``B = K - K^H``.  Only the leading
     ``k1`` triplets carry cotangents (truncation), so ``J``, ``K`` are computed as
     ``kk x k1`` blocks and ``core`` is non-zero only in its first ``k1`` rows and columns:
-    the cost is O(m n k1) instead of O(m n kk).
+    the cost is O(m n k1) instead of O(m n kk).  ``check``: run the gauge check (the
+    cotangents are a loss's own, :mod:`.derived`).
     """
     m, n = shape_of(a)[-2:]
     s_shape = shape_of(s)
@@ -249,18 +261,14 @@ def _dense_vjp(eps, k1, a, u, s, vh, gu, gs, gvh, again: bool):
         ct_a = ct_a + mm((gu - mm(u, j)) * row(inv_s1), vh1)
     if gvh is not None and n > kk:
         ct_a = ct_a + mm(u1 * row(inv_s1), gvh - mm(adjoint(kmat), vh))
-    if complex_input and (j is not None or kmat is not None):
-        residual = add_optional(None if j is None else ew.imag(diag(j[..., :k1, :])),
-                                None if kmat is None else ew.imag(diag(kmat[..., :k1, :])))
-        reference = add_optional(None if j is None else largest_abs(j),
-                         None if kmat is None else largest_abs(kmat))
-        ct_a = gauge_checked(ct_a, residual, reference, "svd")
+    if check and complex_input and (j is not None or kmat is not None):
+        ct_a = gauge_checked(ct_a, *phase_of_products(j, kmat, k1), "svd")
     if again:                           # every triplet, as far as the rule can see
         ct_a = guarded(ct_a, s, "svd", m != n, (gu, -2), (gs, None), (gvh, -1))
     return ct_a
 
 
-def _kept_vjp(eps, lo, hi, a, u, s, vh, gu, gs, gvh):
+def _kept_vjp(eps, lo, hi, a, u, s, vh, gu, gs, gvh, check: bool):
     """The VJP of the SVD truncated to the triplets ``lo:hi``, in a form whose own
     derivatives are exact: the partial SVD's rule (:func:`.partial_svd.kept_triplets_vjp`),
     with the coupling to the discarded subspace solved by ``complement_solve`` on the
@@ -278,15 +286,28 @@ def _kept_vjp(eps, lo, hi, a, u, s, vh, gu, gs, gvh):
         return coupling_svd(a, u1, adjoint(vh1), s1, r_u, r_v, hint, params)
     return kept_triplets_vjp(eps, a, u1, s1, vh1, block(gu, axis + 1, lo, hi, kk),
                              block(gs, axis, lo, hi, kk), block(gvh, axis, lo, hi, kk),
-                             coupling)
+                             coupling, check)
 
 
-svd_p = primitive("svd", _svd_impl, _svd_rule, n_outputs=3,
+def _phase(values, cts, eps):
+    """The gauge check's operands for cotangents ``(gu, gs, gvh)`` of ``(u, vh)``."""
+    u, vh = values
+    gu, _, gvh = cts
+    if gu is None and gvh is None:
+        return None
+    j = None if gu is None else adjoint_mm(u, gu)
+    kmat = None if gvh is None else mm_adjoint(vh, gvh)
+    return phase_of_products(j, kmat, shape_of(u)[-1])
+
+
+register_phase("svd", _phase)
+# the outputs u, s, vh and the token (:mod:`.derived`)
+svd_p = primitive("svd", _svd_impl, _svd_rule, n_outputs=4,
                   format_params=lambda p: f"full_matrices={p[0]} eps={p[1]:g}",
                   static_shapes=True, params=Struct(BOOL, EPS))
-defrules(svd_p, _svd_jvp, _svd_vjp)
+defrules_sized(svd_p, _svd_jvp, _svd_vjp)
 
 
 def svd(a, full_matrices: bool, eps: float):
-    """The SVD node(s) of a float matrix ``a`` (see :func:`tenpy_ad.linalg.svd`)."""
-    return bind(svd_p, (bool(full_matrices), eps), a)
+    """The SVD nodes ``u, s, vh`` of a float matrix ``a`` (see :func:`tenpy_ad.linalg.svd`)."""
+    return bind(svd_p, (bool(full_matrices), eps), a)[:3]

@@ -18,12 +18,15 @@ def restore_linalg_config():
     config as it found it, whatever the test changes (the linalg test files use it for
     every test)."""
     config = tp.linalg.config
-    saved = (config.broadening, config.gauge_check, config.gauge_rtol)
-    config.broadening, config.gauge_check, config.gauge_rtol = DEFAULT_CONFIG
+    saved = (config.broadening, config.gauge_check, config.gauge_rtol,
+             config.degeneracy_check)
+    (config.broadening, config.gauge_check, config.gauge_rtol,
+     config.degeneracy_check) = DEFAULT_CONFIG
     try:
         yield config
     finally:
-        config.broadening, config.gauge_check, config.gauge_rtol = saved
+        (config.broadening, config.gauge_check, config.gauge_rtol,
+         config.degeneracy_check) = saved
 
 
 def _is_deep(item) -> bool:

@@ -12,7 +12,8 @@ GRAD_MODES = ("eager", "traced")
 DTYPES = ("float64", "complex128")
 SHAPES = ((4, 4), (5, 3), (3, 5))
 SHAPE_IDS = ["square", "tall", "wide"]
-DEFAULT_CONFIG = (1e-16, "raise", 1e-8)       # broadening, gauge_check, gauge_rtol
+#: broadening, gauge_check, gauge_rtol, degeneracy_check
+DEFAULT_CONFIG = (1e-16, "raise", 1e-8, "raise")
 
 
 def random_array(rng, shape, dtype="float64") -> np.ndarray:

@@ -77,6 +77,7 @@ class Line:
     family: str
     smooth: bool = True               # False: the op has kinks, ties or jumps
     condition: float = 1.0            # of the matrix a linear-algebra line decomposes
+    degenerate: bool = False          # a decomposition at exactly repeated values
 
     @property
     def operands(self) -> list:
@@ -96,6 +97,13 @@ class Program:
     def smooth(self) -> bool:
         """Whether every op is smooth (finite differences are then a valid check)."""
         return all(line.smooth for line in self.lines)
+
+    @property
+    def degenerate(self) -> bool:
+        """Whether a decomposition meets exactly repeated values, where second
+        derivatives of losses of the vectors follow the broadened rule's documented
+        convention (each route its own composition of it)."""
+        return any(line.degenerate for line in self.lines)
 
     @property
     def condition(self) -> float:
@@ -214,6 +222,7 @@ class Generator:
         self.inputs: dict = {}
         self.kinked = False               # set by a maker that draws a non-smooth op
         self.condition = 1.0              # set by a maker of a linear-algebra line
+        self.degenerate = False           # likewise
 
     # -- helpers
     def choice(self, options):
@@ -266,28 +275,54 @@ class Generator:
         rounding-sized amounts (1e-12 of their scale): a condition, a jump or a branch
         cut that rounding could flip would make modes disagree for no fault of theirs.
         Inputs stay exact, so ties and zeros placed in them on purpose are kept."""
-        moved = dict(self.values)
-        with np.errstate(all="ignore"):
-            self._move(expression, moved)
-        other = self.evaluate(expression, moved)
-        if other is None or other.shape != value.shape:
+        if self._noise_operand(expression):
             return False
         finite = np.isfinite(value)
-        if not np.array_equal(finite, np.isfinite(other)):
-            return False
         scale = np.abs(value[finite]).max() if finite.any() else 1.0
-        return bool(np.all(np.abs(other[finite] - value[finite]) <= 1e-7 * (1 + scale)))
+        for sign in (1.0, -1.0):         # both ways: a jump shows on one side at least
+            moved = dict(self.values)
+            with np.errstate(all="ignore"):
+                self._move(expression, moved, sign)
+            other = self.evaluate(expression, moved)
+            if other is None or other.shape != value.shape or \
+                    not np.array_equal(finite, np.isfinite(other)) or \
+                    not np.all(np.abs(other[finite] - value[finite]) <= 1e-7 * (1 + scale)):
+                return False
+        return True
 
-    def _move(self, expression: str, moved: dict) -> None:
+    def _largest(self) -> float:
+        return max([1.0] + [float(np.abs(v[np.isfinite(v)]).max()) for v in
+                            self.values.values() if v.size and np.isfinite(v).any()])
+
+    def _noise_operand(self, expression: str) -> bool:
+        """Whether a computed operand has entries of rounding size (nonzero, below 1e-10
+        of the program's largest value): a zero that cancellation left as 1e-17, whose
+        quotients and derivatives are noise that differs between correct modes."""
+        floor = 1e-10 * self._largest()
+        for name in set(_NAME.findall(expression)):
+            if name in self.inputs or name not in self.values:
+                continue
+            x = np.abs(self.values[name])
+            if ((x > 0) & (x < floor)).any():
+                return True
+        return False
+
+    def _move(self, expression: str, moved: dict, sign: float) -> None:
+        """Perturb the computed operands by rounding-sized amounts of the program's
+        largest value (a value that is rounding noise itself, as a zero computed as 1e-17,
+        moves by more than its own size); ``sign`` flips the perturbation.  The noise is
+        drawn from a generator of its own, so that checking a line draws nothing from the
+        program's."""
+        largest = self._largest()
+        rng = np.random.default_rng(len(self.values))
         for name in _NAME.findall(expression):
             if name in self.inputs or name not in moved:
                 continue
             x = moved[name]
-            noise = self.rng.uniform(-1, 1, x.shape)
+            noise = rng.uniform(-1, 1, x.shape)
             if x.dtype.kind == "c":
-                noise = noise + 1j * self.rng.uniform(-1, 1, x.shape)
-            scale = np.abs(x[np.isfinite(x)]).max() if np.isfinite(x).any() else 1.0
-            moved[name] = x + 1e-12 * (np.abs(x) + scale) * noise
+                noise = noise + 1j * rng.uniform(-1, 1, x.shape)
+            moved[name] = x + sign * 1e-12 * (np.abs(x) + largest) * noise
 
     def add_line(self, expression: str, family: str) -> str | None:
         """Run ``expression`` on NumPy's values; keep it if it gives a usable array that
@@ -302,7 +337,8 @@ class Generator:
             return None
         name = f"v{len(self.values)}"
         self.values[name] = value
-        self.lines.append(Line(name, expression, family, not self.kinked, self.condition))
+        self.lines.append(Line(name, expression, family, not self.kinked, self.condition,
+                               self.degenerate))
         return name
 
     # -- the program
@@ -315,7 +351,7 @@ class Generator:
         while len(self.lines) < n_lines and attempts < 20 * n_lines:
             attempts += 1
             family = self.choice(BIG_FAMILIES if self.max_size > MAX_SIZE else FAMILY_NAMES)
-            self.kinked, self.condition = False, 1.0
+            self.kinked, self.condition, self.degenerate = False, 1.0, False
             expression = FAMILIES[family](self)
             if expression is not None:
                 self.add_line(expression, family)
@@ -340,6 +376,18 @@ _DOMAIN_UNARY = {   # functions with a restricted real domain: raw, or mapped in
     "reciprocal": "xp.abs({x}) + 0.5", "arcsin": "xp.tanh({x})", "arccos": "xp.tanh({x})",
     "arctanh": "0.9 * xp.tanh({x})", "arccosh": "{x} * {x} + 1.5",
 }
+#: smooth functions of complex arguments with branch cuts (on the real or imaginary axis)
+_BRANCH_CUTS = {"arctan", "arcsinh", "log", "log1p", "log2", "log10", "sqrt", "cbrt",
+                "reciprocal", "arcsin", "arccos", "arctanh", "arccosh"}
+
+
+def _on_an_axis(value) -> bool:
+    """Whether a complex value has an entry with a zero real or imaginary part (where a
+    branch cut may lie: finite differences across it see a jump, not the derivative)."""
+    return value is not None and value.dtype.kind == "c" and bool(
+        ((value.real == 0) | (value.imag == 0)).any())
+
+
 _KINKED_UNARY = ["abs", "sign", "floor", "ceil", "round", "rint", "trunc", "fix", "angle"]
 
 
@@ -349,11 +397,14 @@ def _unary(g: Generator):
         return None
     roll = g.rng.random()
     if roll < 0.5:
-        return f"xp.{g.choice(_SMOOTH_UNARY)}({x})"
+        name = g.choice(_SMOOTH_UNARY)
+        g.kinked = name in _BRANCH_CUTS and _on_an_axis(g.evaluate(x, g.values))
+        return f"xp.{name}({x})"
     if roll < 0.8:
         name = g.choice(sorted(_DOMAIN_UNARY))
         argument = x if g.chance(0.3) else _DOMAIN_UNARY[name].format(x=x)
-        g.kinked = "abs" in argument            # |x| at 0
+        # |x| at 0; a complex operand on a branch cut (finite differences cross it)
+        g.kinked = "abs" in argument or _on_an_axis(g.evaluate(argument, g.values))
         return f"xp.{name}({argument})"
     g.kinked = True
     name = g.choice(_KINKED_UNARY)
@@ -408,11 +459,24 @@ def _binary(g: Generator):
             return f"{x} {_BINARY[name]} {y}"
         return f"xp.{name}({x}, {y})"
     if roll < 0.6:
-        return f"xp.{g.choice(_SMOOTH_BINARY)}({x}, {y})"
+        name = g.choice(_SMOOTH_BINARY)
+        values = [g.evaluate(v, g.values) for v in (x, y)]
+        # hypot and arctan2 have a cone at (0, 0); logaddexp is smooth everywhere
+        g.kinked = name in ("hypot", "arctan2") and any(
+            v is None or (np.asarray(v) == 0).any() for v in values)
+        return f"xp.{name}({x}, {y})"
     if roll < 0.75:
         exponent = g.choice(["2", "3", "0.0", "1", "0.5", "-1", "2.5", y])
         base = x if exponent in ("2", "3", "0.0", "1", "-1") or g.chance(0.2) \
             else f"(xp.abs({x}) + 0.5)"
+        base_value = g.evaluate(base, g.values)
+        x_value = g.evaluate(x, g.values)
+        if "abs" in base and (x_value is None or (x_value == 0).any()):
+            g.kinked = True              # |x| at 0
+        if exponent == y and (base_value is None or (base_value == 0).any()):
+            g.kinked = True              # x ** y at x = 0: not differentiable in (x, y)
+        if exponent not in ("2", "3", "0.0", "1", "-1") and _on_an_axis(base_value):
+            g.kinked = True              # a non-integer power's branch cut
         return f"{base} ** {exponent}" if g.chance(0.6) else f"xp.power({base}, {exponent})"
     g.kinked = True
     return f"xp.{g.choice(_KINKED_BINARY)}({x}, {y})"
@@ -581,7 +645,7 @@ def _indexing(g: Generator):
         idx = g.rng.integers(v.shape[-1], size=int(g.rng.integers(1, 4))).tolist()
         return f"xp.take({x}, {idx}, axis={axis})"
     if v.shape[-1]:
-        idx = np.argsort(np.real(v), axis=-1)[..., ::-1]
+        g.kinked = True                  # sorted by a permutation: ties swap it
         return f"xp.take_along_axis({x}, xp.argsort(xp.real({x}), axis=-1), axis=-1)"
     return None
 
@@ -725,7 +789,10 @@ def _linalg(g: Generator):
     if not np.isfinite(v).all():
         return None
     condition = _condition(v)
-    gaps = [_relative_gap(np.linalg.svd(v, compute_uv=False), v.shape[-1] != v.shape[-2])]
+    # a zero singular value is degenerate for a non-square or complex matrix (its vectors'
+    # complement or phase)
+    gaps = [_relative_gap(np.linalg.svd(v, compute_uv=False),
+                          v.shape[-1] != v.shape[-2] or v.dtype.kind == "c")]
     if square:
         gaps.append(_relative_gap(np.linalg.eigvalsh(v + np.conj(np.swapaxes(v, -1, -2))),
                                   False))
@@ -734,7 +801,8 @@ def _linalg(g: Generator):
         #                    eps / gap^2, more than the modes' agreement allows
     # equal values, or a zero singular value of a non-square matrix (equal to the implicit
     # zeros of the complement): the vectors are discontinuous there
-    g.kinked = min(gaps) < 1e-6 or condition > 1e4   # FD lose their accuracy too
+    g.degenerate = min(gaps) < 1e-6
+    g.kinked = g.degenerate or condition > 1e4       # FD lose their accuracy too
     g.condition = min(condition, 1e8)
     herm = f"({a} + xp.conj(xp.swapaxes({a}, -1, -2)))"
     gram = f"({a} @ xp.conj(xp.swapaxes({a}, -1, -2)) + xp.eye({v.shape[-2]}))"
@@ -759,8 +827,9 @@ def _linalg(g: Generator):
     if invertible and _condition(leading) < 1e8:
         options.append(f"xp.linalg.qr({a})[{g.choice([0, 1])}]")
     if invertible:
-        options += [f"xp.linalg.pinv({a})",
-                    f"xp.linalg.lstsq({a}, {a}[..., :, :1])[0]" if flat2d else None]
+        options += [f"xp.linalg.pinv({a})",                # (a right-hand side off a's
+                    f"xp.linalg.lstsq({a}, {a}[..., :, :1] + 1.0)[0]"   # columns: no zeros
+                    if flat2d else None]                                # of rounding size)
     if square:
         options += [
             f"xp.linalg.eigh({herm})[0]", f"xp.linalg.eigvalsh({herm}, UPLO='U')",

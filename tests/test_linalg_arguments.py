@@ -18,9 +18,11 @@ pytestmark = pytest.mark.usefixtures("restore_linalg_config")
 
 def test_linalg_config_defaults():
     config = tp.linalg.config
-    assert (config.broadening, config.gauge_check, config.gauge_rtol) == DEFAULT_CONFIG
+    assert (config.broadening, config.gauge_check, config.gauge_rtol,
+            config.degeneracy_check) == DEFAULT_CONFIG
     fresh = type(config)()           # the class's own defaults, not what a fixture set
-    assert (fresh.broadening, fresh.gauge_check, fresh.gauge_rtol) == DEFAULT_CONFIG
+    assert (fresh.broadening, fresh.gauge_check, fresh.gauge_rtol,
+            fresh.degeneracy_check) == DEFAULT_CONFIG
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -21,6 +21,11 @@ class LinalgConfig:
     ``gauge_check`` what a VJP does when a complex loss depends on the arbitrary phase of
                     singular vectors/eigenvectors: ``"raise"`` (default), ``"warn"``, ``"off"``.
     ``gauge_rtol``  relative size of the phase-dependent part above which that happens.
+    ``degeneracy_check`` what a VJP does when the loss depends on the basis of an
+                    exactly degenerate subspace (singular vectors or eigenvectors of
+                    repeated values entering other than through the whole subspace), where
+                    its derivative is infinite: ``"raise"`` (default), ``"warn"``, ``"off"``
+                    (the broadened rule's finite value, :mod:`.degenerate_guard`).
     """
 
     _GAUGE_CHECKS = ("raise", "warn", "off")
@@ -29,6 +34,7 @@ class LinalgConfig:
         self.broadening = 1e-16
         self.gauge_check = "raise"
         self.gauge_rtol = 1e-8
+        self.degeneracy_check = "raise"
 
     @property
     def broadening(self) -> float:
@@ -50,6 +56,17 @@ class LinalgConfig:
         self._gauge_check = value
 
     @property
+    def degeneracy_check(self) -> str:
+        return self._degeneracy_check
+
+    @degeneracy_check.setter
+    def degeneracy_check(self, value):
+        if value not in self._GAUGE_CHECKS:
+            raise ArgumentValueError(f"tp.linalg.config.degeneracy_check: expected one of "
+                                     f"{self._GAUGE_CHECKS}, got {value!r}")
+        self._degeneracy_check = value
+
+    @property
     def gauge_rtol(self) -> float:
         return self._gauge_rtol
 
@@ -59,7 +76,8 @@ class LinalgConfig:
 
     def __repr__(self):
         return (f"LinalgConfig(broadening={self.broadening!r}, "
-                f"gauge_check={self.gauge_check!r}, gauge_rtol={self.gauge_rtol!r})")
+                f"gauge_check={self.gauge_check!r}, gauge_rtol={self.gauge_rtol!r}, "
+                f"degeneracy_check={self.degeneracy_check!r})")
 
 
 def _non_negative(value, name: str) -> float:

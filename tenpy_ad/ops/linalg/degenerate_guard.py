@@ -26,7 +26,7 @@ import warnings
 import numpy as np
 
 from ...errors import GaugeError, GaugeWarning
-from ...param_schema import BOOL, Exactly, Int, Maybe, Struct, TupleOf
+from ...param_schema import BOOL, SIZE, Exactly, Int, Maybe, Struct, TupleOf
 from ...primitive import bind, primitive
 from ...rules import defjvp, defvjp, zero_rule
 from .config import GAUGE_MODES, config
@@ -49,6 +49,23 @@ def _unused(params, values, cotangents) -> np.ndarray:
     return ~used & used.any(axis=-1, keepdims=True)
 
 
+def degenerate_values(values, zero: bool) -> np.ndarray:
+    """Per value (s or w, the last axis of a stack), whether it equals another one of its
+    matrix to rounding (1e3 roundoffs of the largest), or is zero to rounding (``zero``:
+    a singular value of a non-square or complex matrix, whose vectors then carry 1/s)."""
+    values = np.asarray(values)
+    if values.size == 0 or values.shape[-1] == 0:
+        return np.zeros(values.shape, bool)
+    scale = float(np.max(np.abs(values)))
+    tol = 1e3 * np.finfo(values.dtype).eps * scale      # exact, up to rounding
+    gaps = np.abs(values[..., :, None] - values[..., None, :])
+    np.einsum("...ii->...i", gaps)[...] = np.inf
+    close = gaps.min(axis=-1) <= tol
+    if zero:
+        close |= np.abs(values) <= tol
+    return close
+
+
 def _check(params, x, values, *cotangents):
     """``x``, after checking that no unused value is degenerate (see above)."""
     mode, name, rectangular = params[:3]
@@ -56,14 +73,7 @@ def _check(params, x, values, *cotangents):
     unused = _unused(params, values, cotangents)
     if mode == "off" or not unused.any():
         return x
-    scale = float(np.max(np.abs(values)))
-    tol = 1e3 * np.finfo(values.dtype).eps * scale      # exact, up to rounding
-    gaps = np.abs(values[..., :, None] - values[..., None, :])
-    np.einsum("...ii->...i", gaps)[...] = np.inf
-    close = gaps.min(axis=-1) <= tol
-    if rectangular:
-        close |= np.abs(values) <= tol
-    if (close & unused).any():
+    if (degenerate_values(values, rectangular) & unused).any():
         vectors = "singular vectors" if name == "svd" else "eigenvectors"
         message = (_forward_message if params[3] else _reverse_message)(name, vectors,
                                                                           rectangular)
@@ -147,3 +157,124 @@ def guarded_tangent(tangent, values, name: str, rectangular: bool):
         return tangent
     return bind(guard_p, (config.gauge_check, name, bool(rectangular), True, ()), tangent,
                 values)
+
+
+# ------------------------------------------------------------------ first order
+# At an exactly repeated value the broadened 1/(s_j - s_i) factor is 0, and the VJP takes
+# the numerator it multiplies, the rotation part X_ij of the cotangents (A + B of the SVD,
+# J - J^H of eigh), as if it were zero.  For a loss invariant under rotations of the
+# degenerate vectors it is (to rounding): that is the documented derivative.  For a loss
+# that depends on the basis within the degenerate subspace it is not, and the derivative
+# is infinite there (X / 0): the broadened rule would return a finite number that is no
+# derivative at all.  So the VJP checks X on the exactly degenerate pairs of the values
+# the loss uses and raises (``tp.linalg.config.degeneracy_check``).
+
+
+#: the rotation part, relative to the cotangent products' largest entry, above which a loss
+#: depends on a degenerate basis: a basis-dependent loss has it of order 1; an invariant
+#: one has rounding, amplified where the values are only nearly equal (TRG's near-zero
+#: kept values at low temperature reach 1e-7)
+RESIDUE_RTOL = 1e-5
+
+
+def _residues(name: str, j, k):
+    """The rotation parts X whose factor is the broadened 1/(s_j - s_i), from the
+    cotangent products ``j = U^H gU``, ``k = V^H gV`` (square; None for none)."""
+    def skew(m):
+        return m - np.conj(np.swapaxes(m, -1, -2))
+    if name == "eig":
+        return j                               # v^-1-normalised products: X itself
+    parts = [skew(m) for m in (j, k) if m is not None]
+    return None if not parts else sum(parts)
+
+
+def _square(j, n: int, column: int):
+    """A cotangent product (rows: every value; columns: those from ``column`` on) as
+    n x n, zero for the columns the loss does not use; None stays None."""
+    if j is None or np.ndim(j) == 0:
+        return None
+    j = np.asarray(j)
+    if j.shape[-1] == n:
+        return j
+    pad = (column, n - column - j.shape[-1])
+    return np.pad(j, [(0, 0)] * (j.ndim - 1) + [pad])
+
+
+def _basis_dependent(params, values, j, k) -> bool:
+    """Whether the loss depends on the basis of an exactly degenerate group of the used
+    values ``lo:hi``: a rotation part above ``gauge_rtol`` of the cotangents' scale."""
+    _, name, column, lo, hi = params
+    values = np.asarray(values)
+    n = values.shape[-1] if values.ndim else 0
+    if n < 2:
+        return False
+    pairs = degenerate_pairs(values)
+    pairs[..., :lo, :] = False
+    if hi is not None:
+        pairs[..., hi:, :] = False
+    if not pairs.any():
+        return False
+    j, k = _square(j, n, column), _square(k, n, column)
+    residue = _residues(name, j, k)
+    if residue is None:
+        return False
+    scale = max(float(np.max(np.abs(m))) for m in (j, k) if m is not None)
+    return bool((np.abs(residue)[pairs] > RESIDUE_RTOL * scale).any())
+
+
+def degenerate_pairs(values) -> np.ndarray:
+    """Per matrix, which pairs i != j of ``values`` are equal to rounding (1e3 roundoffs
+    of the largest)."""
+    values = np.asarray(values)
+    scale = float(np.max(np.abs(values))) if values.size else 0.0
+    tol = 1e3 * np.finfo(values.dtype).eps * scale
+    pairs = np.abs(values[..., :, None] - values[..., None, :]) <= tol
+    return pairs & ~np.eye(values.shape[-1], dtype=bool)
+
+
+def _first_order_check(params, x, values, j, k):
+    """``x``, unless the loss depends on the basis of a degenerate group (see above)."""
+    mode, name = params[:2]
+    if not _basis_dependent(params, values, j, k):
+        return x
+    vectors = "singular vectors" if name in ("svd", "svds") else "eigenvectors"
+    message = (f"{name}: the loss depends on the basis of a degenerate subspace (its "
+               f"{vectors} for exactly repeated values enter other than through the whole "
+               f"subspace), so its derivative is infinite there; the broadened rule would "
+               f"return a finite number that is not the derivative. Use functions of whole "
+               f"degenerate subspaces (projectors, u @ vh, u s vh) or of the values, or "
+               f"break the degeneracy; tp.linalg.config.degeneracy_check = 'warn'/'off' "
+               f"returns the broadened value.")
+    if mode == "raise":
+        raise GaugeError(message)
+    warnings.warn(message, GaugeWarning, stacklevel=2)
+    return x
+
+
+def _same_check(params, g, out, x, values, j, k):
+    return bind(first_order_check_p, params, g, values, j, k)
+
+
+#: (mode, name, column, lo, hi): the used values lo:hi, the products' first column
+first_order_check_p = primitive(
+    "degeneracy_check", _first_order_check, _same_as_first, format_params=_format,
+    static_shapes=True,
+    params=Struct(Exactly(*GAUGE_MODES), Exactly("svd", "eigh", "eig", "svds", "eigsh"),
+                  SIZE, SIZE, Maybe(SIZE)))
+defjvp(first_order_check_p, _same_check, *_zeros(3))
+defvjp(first_order_check_p, _same_check, *_zeros(3))
+_NONE = np.zeros(())
+
+
+def checked_use(ct_a, values, name: str, j=None, k=None, lo: int = 0, hi: int | None = None,
+                column: int = 0):
+    """A VJP's result ``ct_a``, checked at run time that the loss does not depend on the
+    basis of an exactly degenerate group of the values ``lo:hi`` (see above), from the
+    cotangent products ``j = U^H gU``, ``k = V^H gV`` (rows: every value, columns: the
+    values from ``column`` on; None for none)."""
+    mode = config.degeneracy_check
+    if mode == "off" or ct_a is None or (j is None and k is None):
+        return ct_a
+    return bind(first_order_check_p, (mode, name, int(column), int(lo),
+                                      None if hi is None else int(hi)),
+                ct_a, values, _NONE if j is None else j, _NONE if k is None else k)

@@ -32,6 +32,7 @@ from ...primitive import code_of_value, describe, is_complex_value, primitive, s
 from .. import elementwise as ew
 from .. import structural as st
 from . import lapack
+from .degenerate_guard import checked_use
 from .derived import (empty_token, guard_tangents, loss_cotangents, mark_rule_result,
                       register_phase, token_result)
 from .gauge import gauge_checked
@@ -107,6 +108,8 @@ def _eig_vjp(eps, cts, out, xs, active):
     ct_a = solve(vh, mm(core, vh))                      # v^-H core v^H
     if gv is not None and loss_cotangents(g_token):
         ct_a = gauge_checked(ct_a, ew.imag(d), _phase_scale(normed, d, gw, gaps), "eig")
+    if gv is not None:                                  # the loss uses eigenvectors
+        ct_a = checked_use(ct_a, w, "eig", normed)
     if not is_complex_value(xs[0]):
         ct_a = ew.real(ct_a)
     again = differentiable(gw, gv)

@@ -26,7 +26,7 @@ from ...primitive import code_of_value, describe, is_complex_value, primitive, s
 from .. import elementwise as ew
 from . import lapack
 from .complement_solve import coupling_hermitian, exact_hint, exact_params
-from .degenerate_guard import guarded, guarded_tangent
+from .degenerate_guard import checked_use, guarded, guarded_tangent
 from .derived import (empty_token, guard_tangents, loss_cotangents, mark_rule_result,
                       register_phase, token_result)
 from .gauge import gauge_checked
@@ -107,6 +107,8 @@ def _dense_vjp(eps, w, v, gw, gv, check: bool):
     ct_a = mm(mm(v, core), adjoint(v))
     if check and gv is not None and is_complex_value(v):
         ct_a = gauge_checked(ct_a, ew.imag(diag(j)), largest_abs(j), "eigh")
+    if gv is not None:                 # a degenerate basis used?
+        ct_a = checked_use(ct_a, w, "eigh", j)
     return ct_a
 
 
@@ -120,9 +122,13 @@ def _kept_vjp(eps, lo, hi, h, w, v, gw, gv, check: bool):
     v1, w1 = v[..., lo:hi], w[..., lo:hi]
     hint = exact_hint(outside(v, axis + 1, lo, hi, n), outside(w, axis, lo, hi, n))
     params = exact_params("hermitian", eps)
-    return kept_pairs_vjp(eps, w1, v1, block(gw, axis, lo, hi, n),
-                          block(gv, axis + 1, lo, hi, n),
-                          lambda rhs: coupling_hermitian(h, v1, w1, rhs, hint, params), check)
+    gv1 = block(gv, axis + 1, lo, hi, n)
+    ct_a = kept_pairs_vjp(eps, w1, v1, block(gw, axis, lo, hi, n), gv1,
+                          lambda rhs: coupling_hermitian(h, v1, w1, rhs, hint, params), check,
+                          "eigh")
+    # a kept value equal to another one: the restriction splits a degenerate group
+    return checked_use(ct_a, w, "eigh", None if gv1 is None else mm(adjoint(v), gv1), lo=lo,
+                       hi=hi, column=lo)
 
 
 register_phase("eigh", _phase)

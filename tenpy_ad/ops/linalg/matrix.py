@@ -224,7 +224,9 @@ def gap_factors(s_rows, s_cols, eps, same_indices: bool):
     ``s_j / (s_j^2 - s_i^2)`` and ``s_i / (s_j^2 - s_i^2)`` are split into these partial
     fractions before broadening: at a degenerate pair the difference term vanishes while
     the sum term stays, which is the derivative of losses invariant under joint rotations
-    of the degenerate singular vectors (``u s vh``, ``u vh``, TRG's ``u sqrt(s)`` halves).
+    of the degenerate singular vectors whose difference-term numerator vanishes near the
+    pair too (``u vh``, projectors, TRG's ``u sqrt(s)`` halves of the Ising model); for
+    ``u f(s) vh`` it misses ``f'(s)`` (:mod:`.degenerate_guard`).
     With ``same_indices`` (row i and column i are the same triplet) the entries i == j are
     pinned to 0, also for eps = 0 (that diagonal belongs to the ``ds`` and phase terms).
     One primitive (:mod:`.gaps`).

@@ -22,6 +22,7 @@ from ...primitive import bind, code_of_value, describe, is_complex_value, primit
 from ...rules import defrules
 from .. import elementwise as ew
 from .complement_solve import coupling_hermitian, solve_params
+from .degenerate_guard import checked_use
 from .derived import (empty_token, guard_tangents, loss_cotangents, mark_rule_result,
                       token_result)
 from .gauge import gauge_checked
@@ -83,10 +84,11 @@ def _vjp(params, cts, out, xs, active):
     ct_a = kept_pairs_vjp(params[3], w, v, gw, gv,
                           lambda rhs: _coupling(params, a, v, w, rhs, hint),
                           loss_cotangents(g_token))
+
     return (mark_rule_result(ct_a, token, is_complex_value(v), differentiable(gw, gv)),)
 
 
-def kept_pairs_vjp(eps, w, v, gw, gv, coupling, check: bool = True):
+def kept_pairs_vjp(eps, w, v, gw, gv, coupling, check: bool = True, name: str = "eigsh"):
     """The cotangent of the Hermitian operand (None for zero) from those of k kept
     eigenpairs ``w, v``: ``gA = V (diag(gw) + G o V^H gV) V^H + P V^H`` with
     ``P = coupling(Q gV) = L(K) (Q gV)``.  Also the rule of ``eigh`` restricted to kept
@@ -101,6 +103,7 @@ def kept_pairs_vjp(eps, w, v, gw, gv, coupling, check: bool = True):
         ct_a = add_optional(ct_a, mm(coupling(gv - mm(v, j)), adjoint(v)))
         if check and is_complex_value(v):
             ct_a = gauge_checked(ct_a, ew.imag(diag(j)), largest_abs(j), "eigh")
+        ct_a = checked_use(ct_a, w, name, j)         # a degenerate basis used?
     return ct_a
 
 

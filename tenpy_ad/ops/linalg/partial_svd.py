@@ -33,6 +33,7 @@ from ...rules import defrules
 from .. import elementwise as ew
 from .. import structural as st
 from .complement_solve import coupling_svd, solve_params
+from .degenerate_guard import checked_use
 from .derived import (empty_token, guard_tangents, loss_cotangents, mark_rule_result,
                       token_result)
 from .gauge import gauge_checked
@@ -122,7 +123,8 @@ def phase_of_products(j, kmat, k1: int):
     return residual, reference
 
 
-def kept_triplets_vjp(eps, a, u, s, vh, gu, gs, gvh, coupling, check: bool = True):
+def kept_triplets_vjp(eps, a, u, s, vh, gu, gs, gvh, coupling, check: bool = True,
+                      name: str = "svds"):
     """The cotangent of ``a`` (None for zero) from those of k kept singular triplets
     ``u, s, vh`` (None for zero): ``gA = U core V^H + P_u V^H + U P_v^H`` with ``core`` as
     in ``svd`` and ``(P_u; P_v) = coupling(Q gU, Q_v gV) = L(K) (Q gU; Q_v gV)``
@@ -153,6 +155,7 @@ def kept_triplets_vjp(eps, a, u, s, vh, gu, gs, gvh, coupling, check: bool = Tru
         ct_a = add_optional(ct_a, mm(p_u, vh) + mm(u, adjoint(p_v)))
     if check and ct_a is not None and complex_input and (j is not None or kmat is not None):
         ct_a = gauge_checked(ct_a, *phase_of_products(j, kmat, shape_of(s)[-1]), "svd")
+    ct_a = checked_use(ct_a, s, name, j, kmat)    # a degenerate basis used?
     return ct_a
 
 

@@ -11,7 +11,10 @@ Away from degeneracy that changes a term by a relative ``eps/x^2``.  At an exact
 a term of the form ``(s_j - s_i) X / (s_j - s_i)`` is 0/0 — no rule can recover ``X`` from
 the cotangents — and broadening sets it to 0.  Derivatives that do not contain such a term
 are exact there: functions of the singular values, projectors onto whole degenerate
-subspaces, the polar factor ``u vh``, TRG's ``u sqrt(s)`` / ``sqrt(s) vh`` halves.
+subspaces, the polar factor ``u vh``, TRG's ``u sqrt(s)`` / ``sqrt(s) vh`` halves; ``u f(s)
+vh`` is not (its ``X`` is ``f'(s)`` times a coupling the cotangents do not show).  A loss
+that depends on the basis within a degenerate subspace makes the numerator itself non-zero
+(its derivative is infinite): the VJP raises there (:mod:`.degenerate_guard`).
 ``eps = 0`` gives the plain formulas (NaN at exact degeneracy).
 
 Truncation: only the triplets that receive cotangents enter the VJP (``u[:, :k]`` makes
@@ -47,7 +50,7 @@ from .. import elementwise as ew
 from .. import structural as st
 from . import lapack
 from .complement_solve import coupling_svd, exact_hint, exact_params
-from .degenerate_guard import guarded, guarded_tangent
+from .degenerate_guard import checked_use, guarded, guarded_tangent
 from .derived import (empty_token, guard_tangents, loss_cotangents, mark_rule_result,
                       register_phase, token_result)
 from .gauge import gauge_checked
@@ -263,6 +266,7 @@ def _dense_vjp(eps, k1, a, u, s, vh, gu, gs, gvh, again: bool, check: bool):
         ct_a = ct_a + mm(u1 * row(inv_s1), gvh - mm(adjoint(kmat), vh))
     if check and complex_input and (j is not None or kmat is not None):
         ct_a = gauge_checked(ct_a, *phase_of_products(j, kmat, k1), "svd")
+    ct_a = checked_use(ct_a, s, "svd", j, kmat, hi=k1)   # a degenerate basis used?
     if again:                           # every triplet, as far as the rule can see
         ct_a = guarded(ct_a, s, "svd", m != n, (gu, -2), (gs, None), (gvh, -1))
     return ct_a
@@ -284,9 +288,12 @@ def _kept_vjp(eps, lo, hi, a, u, s, vh, gu, gs, gvh, check: bool):
 
     def coupling(r_u, r_v):
         return coupling_svd(a, u1, adjoint(vh1), s1, r_u, r_v, hint, params)
-    return kept_triplets_vjp(eps, a, u1, s1, vh1, block(gu, axis + 1, lo, hi, kk),
-                             block(gs, axis, lo, hi, kk), block(gvh, axis, lo, hi, kk),
-                             coupling, check)
+    gu1, gvh1 = block(gu, axis + 1, lo, hi, kk), block(gvh, axis, lo, hi, kk)
+    ct_a = kept_triplets_vjp(eps, a, u1, s1, vh1, gu1, block(gs, axis, lo, hi, kk), gvh1,
+                             coupling, check, "svd")
+    # a kept value equal to a discarded one: the truncation splits a degenerate group
+    return checked_use(ct_a, s, "svd", None if gu1 is None else adjoint_mm(u, gu1),
+                       None if gvh1 is None else mm_adjoint(vh, gvh1), lo, hi, column=lo)
 
 
 def _phase(values, cts, eps):

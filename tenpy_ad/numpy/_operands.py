@@ -108,6 +108,10 @@ def int_tuple(name: str, what: str, value) -> tuple:
     """An int or a sequence of ints (a shape, axes) as a tuple of Python ints, as NumPy
     reads them: a float, a string or a non-integer entry is an ArgumentError naming the
     function (``int()`` would truncate 2.5 silently)."""
+    if type(value) is int:
+        return (value,)
+    if type(value) is tuple and all(type(v) is int for v in value):
+        return value                    # the common case: nothing to convert
     if isinstance(value, numbers.Integral):
         return (int(value),)
     try:

@@ -300,8 +300,10 @@ def multi_dot(arrays, *, out=None):
     return _linalg.multi_dot(arrays, out=out)
 
 
+@lru_cache(maxsize=4096)
 def _check_subscripts(subscripts: str) -> None:
-    """Letters, commas, one ``->`` and ``...`` only (NumPy refuses anything else)."""
+    """Letters, commas, one ``->`` and ``...`` only (NumPy refuses anything else); a
+    passing string is remembered (errors are raised again)."""
     if subscripts.count("->") > 1:
         raise ArgumentValueError(f"einsum '{subscripts}': more than one '->'")
     body = subscripts.replace("...", "").replace("->", "").replace(",", "")

@@ -240,6 +240,7 @@ def _matrices(x, pre, perm, shape, scratch=None):
     return copy.reshape(shape)
 
 
+@lru_cache(maxsize=4096)
 def _matrix_layouts(shape: tuple, perm, matrix_shape: tuple) -> tuple:
     """For an operand of ``shape`` stored C-contiguous, then F-contiguous (the second
     only for 2-d operands: LAPACK's results), whether, permuted by ``perm`` and reshaped

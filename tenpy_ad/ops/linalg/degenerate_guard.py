@@ -123,30 +123,57 @@ _PARAMS = Struct(Exactly(*GAUGE_MODES), Exactly("svd", "eigh"), BOOL, BOOL,
                  TupleOf(Maybe(Int(-2, -1)), max_length=3))
 second_order_check_p = primitive("second_order_check", _check, _same_as_first,
                                  format_params=_format, static_shapes=True, params=_PARAMS)
-guard_p = primitive("second_order_guard", _same_as_first, _same_as_first,
-                    format_params=_format, static_shapes=True, params=_PARAMS)
 defjvp(second_order_check_p, _pass_through, *_zeros(4))
 defvjp(second_order_check_p, _pass_through, *_zeros(4))
-defjvp(guard_p, _checked, *_zeros(4))
-defvjp(guard_p, _checked, *_zeros(4))
 
 
-def guarded(ct_a, values, name: str, rectangular: bool, *cotangents):
+def _guard(params, x, values, *rest):
+    """``x``; with ``params[5]`` = (mode, lo, hi) also the first-order degeneracy check
+    (:func:`checked_use`), whose products j, k follow the cotangents: one node for both."""
+    first = params[5]
+    if first is not None:
+        n = len(params[4])
+        _first_order_check((first[0], params[1], 0, first[1], first[2]), x, values,
+                           rest[n], rest[n + 1])
+    return x
+
+
+def _guard_checked(params, g, out, x, values, *rest):
+    return bind(second_order_check_p, params[:5], g, values, *rest[:len(params[4])])
+
+
+#: _PARAMS and the first-order check's (mode, lo, hi), or None
+_GUARD_PARAMS = Struct(*_PARAMS.fields, Maybe(Struct(Exactly(*GAUGE_MODES), SIZE,
+                                                     Maybe(SIZE))))
+guard_p = primitive("second_order_guard", _guard, _same_as_first, format_params=_format,
+                    static_shapes=True, params=_GUARD_PARAMS)
+defjvp(guard_p, _guard_checked, *_zeros(6))
+defvjp(guard_p, _guard_checked, *_zeros(6))
+
+
+def guarded(ct_a, values, name: str, rectangular: bool, *cotangents, first=None):
     """``ct_a``, whose derivatives check ``values`` (s or w) against the cotangents
     ``(g, axis)`` of the triplets (pairs): ``axis`` the one their columns run along, None
     for a vector of values, g None for a zero cotangent.  At first order the guard is an
-    identity that computes nothing (see the module docstring)."""
+    identity that computes nothing (see the module docstring), but for ``first = (j, k,
+    lo, hi)``: the first-order degeneracy check of :func:`checked_use`, in the same node."""
     mode = config.gauge_check
-    if mode == "off":
-        return ct_a
     operands, axes = [ct_a, values], []
     for g, axis in cotangents:
         if g is not None:
             operands.append(g)
             axes.append(axis)
-    if not axes:
-        return ct_a
-    return bind(guard_p, (mode, name, bool(rectangular), False, tuple(axes)), *operands)
+    check = None
+    if first is not None and config.degeneracy_check != "off" and \
+            (first[0] is not None or first[1] is not None):
+        check = (config.degeneracy_check, int(first[2]),
+                 None if first[3] is None else int(first[3]))
+    if mode == "off" or not axes:
+        return ct_a if first is None else checked_use(ct_a, values, name, *first)
+    if check is not None:
+        operands += [_NONE if m is None else m for m in first[:2]]
+    return bind(guard_p, (mode, name, bool(rectangular), False, tuple(axes), check),
+                *operands)
 
 
 def guarded_tangent(tangent, values, name: str, rectangular: bool):
@@ -155,8 +182,8 @@ def guarded_tangent(tangent, values, name: str, rectangular: bool):
     not known in forward mode."""
     if config.gauge_check == "off" or tangent is None:
         return tangent
-    return bind(guard_p, (config.gauge_check, name, bool(rectangular), True, ()), tangent,
-                values)
+    return bind(guard_p, (config.gauge_check, name, bool(rectangular), True, (), None),
+                tangent, values)
 
 
 # ------------------------------------------------------------------ first order
@@ -206,7 +233,7 @@ def _basis_dependent(params, values, j, k) -> bool:
     _, name, column, lo, hi = params
     values = np.asarray(values)
     n = values.shape[-1] if values.ndim else 0
-    if n < 2:
+    if n < 2 or not any_degenerate(values, name):
         return False
     pairs = degenerate_pairs(values)
     pairs[..., :lo, :] = False
@@ -222,12 +249,39 @@ def _basis_dependent(params, values, j, k) -> bool:
     return bool((np.abs(residue)[pairs] > RESIDUE_RTOL * scale).any())
 
 
+#: the decompositions whose values come sorted (descending s, ascending w)
+_SORTED = ("svd", "svds", "eigh", "eigsh")
+
+
+_ROUNDOFFS = {np.dtype(t): 1e3 * np.finfo(t).eps for t in (np.float32, np.float64,
+                                                           np.complex64, np.complex128)}
+
+
+def _tolerance(values) -> float:
+    return _ROUNDOFFS[values.dtype] * float(np.max(np.abs(values)))
+
+
+def any_degenerate(values, name: str) -> bool:
+    """Whether two of ``values`` (per matrix) are equal to rounding: neighbours for the
+    sorted values of svd/eigh (in Python for one matrix: a backward pass asks for every
+    decomposition), every pair for eig's."""
+    values = np.asarray(values)
+    if values.ndim == 0 or values.shape[-1] < 2 or values.size == 0:
+        return False
+    if name not in _SORTED:
+        return bool(degenerate_pairs(values).any())
+    if values.ndim == 1:
+        v = values.tolist()
+        tol = _ROUNDOFFS[values.dtype] * max(abs(v[0]), abs(v[-1]))   # sorted: the ends
+        return any(abs(a - b) <= tol for a, b in zip(v, v[1:]))
+    return bool((np.abs(np.diff(values, axis=-1)) <= _tolerance(values)).any())
+
+
 def degenerate_pairs(values) -> np.ndarray:
     """Per matrix, which pairs i != j of ``values`` are equal to rounding (1e3 roundoffs
     of the largest)."""
     values = np.asarray(values)
-    scale = float(np.max(np.abs(values))) if values.size else 0.0
-    tol = 1e3 * np.finfo(values.dtype).eps * scale
+    tol = _tolerance(values) if values.size else 0.0
     pairs = np.abs(values[..., :, None] - values[..., None, :]) <= tol
     return pairs & ~np.eye(values.shape[-1], dtype=bool)
 
@@ -275,6 +329,8 @@ def checked_use(ct_a, values, name: str, j=None, k=None, lo: int = 0, hi: int | 
     mode = config.degeneracy_check
     if mode == "off" or ct_a is None or (j is None and k is None):
         return ct_a
+    if type(values) is np.ndarray and not any_degenerate(values, name):
+        return ct_a                     # plain arrays (a first-order eager backward): now
     return bind(first_order_check_p, (mode, name, int(column), int(lo),
                                       None if hi is None else int(hi)),
                 ct_a, values, _NONE if j is None else j, _NONE if k is None else k)

@@ -64,8 +64,17 @@ def token_result(code: int) -> tuple:
 
 
 def empty_token(like) -> np.ndarray:
-    """A token for an implementation whose operand is ``like`` (an ndarray)."""
-    return np.zeros(TOKEN_SHAPE, np.empty(0, np.asarray(like).dtype).real.dtype)
+    """A token for an implementation whose operand is ``like`` (an ndarray): one shared,
+    read-only empty array per dtype (it holds no values to overwrite)."""
+    dtype = getattr(like, "dtype", None) or np.asarray(like).dtype
+    token = _TOKENS.get(dtype)
+    if token is None:
+        token = _TOKENS[dtype] = np.zeros(TOKEN_SHAPE, np.empty(0, dtype).real.dtype)
+        token.flags.writeable = False
+    return token
+
+
+_TOKENS: dict = {}
 
 
 def loss_cotangents(token_cotangent) -> bool:

@@ -80,9 +80,13 @@ def _eigh_vjp(params, cts, out, xs, active):
         h = xs[0] if uplo is None else hermitian_from_triangle(xs[0], uplo == "L")
         ct_a = _kept_vjp(eps, lo, hi, h, w, v, gw, gv, check)
     else:
-        ct_a = _dense_vjp(eps, w, v, gw, gv, check)
-        if again:                      # every pair, as far as the rule can see
-            ct_a = guarded(ct_a, w, "eigh", False, (gw, None), (gv, -2))
+        ct_a, j = _dense_vjp(eps, w, v, gw, gv, check)
+        if again:                      # every pair, as far as the rule can see (and, in
+            #                            the same node, whether a degenerate basis is used)
+            ct_a = guarded(ct_a, w, "eigh", False, (gw, None), (gv, -2),
+                           first=(j, None, 0, None))
+        elif j is not None:            # a degenerate basis used?
+            ct_a = checked_use(ct_a, w, "eigh", j)
     if uplo is not None:
         ct_a = hermitian_from_triangle_transpose(ct_a, uplo == "L")
     return (mark_rule_result(ct_a, token, is_complex_value(v), again),)
@@ -99,17 +103,15 @@ def _phase(values, cts, eps):
 
 def _dense_vjp(eps, w, v, gw, gv, check: bool):
     """``gA = V (diag(gw) + G o V^H gV) V^H`` over all pairs (``check``: the gauge check,
-    for a loss's own cotangents)."""
-    core = None if gw is None else diag_embed(gw)
+    for a loss's own cotangents), and ``J = V^H gV`` (None for no gV)."""
+    core, j = None if gw is None else diag_embed(gw), None
     if gv is not None:
         j = mm(adjoint(v), gv)
         core = add_optional(core, broadened_inverse_gaps(w, eps) * j)
     ct_a = mm(mm(v, core), adjoint(v))
     if check and gv is not None and is_complex_value(v):
         ct_a = gauge_checked(ct_a, ew.imag(diag(j)), largest_abs(j), "eigh")
-    if gv is not None:                 # a degenerate basis used?
-        ct_a = checked_use(ct_a, w, "eigh", j)
-    return ct_a
+    return ct_a, j
 
 
 def _kept_vjp(eps, lo, hi, h, w, v, gw, gv, check: bool):
@@ -125,8 +127,9 @@ def _kept_vjp(eps, lo, hi, h, w, v, gw, gv, check: bool):
     gv1 = block(gv, axis + 1, lo, hi, n)
     ct_a = kept_pairs_vjp(eps, w1, v1, block(gw, axis, lo, hi, n), gv1,
                           lambda rhs: coupling_hermitian(h, v1, w1, rhs, hint, params), check,
-                          "eigh")
-    # a kept value equal to another one: the restriction splits a degenerate group
+                          None)
+    # degenerate kept values, or a kept value equal to another one (the restriction
+    # splits a degenerate group): one check over all of w
     return checked_use(ct_a, w, "eigh", None if gv1 is None else mm(adjoint(v), gv1), lo=lo,
                        hi=hi, column=lo)
 

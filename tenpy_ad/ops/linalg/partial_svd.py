@@ -124,13 +124,14 @@ def phase_of_products(j, kmat, k1: int):
 
 
 def kept_triplets_vjp(eps, a, u, s, vh, gu, gs, gvh, coupling, check: bool = True,
-                      name: str = "svds"):
+                      name: str | None = "svds"):
     """The cotangent of ``a`` (None for zero) from those of k kept singular triplets
     ``u, s, vh`` (None for zero): ``gA = U core V^H + P_u V^H + U P_v^H`` with ``core`` as
     in ``svd`` and ``(P_u; P_v) = coupling(Q gU, Q_v gV) = L(K) (Q gU; Q_v gV)``
     (``L(K)`` is self-adjoint).  Also the rule of ``svd`` sliced to kept triplets when its
     result is differentiated again (:mod:`.svd`).  ``check``: run the gauge check (the
-    cotangents are a loss's own, :mod:`.derived`)."""
+    cotangents are a loss's own, :mod:`.derived`); ``name``: the decomposition the
+    degeneracy check names (None: the caller checks)."""
     v = adjoint(vh)
     gv = None if gvh is None else adjoint(gvh)
     j = None if gu is None else mm(adjoint(u), gu)               # U^H gU
@@ -155,7 +156,8 @@ def kept_triplets_vjp(eps, a, u, s, vh, gu, gs, gvh, coupling, check: bool = Tru
         ct_a = add_optional(ct_a, mm(p_u, vh) + mm(u, adjoint(p_v)))
     if check and ct_a is not None and complex_input and (j is not None or kmat is not None):
         ct_a = gauge_checked(ct_a, *phase_of_products(j, kmat, shape_of(s)[-1]), "svd")
-    ct_a = checked_use(ct_a, s, name, j, kmat)    # a degenerate basis used?
+    if name is not None:
+        ct_a = checked_use(ct_a, s, name, j, kmat)    # a degenerate basis used?
     return ct_a
 
 

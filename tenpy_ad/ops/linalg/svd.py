@@ -266,9 +266,12 @@ def _dense_vjp(eps, k1, a, u, s, vh, gu, gs, gvh, again: bool, check: bool):
         ct_a = ct_a + mm(u1 * row(inv_s1), gvh - mm(adjoint(kmat), vh))
     if check and complex_input and (j is not None or kmat is not None):
         ct_a = gauge_checked(ct_a, *phase_of_products(j, kmat, k1), "svd")
-    ct_a = checked_use(ct_a, s, "svd", j, kmat, hi=k1)   # a degenerate basis used?
     if again:                           # every triplet, as far as the rule can see
-        ct_a = guarded(ct_a, s, "svd", m != n, (gu, -2), (gs, None), (gvh, -1))
+        # (and, in the same node, whether the loss uses a degenerate basis)
+        ct_a = guarded(ct_a, s, "svd", m != n, (gu, -2), (gs, None), (gvh, -1),
+                       first=(j, kmat, 0, k1))
+    else:
+        ct_a = checked_use(ct_a, s, "svd", j, kmat, hi=k1)   # a degenerate basis used?
     return ct_a
 
 
@@ -290,8 +293,9 @@ def _kept_vjp(eps, lo, hi, a, u, s, vh, gu, gs, gvh, check: bool):
         return coupling_svd(a, u1, adjoint(vh1), s1, r_u, r_v, hint, params)
     gu1, gvh1 = block(gu, axis + 1, lo, hi, kk), block(gvh, axis, lo, hi, kk)
     ct_a = kept_triplets_vjp(eps, a, u1, s1, vh1, gu1, block(gs, axis, lo, hi, kk), gvh1,
-                             coupling, check, "svd")
-    # a kept value equal to a discarded one: the truncation splits a degenerate group
+                             coupling, check, None)
+    # degenerate kept values, or a kept value equal to a discarded one (the truncation
+    # splits a degenerate group): one check over all of s
     return checked_use(ct_a, s, "svd", None if gu1 is None else adjoint_mm(u, gu1),
                        None if gvh1 is None else mm_adjoint(vh, gvh1), lo, hi, column=lo)
 

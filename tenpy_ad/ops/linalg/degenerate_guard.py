@@ -233,7 +233,7 @@ def _basis_dependent(params, values, j, k) -> bool:
     _, name, column, lo, hi = params
     values = np.asarray(values)
     n = values.shape[-1] if values.ndim else 0
-    if n < 2 or not any_degenerate(values, name):
+    if n < 2 or not any_degenerate(values, name, lo, hi):
         return False
     pairs = degenerate_pairs(values)
     pairs[..., :lo, :] = False
@@ -261,20 +261,24 @@ def _tolerance(values) -> float:
     return _ROUNDOFFS[values.dtype] * float(np.max(np.abs(values)))
 
 
-def any_degenerate(values, name: str) -> bool:
-    """Whether two of ``values`` (per matrix) are equal to rounding: neighbours for the
-    sorted values of svd/eigh (in Python for one matrix: a backward pass asks for every
-    decomposition), every pair for eig's."""
+def any_degenerate(values, name: str, lo: int = 0, hi: int | None = None) -> bool:
+    """Whether one of ``values[lo:hi]`` (per matrix) equals another value to rounding:
+    neighbours for the sorted values of svd/eigh (in Python for one matrix: a backward
+    pass asks for every decomposition), every pair for eig's."""
     values = np.asarray(values)
     if values.ndim == 0 or values.shape[-1] < 2 or values.size == 0:
         return False
     if name not in _SORTED:
-        return bool(degenerate_pairs(values).any())
+        return bool(degenerate_pairs(values)[..., lo:hi, :].any())
+    n = values.shape[-1]
+    hi = n if hi is None else hi
+    start, stop = max(lo - 1, 0), min(hi, n - 1)     # the pairs (i, i + 1) touching lo:hi
     if values.ndim == 1:
         v = values.tolist()
         tol = _ROUNDOFFS[values.dtype] * max(abs(v[0]), abs(v[-1]))   # sorted: the ends
-        return any(abs(a - b) <= tol for a, b in zip(v, v[1:]))
-    return bool((np.abs(np.diff(values, axis=-1)) <= _tolerance(values)).any())
+        return any(abs(v[i] - v[i + 1]) <= tol for i in range(start, stop))
+    gaps = np.abs(np.diff(values, axis=-1))[..., start:stop]
+    return bool((gaps <= _tolerance(values)).any())
 
 
 def degenerate_pairs(values) -> np.ndarray:
@@ -329,7 +333,7 @@ def checked_use(ct_a, values, name: str, j=None, k=None, lo: int = 0, hi: int | 
     mode = config.degeneracy_check
     if mode == "off" or ct_a is None or (j is None and k is None):
         return ct_a
-    if type(values) is np.ndarray and not any_degenerate(values, name):
+    if type(values) is np.ndarray and not any_degenerate(values, name, lo, hi):
         return ct_a                     # plain arrays (a first-order eager backward): now
     return bind(first_order_check_p, (mode, name, int(column), int(lo),
                                       None if hi is None else int(hi)),

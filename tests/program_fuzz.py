@@ -802,7 +802,9 @@ def _linalg(g: Generator):
     # equal values, or a zero singular value of a non-square matrix (equal to the implicit
     # zeros of the complement): the vectors are discontinuous there
     g.degenerate = min(gaps) < 1e-6
-    g.kinked = g.degenerate or condition > 1e4       # FD lose their accuracy too
+    # a zero singular value is a cone of s (|x| of a 1 x 1 matrix) for every matrix
+    zero = _relative_gap(np.linalg.svd(v, compute_uv=False), True) < 1e-6
+    g.kinked = g.degenerate or zero or condition > 1e4     # FD lose their accuracy too
     g.condition = min(condition, 1e8)
     herm = f"({a} + xp.conj(xp.swapaxes({a}, -1, -2)))"
     gram = f"({a} @ xp.conj(xp.swapaxes({a}, -1, -2)) + xp.eye({v.shape[-2]}))"
@@ -847,7 +849,7 @@ def _linalg(g: Generator):
                 f"xp.linalg.solve({a}, {a}[..., :, 0])" if flat2d else
                 f"xp.linalg.solve({a}, {a})",
                 f"xp.linalg.matrix_power({a}, {g.choice([-1, -2])})",
-                f"xp.linalg.eigvals({a})",
+                f"(xp.linalg.eigvals({a}) + 0j)",    # tenpy_ad's are always complex
                 f"xp.linalg.cond({a}, {g.choice(['None', repr('fro'), '2', '-2', '1', 'np.inf'])})",
             ]
     expression = g.choice([o for o in options if o is not None])

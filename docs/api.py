@@ -12,8 +12,9 @@ reStructuredText (``code``, :func:`links`), rendered by pdoc.
 import sys
 from pathlib import Path
 
-MODULES = ["tenpy_ad", "tenpy_ad.numpy", "tenpy_ad.scipy", "tenpy_ad.models", "tenpy_ad.cli",
-           "tenpy_ad.blowup", "tenpy_ad.plots", "tenpy_ad.runtime", "tenpy_ad.testing"]
+#: ``tenpy_ad`` brings its imported submodules (numpy, scipy, linalg, ...) along
+MODULES = ["tenpy_ad", "tenpy_ad.models", "tenpy_ad.cli", "tenpy_ad.blowup", "tenpy_ad.plots",
+           "tenpy_ad.runtime", "tenpy_ad.testing"]
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "api"
 
 

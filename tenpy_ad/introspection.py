@@ -52,8 +52,8 @@ def structurally_equal(a: TracedTensor, b: TracedTensor) -> bool:
 class MetadataRow(NamedTuple):
     """One row of the metadata table: a live node's dtype and shape.  ``shape`` is None
     for ranks above the table's inline width (those shapes are kept beside the table)."""
-    dtype: np.dtype
-    shape: tuple[int, ...] | None
+    dtype: "numpy.dtype"                                  # noqa: F821 - a name for pdoc
+    shape: "tuple[int, ...] | None"
 
 
 def metadata_row(node_id: int) -> MetadataRow | None:

@@ -48,8 +48,9 @@ _FAMILIES = (_arithmetic, _comparison, _complex_numbers, _creation, _cumulative,
              _transcendental)
 _FUNCTIONS = sorted({name for family in _FAMILIES for name in family.__all__})
 
-#: what the tensor operators and methods forward to (installed in the core at import)
-SURFACE = {name: globals()[name] for name in _FUNCTIONS}
+#: what the tensor operators and methods forward to (installed in the core at import):
+#: their first operand is a tensor, so they call the implementations directly
+SURFACE = {name: _dispatch.direct(globals()[name]) for name in _FUNCTIONS}
 SURFACE.update({"__array_function__": _dispatch.array_function,
                 "__array_ufunc__": _dispatch.array_ufunc,
                 "scale": SURFACE["scale_real"]})      # the .scale_real method

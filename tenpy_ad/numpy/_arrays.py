@@ -26,8 +26,9 @@ def tensor_or_array(x, name: str = "array"):
     anything else NumPy's array of it (a ragged list is a ShapeError naming ``name``)."""
     if is_tensor(x):
         return x
-    x = as_array(x)
-    return x if is_tensor(x) else numpy_array(name, np.asarray, x)
+    if isinstance(x, (list, tuple)) and holds_tensor(x):
+        return stacked(x)
+    return numpy_array(name, np.asarray, x)
 
 
 def stacked(nested):

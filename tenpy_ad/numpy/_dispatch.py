@@ -79,6 +79,12 @@ def with_numpy_fallback(numpy_function: Callable, implementation: Callable) -> C
     return fn
 
 
+def direct(fn: Callable) -> Callable:
+    """What ``fn`` (a function of :mod:`tenpy_ad.numpy`) runs when a tensor is among its
+    arguments: for the methods and operators of tensors, whose first operand is one."""
+    return fn.__wrapped__ if getattr(fn, "numpy_fallback", None) is not None else fn
+
+
 def implementation_of(f) -> Callable | None:
     """tenpy_ad's version of the NumPy function or ufunc ``f``, if it has one."""
     try:
@@ -140,4 +146,4 @@ def supported_names() -> list:
 
 
 __all__ = ["implements", "array_function", "array_ufunc", "supported_names",
-           "implementation_of", "resolve", "IMPLEMENTATIONS"]
+           "implementation_of", "direct", "resolve", "IMPLEMENTATIONS"]

@@ -31,7 +31,8 @@ def is_traced(x) -> bool:
 
 def holds_tensor(x) -> bool:
     """Whether ``x`` is a tensor or a (nested) list or tuple with a tensor inside."""
-    if is_tensor(x):
+    t = type(x)                          # is_tensor(x), inlined: every call asks
+    if t is TracedTensor or t is Tensor:
         return True
     if not isinstance(x, (list, tuple)):
         return False
@@ -52,10 +53,13 @@ def tensor_among(args: tuple, kwargs: dict) -> bool:
     NumPy, which hands the call back without it (``tnp.eye(3, like=t)`` is ``np.eye(3)``,
     as ``np.eye(3, like=t)`` is)."""
     for x in args:
-        if holds_tensor(x):
+        t = type(x)                      # holds_tensor(x) with its first test inlined:
+        if t is TracedTensor or t is Tensor:            # every registered call asks
+            return True
+        if isinstance(x, (list, tuple)) and holds_tensor(x):
             return True
     for key, x in kwargs.items():
-        if holds_tensor(x) and key != "like":
+        if key != "like" and holds_tensor(x):
             return True
     return False
 
@@ -122,7 +126,8 @@ def common(name: str, *xs, code: int | None = None) -> list:
     """``xs`` in one dtype (``code``, else NumPy's promotion of them) and one mode."""
     if code is None:
         code = result_code(name, *xs)
-    return in_one_mode(xs, (code,) * len(xs))
+    traced = traced_among(xs)
+    return [operand(x, code, traced) for x in xs]
 
 
 _result_codes: dict = {}

@@ -203,7 +203,7 @@ def ufunc_function(name: str, strict: Callable, doc: str,
     native = _native_codes(ufunc)
     if ufunc.nin == 1:
         def fn(x, /, out=None, **kwargs):
-            t = type(x)                  # is_tensor(x), inlined: the operators' hot path
+            t = type(x)                  # a tensor (inlined: the operators' hot path)
             if (t is TracedTensor or t is Tensor) and out is None and not kwargs \
                     and native[code_of_value(x)]:
                 return strict(x)

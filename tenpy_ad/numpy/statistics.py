@@ -52,6 +52,15 @@ def _common_inexact(name: str, *values) -> list:
     return [value_like(tensor, x) if isinstance(x, np.ndarray) else x for x in xs]
 
 
+def _statistic_operand(name: str, a, axis, dtype=None, out=None, where=True) -> tuple:
+    """``a`` in the floating dtype a statistic computes in, its shape and the reduced axes
+    (``out=`` and ``where=`` are refused)."""
+    refuse_out_where(name, out, where)
+    x = inexact(tensor_or_array(a, name), dtype)
+    shape = shape_of(x)
+    return x, shape, normalize_axes(name, axis, len(shape))
+
+
 def _mean(x, axes: tuple):
     n = reduced_size(shape_of(x), axes)
     return ew.scale(st.reduce_sum(x, axes), 1.0 / n if n else math.nan)
@@ -62,10 +71,7 @@ def _mean(x, axes: tuple):
 @implements("numpy.mean")
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     """Arithmetic mean over ``axis`` (NaN for an empty slice, as NumPy)."""
-    refuse_out_where("mean", out, where)
-    x = inexact(tensor_or_array(a, "mean"), dtype)
-    shape = shape_of(x)
-    axes = normalize_axes("mean", axis, len(shape))
+    x, shape, axes = _statistic_operand("mean", a, axis, dtype, out, where)
     return keep_dims(_mean(x, axes), shape, axes, keepdims)
 
 
@@ -121,9 +127,7 @@ def _variance(name, a, axis, dtype, out, ddof, keepdims, where, mean, correction
         ddof = correction
     if isinstance(ddof, bool) or not isinstance(ddof, numbers.Real):
         raise ArgumentError(f"{name}: ddof must be a number, got {ddof!r}")
-    x = inexact(tensor_or_array(a, name), dtype)
-    shape = shape_of(x)
-    axes = normalize_axes(name, axis, len(shape))
+    x, shape, axes = _statistic_operand(name, a, axis, dtype)
     centre = keep_dims(_mean(x, axes), shape, axes, True) if mean is NO_VALUE else mean
     d = subtract(x, as_array(centre))
     squares = ew.real(ew.mul(d, ew.conj(d))) if dtypes.is_complex(code_of_value(d)) \
@@ -168,10 +172,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=NO_VALUE,
 @implements("numpy.nanmean")
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=NO_VALUE):
     """Mean of the non-NaN entries (NaN for an all-NaN slice; NaN entries get 0)."""
-    refuse_out_where("nanmean", out, where)
-    x = inexact(tensor_or_array(a, "nanmean"), dtype)
-    shape = shape_of(x)
-    axes = normalize_axes("nanmean", axis, len(shape))
+    x, shape, axes = _statistic_operand("nanmean", a, axis, dtype, out, where)
     counts = st.reduce_sum(ew.eq_mask(x, x), axes)          # the entries that are numbers
     result = ew.div(st.reduce_sum(red.zero_nans(x), axes), counts)
     return keep_dims(result, shape, axes, keepdims)
@@ -226,12 +227,8 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """Median over ``axis`` (NaN if a slice holds a NaN, as NumPy).  The derivative goes
     to the middle entry, or half to each of the two middle entries of an even count;
     entries tied with a middle value share its part evenly."""
-    a = tensor_or_array(a, "median")
-    refuse_out_where("median", out)
-    ordered("median", a)
-    x = inexact(a)
-    shape = shape_of(x)
-    axes = normalize_axes("median", axis, len(shape))
+    x, shape, axes = _statistic_operand("median", a, axis, out=out)
+    ordered("median", x)
     n = reduced_size(shape, axes)
     if n == 0:
         warnings.warn("median: mean of empty slice", RuntimeWarning, stacklevel=2)

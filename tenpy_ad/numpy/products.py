@@ -24,7 +24,7 @@ from ._operands import broadcast_shapes, common, is_tensor, normalize_axis, tens
 from .arithmetic import multiply, subtract
 from .indexing import getitem
 from .joining import stack
-from .shaping import broadcast_to, reshape, transpose
+from .shaping import reshape, transpose
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -55,8 +55,8 @@ def matmul(a, b):
         letters = _LETTERS[:len(batch)]
         return ct_ops.einsum_strict(f"{letters}xy,y->{letters}x", a, b)
     batch = broadcast_shapes("matmul", sa[:-2], sb[:-2])
-    a = broadcast_to(a, batch + sa[-2:])
-    b = broadcast_to(b, batch + sb[-2:])
+    a = st.broadcast_to(a, batch + sa[-2:])
+    b = st.broadcast_to(b, batch + sb[-2:])
     letters = _LETTERS[:len(batch)]
     return ct_ops.einsum_strict(f"{letters}xy,{letters}yz->{letters}xz", a, b)
 

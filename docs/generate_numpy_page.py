@@ -3,9 +3,11 @@
     python docs/generate_numpy_page.py           # rewrite docs/numpy.md
     python docs/generate_numpy_page.py --check   # exit 1 if docs/numpy.md is out of date
 
-The names come from ``tenpy_ad.numpy.supported_names()`` (what ``@implements`` registered),
-the ufunc methods from the dispatch tables, and the functions of ``tenpy_ad.numpy`` that no
-NumPy function maps to; each with the first sentence of its docstring.
+The names come from ``tenpy_ad.numpy.supported_names()`` (the qualified names
+``@implements`` registered, each where the function lives: ``numpy.exp``,
+``numpy.linalg.svd``), the ufunc methods from the dispatch tables, and the functions of
+``tenpy_ad.numpy`` that no NumPy function maps to; each with the first sentence of its
+docstring.
 """
 from __future__ import annotations
 
@@ -31,7 +33,8 @@ Each NumPy function or ufunc below, called on a tensor (eager or traced, mixed w
 ndarrays and Python scalars), runs tenpy_ad's version: `np.exp(t)`, `np.linalg.svd(t)`,
 `np.concatenate([t, a])`.  Floating-point results are differentiable in every mode;
 boolean and integer results are not differentiated.  The same functions are
-`tenpy_ad.numpy.<name>` (`import tenpy_ad.numpy as tnp`; `tnp.linalg` is `tp.linalg`).
+`tenpy_ad.numpy.<name>` (`import tenpy_ad.numpy as tnp`; `tnp.linalg` is `tp.linalg`);
+called without a tensor among their arguments they are NumPy's own.
 
 Any other NumPy function called on a tensor raises `NotDifferentiableError` naming it, and
 converting a tensor that is being differentiated to an ndarray (`np.asarray(t)`,
@@ -73,15 +76,22 @@ def _table(header: str, rows: list) -> list:
     return [f"| {header} | |", "|---|---|", *rows, ""]
 
 
+def _namespaces() -> list:
+    """The modules the registered names live in: ``numpy``, ``numpy.linalg``, then any
+    other (``scipy.special``), each once."""
+    found = {name.rpartition(".")[0] for name in _dispatch.IMPLEMENTATIONS}
+    first = [n for n in ("numpy", "numpy.linalg") if n in found]
+    return first + sorted(found - set(first))
+
+
 def _registered_rows(namespace: str) -> list:
-    """One row per registered NumPy name in ``namespace`` (``np`` or ``np.linalg``)."""
-    rows = {}
-    for f, implementation in _dispatch.IMPLEMENTATIONS.items():
-        name = _dispatch.numpy_name(f)
-        if name.rsplit(".", 1)[0] == namespace:
-            kind = " (ufunc)" if isinstance(f, np.ufunc) else ""
-            rows[name] = _row(name, implementation, kind)
-    return [rows[name] for name in sorted(rows)]
+    """One row per registered name in ``namespace`` (``numpy``, ``numpy.linalg``, ...)."""
+    rows = []
+    for name in _dispatch.supported_names():
+        if name.rpartition(".")[0] == namespace:
+            kind = " (ufunc)" if isinstance(_dispatch.resolve(name), np.ufunc) else ""
+            rows.append(_row(name, _dispatch.IMPLEMENTATIONS[name], kind))
+    return rows
 
 
 def _ufunc_method_rows() -> list:
@@ -89,7 +99,7 @@ def _ufunc_method_rows() -> list:
     tables = (("reduce", _dispatch._REDUCE), ("accumulate", _dispatch._ACCUMULATE))
     for method, table in tables:
         for ufunc, name in sorted(table.items()):
-            rows.append(f"| `np.{ufunc}.{method}` | `{name}` (`axis=0` by default, as "
+            rows.append(f"| `numpy.{ufunc}.{method}` | `{name}` (`axis=0` by default, as "
                         f"NumPy's `ufunc.{method}`). |")
     return rows
 
@@ -103,11 +113,11 @@ def _without_twin_rows() -> list:
 
 def render() -> str:
     """The text of ``docs/numpy.md``."""
-    numpy_rows, linalg_rows = _registered_rows("np"), _registered_rows("np.linalg")
-    lines = [INTRO, f"## `numpy`: {len(numpy_rows)} names", ""]
-    lines += _table("NumPy", numpy_rows)
-    lines += [f"## `numpy.linalg`: {len(linalg_rows)} names", ""]
-    lines += _table("NumPy", linalg_rows)
+    lines = [INTRO]
+    for namespace in _namespaces():
+        rows = _registered_rows(namespace)
+        lines += [f"## `{namespace}`: {len(rows)} names", ""]
+        lines += _table("NumPy" if namespace.startswith("numpy") else "SciPy", rows)
     lines += ["## Ufunc methods", "", "Reductions and scans written as ufunc methods run "
               "the `tenpy_ad.numpy` function named on the right.", ""]
     lines += _table("NumPy", _ufunc_method_rows())

@@ -23,7 +23,8 @@ from .numpy import SURFACE as _SURFACE
 from .traced import input
 from .ops.elementwise import stop_gradient
 from .eager import tensor, no_grad, is_grad_enabled, grad_of, backward as _backward
-from . import ad, linalg
+from . import ad
+from .numpy import linalg
 from . import scipy
 from .program import Program, compile, evaluate
 from .functional import grad, value_and_grad, vjp, jvp, jit

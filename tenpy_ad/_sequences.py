@@ -57,11 +57,12 @@ def array_of(data, api: str, dtype=None, copy: bool = True) -> np.ndarray:
     return numpy_array(api, np.array if copy else np.asarray, data, dtype=dtype)
 
 
-def numpy_array(api: str, make, data, **kwargs) -> np.ndarray:
-    """``make(data, **kwargs)`` (``np.array``, ``np.asarray``, ...), with a ragged nested
-    sequence reported as a ShapeError (a ValueError, as NumPy's) naming ``api``."""
+def numpy_array(api: str, make, *args, **kwargs) -> np.ndarray:
+    """``make(*args, **kwargs)`` (``np.array``, ``np.asarray``, any NumPy function of
+    array-likes), with a ragged nested sequence reported as a ShapeError (a ValueError, as
+    NumPy's) naming ``api``."""
     try:
-        return make(data, **kwargs)
+        return make(*args, **kwargs)
     except ValueError as error:
         if "inhomogeneous" not in str(error):
             raise

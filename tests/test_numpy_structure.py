@@ -12,7 +12,7 @@ import tenpy_ad.numpy as tnp
 from tenpy_ad.errors import ArgumentError, ConcretizationError, ShapeError
 from tenpy_ad.ops import structural as st
 
-from modes import ALL_MODES, check_modes, grad_in, run
+from modes import ALL_MODES, TENSOR_MODES, check_modes, grad_in, run
 from surface_cases import DTYPES, rand
 
 A = rand((3, 4, 5), seed=1)
@@ -71,9 +71,19 @@ def test_copy_of_a_tensor_is_itself():
 
 
 def test_reshape_newshape_keyword_of_older_numpys():
-    check_modes(lambda x: tnp.reshape(x, newshape=(2, -1)), M, ref=lambda x: x.reshape(2, 8))
+    """Tensors take NumPy's older name of ``shape``; plain arrays are NumPy's own call
+    (NumPy 2.4 removed ``newshape``)."""
+    check_modes(lambda x: tnp.reshape(x, newshape=(2, -1)), M, ref=lambda x: x.reshape(2, 8),
+                modes=TENSOR_MODES)
     with pytest.raises(TypeError, match="shape"):
         tnp.reshape(tp.input((2, 2)))
+    try:
+        expected = np.reshape(M, newshape=(2, -1))
+    except TypeError:
+        with pytest.raises(TypeError, match="newshape"):
+            tnp.reshape(M, newshape=(2, -1))
+    else:
+        np.testing.assert_array_equal(tnp.reshape(M, newshape=(2, -1)), expected)
 
 
 def test_reshape_other_orders_are_refused():

@@ -6,10 +6,10 @@
 Every function accepts TracedTensors, eager Tensors, ndarrays and Python scalars (mixed),
 follows NumPy's semantics (broadcasting, NEP 50 promotion, argument names, return orders)
 and returns the kind its operands call for: a graph node when any operand is traced, an
-eager Tensor when any is eager, else what NumPy returns.  They lower onto the primitives of
-:mod:`tenpy_ad.ops`.
+eager Tensor when any is eager, else what NumPy returns (without a tensor among the
+arguments NumPy's own function runs).  They lower onto the primitives of
+:mod:`tenpy_ad.ops`.  ``tnp.linalg`` is ``tp.linalg``.
 """
-from .. import linalg
 from . import _dispatch
 from . import (arithmetic as _arithmetic, comparison as _comparison,
                complex_numbers as _complex_numbers, creation as _creation,
@@ -19,7 +19,7 @@ from . import (arithmetic as _arithmetic, comparison as _comparison,
                rearranging as _rearranging, reductions as _reductions, rounding as _rounding,
                shaping as _shaping, sorting as _sorting, splitting as _splitting,
                statistics as _statistics, transcendental as _transcendental)
-from . import _linalg_protocol    # noqa: F401 - registers np.linalg's functions
+from . import linalg            # tp.linalg: NumPy's linalg names, above the families it uses
 from ._dispatch import implements, supported_names
 from .arithmetic import *      # noqa: F401,F403 - each family lists its names in __all__
 from .comparison import *      # noqa: F401,F403
@@ -48,8 +48,9 @@ _FAMILIES = (_arithmetic, _comparison, _complex_numbers, _creation, _cumulative,
              _transcendental)
 _FUNCTIONS = sorted({name for family in _FAMILIES for name in family.__all__})
 
-#: what the tensor operators and methods forward to (installed in the core at import)
-SURFACE = {name: globals()[name] for name in _FUNCTIONS}
+#: what the tensor operators and methods forward to (installed in the core at import):
+#: their first operand is a tensor, so they call the implementations directly
+SURFACE = {name: _dispatch.direct(globals()[name]) for name in _FUNCTIONS}
 SURFACE.update({"__array_function__": _dispatch.array_function,
                 "__array_ufunc__": _dispatch.array_ufunc,
                 "scale": SURFACE["scale_real"]})      # the .scale_real method

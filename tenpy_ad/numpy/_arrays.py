@@ -1,35 +1,34 @@
-"""Array arguments that hold tensors inside (nested) lists or tuples: every function of
-:mod:`tenpy_ad.numpy` passes its array arguments through :func:`as_array`, so such a list
-is stacked differentiably instead of being converted (and detached) by NumPy.  Also
-:func:`numpy_functions`, for registering NumPy functions that older NumPys lack."""
+"""Array arguments that hold tensors inside (nested) lists or tuples: the functions of
+:mod:`tenpy_ad.numpy` pass their array arguments through :func:`as_array` (or
+:func:`tensor_or_array`), so such a list is stacked differentiably instead of being
+converted (and detached) by NumPy."""
 from __future__ import annotations
 
 import numpy as np
 
+from .._sequences import numpy_array
 from ..errors import ArgumentValueError, ShapeError
 from ..ops import structural as st
 from ..primitive import describe, shape_of
-from ._operands import is_tensor, is_traced, normalize_axis, operand, result_code
-
-
-def holds_tensor(x) -> bool:
-    """Whether ``x`` is a (nested) list or tuple with a tensor somewhere inside."""
-    if not isinstance(x, (list, tuple)):
-        return False
-    pending = list(x)
-    while pending:                       # an explicit stack: nesting can be deep
-        item = pending.pop()
-        if is_tensor(item):
-            return True
-        if isinstance(item, (list, tuple)):
-            pending.extend(item)
-    return False
+from ._operands import common, holds_tensor, is_tensor, normalize_axis
 
 
 def as_array(x):
     """``x`` as an operand: a list/tuple holding tensors becomes one stacked tensor; any
-    other value is returned as it is."""
-    return stacked(x) if holds_tensor(x) else x
+    other value is returned as it is (a Python scalar stays weak)."""
+    if isinstance(x, (list, tuple)) and holds_tensor(x):
+        return stacked(x)
+    return x
+
+
+def tensor_or_array(x, name: str = "array"):
+    """``x`` as an array operand: a tensor as it is, a list/tuple holding tensors stacked,
+    anything else NumPy's array of it (a ragged list is a ShapeError naming ``name``)."""
+    if is_tensor(x):
+        return x
+    if isinstance(x, (list, tuple)) and holds_tensor(x):
+        return stacked(x)
+    return numpy_array(name, np.asarray, x)
 
 
 def stacked(nested):
@@ -47,9 +46,7 @@ def common_operands(name: str, arrays) -> list:
     arrays = [as_array(a) for a in arrays]
     if not arrays:
         raise ArgumentValueError(f"{name}: need at least one array")
-    traced = any(is_traced(a) for a in arrays)
-    code = result_code(name, *arrays)
-    return [operand(a, code, traced) for a in arrays]
+    return common(name, *arrays)
 
 
 def stack_operands(name: str, arrays, axis) -> object:
@@ -63,9 +60,3 @@ def stack_operands(name: str, arrays, axis) -> object:
     axis = normalize_axis(name, axis, len(shape) + 1)
     new_shape = shape[:axis] + (1,) + shape[axis:]
     return st.concatenate([st.reshape(x, new_shape) for x in xs], axis)
-
-
-def numpy_functions(*names: str) -> list:
-    """The NumPy functions of these names that the installed NumPy has (for
-    ``implements``: some are newer than the oldest NumPy supported)."""
-    return [getattr(np, name) for name in names if hasattr(np, name)]

@@ -1,20 +1,33 @@
-"""NumPy's dispatch protocols for tensors: ``np.exp(t)``, ``np.concatenate([t, a])``,
-``np.linalg.norm(t)`` run tenpy_ad's implementation; every other NumPy function raises an
-error naming it, so no NumPy call can silently drop a gradient.
+"""The registry of tenpy_ad's versions of NumPy's (and SciPy's) functions, and NumPy's
+dispatch protocols for tensors: ``np.exp(t)``, ``np.concatenate([t, a])``,
+``np.linalg.norm(t)`` run tenpy_ad's version; every other NumPy function raises an error
+naming it, so no NumPy call can silently drop a gradient.
 
-``implements(np.f, ...)`` registers a function of :mod:`tenpy_ad.numpy` as the version of
-those NumPy functions (ufuncs included); the registry is also what the docs' list of
-supported names is generated from.
+``@implements("numpy.linalg.svd")`` registers a function under the qualified names of the
+functions it implements (names the installed NumPy lacks are skipped), and returns it
+wrapped with NumPy's fallback: without a tensor among the arguments
+(:func:`~tenpy_ad.numpy._operands.tensor_among`) NumPy's own function runs on them
+unchanged, so ``tnp.f`` of plain values is ``np.f`` exactly, results and errors.  The
+few that compute plain arrays themselves are registered with ``fallback=False``: the
+ufuncs (their calling convention, ``_ufuncs.py``, falls back on the operators' hot path),
+``einsum`` (the same contraction order for arrays as for tensors) and ``tp.linalg``'s
+functions.  The docs' list of supported names is generated from the registry.
 """
 from __future__ import annotations
 
+import functools
+import importlib
 from typing import Callable
 
-
+from .._sequences import numpy_array
 from ..errors import NotDifferentiableError
+from ..primitive import Tensor, TracedTensor
+from ._operands import tensor_among
 
-#: NumPy function or ufunc -> tenpy_ad implementation
-IMPLEMENTATIONS: dict = {}
+#: qualified name (``"numpy.linalg.svd"``, ``"scipy.special.erf"``) -> tenpy_ad's version
+IMPLEMENTATIONS: dict[str, Callable] = {}
+#: the same, keyed by the NumPy function or ufunc itself: what the protocols look up
+_BY_FUNCTION: dict = {}
 
 # ``np.<ufunc>.reduce`` / ``.accumulate`` -> the tenpy_ad.numpy function that does it
 _REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
@@ -22,17 +35,71 @@ _REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
 _ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
 
 
-def implements(*numpy_functions) -> Callable:
-    """Register the decorated function as tenpy_ad's version of ``numpy_functions``."""
-    def register(fn):
-        for f in numpy_functions:
-            IMPLEMENTATIONS[f] = fn
+def resolve(name: str):
+    """The function or ufunc of qualified ``name`` (``"numpy.linalg.svd"``), or None if the
+    installed version has none (several are new in NumPy 2)."""
+    module, _, attribute = name.rpartition(".")
+    try:
+        return getattr(importlib.import_module(module), attribute, None)
+    except ImportError:
+        return None
+
+
+def implements(*names: str, fallback: bool = True) -> Callable:
+    """Register the decorated function as tenpy_ad's version of the functions ``names``
+    (qualified: ``"numpy.sum"``, ``"numpy.linalg.svd"``) and return it with NumPy's
+    fallback: without a tensor among the arguments, the first of those functions that
+    exists runs instead, on the arguments unchanged (if none exists, the decorated
+    function runs on every input).  ``fallback=False`` registers a function that computes
+    plain arrays itself (``einsum``'s contraction order, ``tp.linalg``'s conventions, a
+    ufunc's calling convention) as it is; so is a function registered before."""
+    def register(fn: Callable) -> Callable:
+        present = [(name, f) for name, f in ((n, resolve(n)) for n in names) if f is not None]
+        if not hasattr(fn, "numpy_fallback"):
+            if fallback and present:
+                fn = with_numpy_fallback(present[0][1], fn)
+            else:
+                fn.numpy_fallback = None
+        for name, f in present:
+            IMPLEMENTATIONS[name] = _BY_FUNCTION[f] = fn
         return fn
     return register
 
 
+def with_numpy_fallback(numpy_function: Callable, implementation: Callable) -> Callable:
+    """``implementation`` where a tensor is among the arguments, else ``numpy_function``
+    (a ragged nested list is a ShapeError naming the function, NumPy's ValueError)."""
+    name = implementation.__name__
+
+    @functools.wraps(implementation)
+    def fn(*args, **kwargs):
+        if args:                         # tensor_among's first test, inlined: a tensor
+            kind = type(args[0])         # first is the common call
+            if kind is TracedTensor or kind is Tensor:
+                return implementation(*args, **kwargs)
+        if tensor_among(args, kwargs):
+            return implementation(*args, **kwargs)
+        return numpy_array(name, numpy_function, *args, **kwargs)
+    fn.numpy_fallback = numpy_function
+    return fn
+
+
+def direct(fn: Callable) -> Callable:
+    """What ``fn`` (a function of :mod:`tenpy_ad.numpy`) runs when a tensor is among its
+    arguments: for the methods and operators of tensors, whose first operand is one."""
+    return fn.__wrapped__ if getattr(fn, "numpy_fallback", None) is not None else fn
+
+
+def implementation_of(f) -> Callable | None:
+    """tenpy_ad's version of the NumPy function or ufunc ``f``, if it has one."""
+    try:
+        return _BY_FUNCTION.get(f)
+    except TypeError:                              # an unhashable object
+        return None
+
+
 def numpy_name(f) -> str:
-    """``np.linalg.norm``-style name of a NumPy function or ufunc."""
+    """``np.linalg.norm``-style name of a NumPy function or ufunc (for messages)."""
     module = getattr(f, "__module__", None) or "numpy"
     module = module.replace("numpy._core.", "numpy.").replace("numpy.core.", "numpy.")
     if module.startswith("numpy.linalg"):
@@ -51,7 +118,7 @@ def _refuse(what: str, reason: str = ""):
 
 def array_function(func, types, args, kwargs):
     """``Tensor.__array_function__``: run tenpy_ad's version of ``func``."""
-    implementation = IMPLEMENTATIONS.get(func)
+    implementation = _BY_FUNCTION.get(func)
     if implementation is None:
         _refuse(numpy_name(func), " (it has no tenpy_ad implementation)")
     return implementation(*args, **kwargs)
@@ -64,7 +131,7 @@ def array_ufunc(ufunc, method, inputs, kwargs):
                 " (writing into an existing array cannot be recorded)")
     kwargs = {k: v for k, v in kwargs.items() if k != "out"}
     if method == "__call__":
-        implementation = IMPLEMENTATIONS.get(ufunc)
+        implementation = _BY_FUNCTION.get(ufunc)
         if implementation is None:
             _refuse(f"np.{ufunc.__name__}", " (it has no tenpy_ad implementation)")
         return implementation(*inputs, **kwargs)
@@ -72,16 +139,16 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     name = table.get(ufunc.__name__)
     if name is None:
         _refuse(f"np.{ufunc.__name__}.{method}")
-    from .. import numpy as tnp
     if "axis" not in kwargs:
         kwargs["axis"] = 0          # the default of ufunc.reduce/.accumulate, unlike np.sum's
-    return getattr(tnp, name)(*inputs, **kwargs)
+    return IMPLEMENTATIONS[f"numpy.{name}"](*inputs, **kwargs)
 
 
 def supported_names() -> list:
-    """The NumPy functions and ufuncs tenpy_ad implements, as ``np.name`` strings."""
-    return sorted({numpy_name(f) for f in IMPLEMENTATIONS})
+    """The qualified names of the functions and ufuncs tenpy_ad implements
+    (``"numpy.exp"``, ``"numpy.linalg.svd"``), sorted."""
+    return sorted(IMPLEMENTATIONS)
 
 
 __all__ = ["implements", "array_function", "array_ufunc", "supported_names",
-           "IMPLEMENTATIONS"]
+           "implementation_of", "direct", "resolve", "IMPLEMENTATIONS"]

@@ -1,5 +1,6 @@
-"""How the NumPy-style functions treat their operands: which are tensors, the dtype an
-operation computes in (NumPy 2 promotion, Python scalars weak), broadcasting, axes."""
+"""How the NumPy-style functions treat their operands: which are tensors (the one test
+that decides between tenpy_ad's version of a NumPy function and NumPy's own), the dtype an
+operation computes in (NumPy 2 promotion, Python scalars weak), modes, broadcasting, axes."""
 from __future__ import annotations
 
 import numbers
@@ -13,9 +14,13 @@ from ..ops import elementwise as ew
 from ..primitive import Tensor, TracedTensor, constant
 
 PY_SCALARS = (float, int, complex, bool)
+_BOOL = np.dtype(np.bool_)
 
+
+# ------------------------------------------------------------------ which operands are tensors
 
 def is_tensor(x) -> bool:
+    """Whether ``x`` is a traced or an eager tensor."""
     t = type(x)
     return t is TracedTensor or t is Tensor
 
@@ -24,32 +29,105 @@ def is_traced(x) -> bool:
     return type(x) is TracedTensor
 
 
-def _dtype_key(x):
-    """A tensor's/array's dtype, or the Python type for a weak scalar."""
+def holds_tensor(x) -> bool:
+    """Whether ``x`` is a tensor or a (nested) list or tuple with a tensor inside."""
+    t = type(x)                          # is_tensor(x), inlined: every call asks
+    if t is TracedTensor or t is Tensor:
+        return True
+    if not isinstance(x, (list, tuple)):
+        return False
+    pending = list(x)
+    while pending:                       # an explicit stack: nesting can be deep
+        item = pending.pop()
+        if is_tensor(item):
+            return True
+        if isinstance(item, (list, tuple)):
+            pending.extend(item)
+    return False
+
+
+def tensor_among(args: tuple, kwargs: dict) -> bool:
+    """Whether a tensor is among the arguments of a call, looking where NumPy's dispatch
+    looks: every positional and keyword argument, and inside (nested) lists and tuples.
+    Without one, a function of :mod:`tenpy_ad.numpy` is NumPy's own.  ``like=`` is left to
+    NumPy, which hands the call back without it (``tnp.eye(3, like=t)`` is ``np.eye(3)``,
+    as ``np.eye(3, like=t)`` is)."""
+    for x in args:
+        t = type(x)                      # holds_tensor(x) with its first test inlined:
+        if t is TracedTensor or t is Tensor:            # every registered call asks
+            return True
+        if isinstance(x, (list, tuple)) and holds_tensor(x):
+            return True
+    for key, x in kwargs.items():
+        if key != "like" and holds_tensor(x):
+            return True
+    return False
+
+
+def traced_among(xs) -> bool:
+    """Whether any of ``xs`` is traced: then the operation builds graph nodes."""
+    for x in xs:
+        if type(x) is TracedTensor:
+            return True
+    return False
+
+
+def value_like(x, array: np.ndarray):
+    """``array`` (computed from concrete values) as a value of ``x``'s kind: a constant
+    node if ``x`` is traced, an eager Tensor if it is eager, else the array."""
+    t = type(x)
+    if t is TracedTensor:
+        return constant(array)
+    return Tensor(array) if t is Tensor else array
+
+
+def dtype_key(x):
+    """What NumPy's type resolution sees of an operand: its dtype, or the Python type of a
+    weak scalar (a Python bool is NumPy's bool)."""
     t = type(x)
     if t is TracedTensor:
         return x.dtype
     if t is Tensor:
         return x.data.dtype
-    if t in PY_SCALARS:
+    if t is float or t is int or t is complex:
         return t
+    if t is bool:
+        return _BOOL
+    if t is np.ndarray or isinstance(x, np.generic):
+        return x.dtype
     return np.asarray(x).dtype
 
 
 def operand(x, code: int, traced: bool):
     """``x`` in dtype ``code``, as a node (traced mode) or a Tensor/ndarray (eager mode)."""
-    if is_tensor(x):
-        if type(x) is Tensor and traced:
-            if x.requires_grad:
-                raise NotDifferentiableError(
-                    "an eager tensor that requires grad cannot enter a traced computation "
-                    "(its gradient would be lost); pass it as an input of the trace, or "
-                    "x.detach() to use its value as a constant")
-            return constant(x.data, code)
+    t = type(x)
+    if t is Tensor and traced:
+        if x.requires_grad:
+            raise NotDifferentiableError(
+                "an eager tensor that requires grad cannot enter a traced computation "
+                "(its gradient would be lost); pass it as an input of the trace, or "
+                "x.detach() to use its value as a constant")
+        return constant(x.data, code)
+    if t is TracedTensor or t is Tensor:
         return ew.convert(x, code)
     if traced:
         return constant(x, code)
     return np.asarray(x, dtype=dtypes.DTYPES[code])
+
+
+def in_one_mode(xs, codes) -> list:
+    """Each of ``xs`` in its dtype of ``codes``, all in one mode: nodes if any is traced,
+    else eager Tensors and arrays."""
+    traced = traced_among(xs)
+    return [operand(x, code, traced) for x, code in zip(xs, codes)]
+
+
+def common(name: str, *xs, code: int | None = None) -> list:
+    """``xs`` in one dtype (``code``, else NumPy's promotion of them) and one mode."""
+    if code is None:
+        code = result_code(name, *xs)
+    traced = traced_among(xs)
+    return [operand(x, code, traced) for x in xs]
 
 
 _result_codes: dict = {}
@@ -57,7 +135,7 @@ _result_codes: dict = {}
 
 def result_code(name: str, *operands) -> int:
     """The dtype code an operation on ``operands`` computes in (NumPy 2 promotion)."""
-    keys = tuple(_dtype_key(x) for x in operands)
+    keys = tuple([dtype_key(x) for x in operands])
     code = _result_codes.get(keys)
     if code is None:
         key = keys[0]

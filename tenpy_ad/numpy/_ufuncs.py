@@ -1,11 +1,12 @@
 """NumPy's calling convention for ufuncs, shared by the elementwise functions.
 
-``ufunc_function(np.exp, ew.exp, doc)`` makes and registers
+``ufunc_function("numpy.exp", ew.exp, doc)`` makes and registers
 ``exp(x, /, out=None, *, where=True, casting="same_kind", order="K", dtype=None,
 subok=True)``, which
 
-* returns NumPy's own result when no operand is a tensor (after stacking lists of
-  tensors, :func:`~tenpy_ad.numpy.joining.as_array`);
+* returns NumPy's own result when no operand is a tensor (nor a list holding one), the
+  fallback every function of :mod:`tenpy_ad.numpy` has, here on the operators' hot path;
+* stacks lists of tensors (:func:`~tenpy_ad.numpy._arrays.as_array`);
 * otherwise converts the operands to the dtypes of the loop NumPy runs for them
   (``ufunc.resolve_dtypes``: NEP 50 promotion with weak Python scalars, ``dtype=`` and
   ``casting=``), broadcasts them and applies the strict operation, which returns a node
@@ -31,32 +32,15 @@ from ..errors import ArgumentError, DTypeError, InternalError, NotDifferentiable
 from ..ops import elementwise as ew
 from ..ops import structural as st
 from ..primitive import Tensor, TracedTensor, code_of_value, elementwise_ready, shape_of
-from ._dispatch import implements
-from ._operands import broadcast_shapes, operand
-from .joining import as_array
+from ._arrays import as_array
+from ._dispatch import implements, resolve
+from ._operands import (broadcast_shapes, dtype_key, holds_tensor, in_one_mode, operand,
+                        traced_among)
 
-_BOOL = np.dtype(np.bool_)
 _FLOAT16 = np.dtype(np.float16)
 _OPTIONS = {"where": True, "casting": "same_kind", "order": "K", "dtype": None,
             "subok": True, "signature": None}
 _loops: dict = {}
-
-
-def _numpy_key(x):
-    """What NumPy's type resolution sees of an operand: a dtype, or the Python type of a
-    weak scalar."""
-    t = type(x)
-    if t is TracedTensor:
-        return x.dtype
-    if t is Tensor:
-        return x.data.dtype
-    if t is float or t is int or t is complex:
-        return t
-    if t is bool:
-        return _BOOL
-    if t is np.ndarray or isinstance(x, np.generic):
-        return x.dtype
-    return np.asarray(x).dtype
 
 
 def _carried(name: str, dtype: np.dtype) -> int:
@@ -85,7 +69,7 @@ def _resolve(ufunc, keys: tuple, dtype, casting) -> tuple:
 def loop_codes(ufunc, operands, dtype=None, casting: str = "same_kind") -> tuple:
     """The dtype codes of the loop NumPy runs ``ufunc`` with on ``operands``: one per
     operand, then the output's."""
-    keys = tuple([_numpy_key(x) for x in operands])
+    keys = tuple([dtype_key(x) for x in operands])
     cache_key = (ufunc, dtype, casting, keys)         # as apply2 spells it
     codes = _loops.get(cache_key)
     if codes is None:
@@ -109,11 +93,7 @@ def prepared(ufunc, operands, dtype=None, casting: str = "same_kind") -> list:
     """``operands`` as a strict primitive takes them: in the dtypes of NumPy's loop,
     broadcast to one shape, constants made nodes when any operand is traced."""
     codes = loop_codes(ufunc, operands, dtype, casting)
-    traced = False
-    for x in operands:
-        if type(x) is TracedTensor:
-            traced = True
-    xs = [operand(x, code, traced) for x, code in zip(operands, codes)]
+    xs = in_one_mode(operands, codes)
     shape = broadcast_shapes(ufunc.__name__, *[shape_of(x) for x in xs])
     return [_broadcast(x, shape) for x in xs]
 
@@ -152,6 +132,13 @@ def options(name: str, out, kwargs: dict) -> tuple:
     return kwargs.get("dtype"), kwargs.get("casting", "same_kind")
 
 
+def _numpy(ufunc, operands, out, kwargs: dict):
+    """NumPy's own ufunc on operands without a tensor (a ragged list is a ShapeError)."""
+    if out is not None:
+        kwargs = dict(kwargs, out=out)
+    return numpy_array(ufunc.__name__, ufunc, *operands, **kwargs)
+
+
 def _listed(ufunc, x):
     """A list/tuple operand: stacked if it holds tensors, else NumPy's array of it (a
     ragged one is a ShapeError naming the ufunc)."""
@@ -163,32 +150,30 @@ def _listed(ufunc, x):
 
 def apply(ufunc, strict: Callable, operands: tuple, out=None, kwargs: dict | None = None):
     """``ufunc(*operands, out=out, **kwargs)`` computed by ``strict`` on tensors."""
+    kwargs = kwargs or {}
+    if not any([holds_tensor(x) for x in operands]):
+        return _numpy(ufunc, operands, out, kwargs)
     operands = [_listed(ufunc, x) if type(x) is list or type(x) is tuple else x
                 for x in operands]
-    kwargs = kwargs or {}
-    for x in operands:
-        if type(x) is TracedTensor or type(x) is Tensor:
-            dtype, casting = options(ufunc.__name__, out, kwargs)
-            return strict(*prepared(ufunc, operands, dtype, casting))
-    return ufunc(*operands, **kwargs) if out is None else ufunc(*operands, out=out, **kwargs)
+    dtype, casting = options(ufunc.__name__, out, kwargs)
+    return strict(*prepared(ufunc, operands, dtype, casting))
 
 
 def apply2(ufunc, strict: Callable, x1, x2, out, kwargs: dict):
     """:func:`apply` for two operands, spelled out: ``x + 1.0`` and ``x > 0`` take it."""
+    if not (holds_tensor(x1) or holds_tensor(x2)):
+        return _numpy(ufunc, (x1, x2), out, kwargs)
     if type(x1) is list or type(x1) is tuple:
         x1 = _listed(ufunc, x1)
     if type(x2) is list or type(x2) is tuple:
         x2 = _listed(ufunc, x2)
-    t1, t2 = type(x1), type(x2)
-    traced = t1 is TracedTensor or t2 is TracedTensor
-    if not (traced or t1 is Tensor or t2 is Tensor):
-        return ufunc(x1, x2, **kwargs) if out is None else ufunc(x1, x2, out=out, **kwargs)
     dtype, casting = options(ufunc.__name__, out, kwargs) if kwargs or out is not None \
         else (None, "same_kind")
-    cache_key = (ufunc, dtype, casting, (_numpy_key(x1), _numpy_key(x2)))
+    cache_key = (ufunc, dtype, casting, (dtype_key(x1), dtype_key(x2)))
     codes = _loops.get(cache_key)
     if codes is None:
         codes = loop_codes(ufunc, (x1, x2), dtype, casting)
+    traced = traced_among((x1, x2))
     x1, x2 = operand(x1, codes[0], traced), operand(x2, codes[1], traced)
     shape1, shape2 = shape_of(x1), shape_of(x2)
     if shape1 != shape2:
@@ -206,17 +191,19 @@ def _signature(nin: int) -> inspect.Signature:
         + [P(k, P.KEYWORD_ONLY, default=v) for k, v in _OPTIONS.items()])
 
 
-def ufunc_function(ufunc, strict: Callable, doc: str,
+def ufunc_function(name: str, strict: Callable, doc: str,
                    shortcut: Callable | None = None) -> Callable:
-    """The tenpy_ad version of ``ufunc`` (one or two operands) computed by ``strict``.
+    """The tenpy_ad version of the ufunc ``name`` (``"numpy.exp"``; one or two operands)
+    computed by ``strict``, registered.
 
     ``shortcut(x1, x2)``, if given, is tried for two operands that are not tensors of one
     kind and shape (a Python scalar factor, say); it returns ``None`` to decline.
     """
+    ufunc = resolve(name)
     native = _native_codes(ufunc)
     if ufunc.nin == 1:
         def fn(x, /, out=None, **kwargs):
-            t = type(x)
+            t = type(x)                  # a tensor (inlined: the operators' hot path)
             if (t is TracedTensor or t is Tensor) and out is None and not kwargs \
                     and native[code_of_value(x)]:
                 return strict(x)
@@ -234,12 +221,12 @@ def ufunc_function(ufunc, strict: Callable, doc: str,
                         return result
             return apply2(ufunc, strict, x1, x2, out, kwargs)
     else:
-        raise InternalError(f"ufunc_function: {ufunc.__name__} has {ufunc.nin} operands")
+        raise InternalError(f"ufunc_function: {name} has {ufunc.nin} operands")
     fn.__name__ = fn.__qualname__ = ufunc.__name__
     fn.__doc__ = doc
     fn.__module__ = "tenpy_ad.numpy"
     fn.__signature__ = _signature(ufunc.nin)
-    return implements(ufunc)(fn)
+    return implements(name, fallback=False)(fn)      # the fallback is in apply/apply2
 
 
 def inexact(x):

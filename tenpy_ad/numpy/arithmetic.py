@@ -21,8 +21,7 @@ from ..errors import ArgumentError, DTypeError
 from ..ops import elementwise as ew
 from ..ops import piecewise as pw
 from ..ops import transcendental as tr
-from ..primitive import Tensor, TracedTensor, code_of_value
-from ._arrays import numpy_functions
+from ..primitive import code_of_value
 from ._dispatch import implements
 from ._operands import is_tensor
 from ._ufuncs import loop_codes, ufunc_function
@@ -43,11 +42,16 @@ def _scalar_value(x):
     return None
 
 
-def _static_scalar(ufunc, op, tensor, scalar, scalar_first: bool = False):
-    """``ufunc(tensor, scalar)`` (or with the scalar first) as one node with the scalar as
-    a static parameter, when the tensor is floating; the tensor is converted first to the
-    dtype NumPy's promotion gives (a NumPy scalar is not weak)."""
-    if not _inexact_tensor(tensor):
+def _static_scalar(ufunc, op, x1, x2):
+    """``ufunc(x1, x2)`` of a floating tensor and a scalar (either first) as one node
+    ``op(tensor, value, scalar_first)`` with the scalar's value as a static parameter; the
+    tensor is converted first to the dtype NumPy's promotion gives (a NumPy scalar is not
+    weak).  None where that does not apply."""
+    if _inexact_tensor(x1):
+        tensor, scalar, scalar_first = x1, x2, False
+    elif _inexact_tensor(x2):
+        tensor, scalar, scalar_first = x2, x1, True
+    else:
         return None
     value = _scalar_value(scalar)
     if value is None:
@@ -55,38 +59,29 @@ def _static_scalar(ufunc, op, tensor, scalar, scalar_first: bool = False):
     if type(scalar) is float or type(scalar) is int:
         code = code_of_value(tensor)           # a weak scalar keeps the tensor's dtype
     else:
-        operands = (scalar, tensor) if scalar_first else (tensor, scalar)
-        code = loop_codes(ufunc, operands)[-1]
+        code = loop_codes(ufunc, (x1, x2))[-1]
     if code != code_of_value(tensor):
         tensor = ew.convert(tensor, code)
     if isinstance(value, complex) and not dtypes.is_complex(code):
         return None
-    return op(tensor, value)
+    return op(tensor, value, scalar_first)
 
 
 def _scaled(x1, x2):
     """A scalar factor of a floating tensor stays a static parameter (``scale``)."""
-    if is_tensor(x1):
-        return _static_scalar(np.multiply, ew.scale, x1, x2)
-    return _static_scalar(np.multiply, ew.scale, x2, x1, scalar_first=True)
+    return _static_scalar(np.multiply, lambda t, v, _: ew.scale(t, v), x1, x2)
 
 
 def _shifted(x1, x2):
     """A scalar term of a floating tensor stays a static parameter (``shift``)."""
-    if is_tensor(x1):
-        return _static_scalar(np.add, ew.shift, x1, x2)
-    return _static_scalar(np.add, ew.shift, x2, x1, scalar_first=True)
+    return _static_scalar(np.add, lambda t, v, _: ew.shift(t, v), x1, x2)
 
 
 def _shifted_difference(x1, x2):
     """``x - c`` is ``x + (-c)`` and ``c - x`` is ``(-x) + c``, exactly, in IEEE
     arithmetic: one ``shift`` node (after a negation)."""
-    if is_tensor(x1):
-        value = _scalar_value(x2)
-        return None if value is None else _static_scalar(
-            np.subtract, lambda t, v: ew.shift(t, -v), x1, x2)
-    return _static_scalar(np.subtract, lambda t, v: ew.shift(ew.neg(t), v), x2, x1,
-                          scalar_first=True)
+    return _static_scalar(np.subtract, lambda t, v, scalar_first: (
+        ew.shift(ew.neg(t), v) if scalar_first else ew.shift(t, -v)), x1, x2)
 
 
 def _static_power(ufunc):
@@ -115,83 +110,77 @@ def _real_scalar(x) -> bool:
     return isinstance(x, np.generic) and x.dtype.kind in "biuf"
 
 
-add = ufunc_function(np.add, ew.add, "``x1 + x2`` elementwise; a scalar term of a floating "
-                     "tensor is a static ``shift``.", shortcut=_shifted)
-subtract = ufunc_function(np.subtract, ew.sub, "``x1 - x2`` elementwise; a scalar operand of "
-                          "a floating tensor is a static ``shift``.",
-                          shortcut=_shifted_difference)
-multiply = ufunc_function(np.multiply, ew.mul, "``x1 * x2`` elementwise; a Python scalar "
+add = ufunc_function("numpy.add", ew.add,
+                     "``x1 + x2`` elementwise; a scalar term of a floating tensor is a static "
+                     "``shift``.", shortcut=_shifted)
+subtract = ufunc_function("numpy.subtract", ew.sub,
+                          "``x1 - x2`` elementwise; a scalar operand of a floating tensor is "
+                          "a static ``shift``.", shortcut=_shifted_difference)
+multiply = ufunc_function("numpy.multiply", ew.mul, "``x1 * x2`` elementwise; a Python scalar "
                           "factor of a floating tensor is a static ``scale``.",
                           shortcut=_scaled)
-divide = true_divide = ufunc_function(np.divide, ew.div,
+divide = true_divide = ufunc_function("numpy.divide", ew.div,
                                       "``x1 / x2`` elementwise (integers divide to float64).")
 floor_divide = ufunc_function(
-    np.floor_divide, pw.floor_divide,
+    "numpy.floor_divide", pw.floor_divide,
     "``x1 // x2`` elementwise; locally constant, so its derivative is zero (also at the "
     "jumps).")
 remainder = mod = ufunc_function(
-    np.remainder, pw.remainder,
+    "numpy.remainder", pw.remainder,
     "``x1 % x2`` with the sign of ``x2``: derivative 1 in ``x1`` and ``-floor(x1/x2)`` "
     "in ``x2`` (the quotient NumPy's result uses, also at the jumps).")
 fmod = ufunc_function(
-    np.fmod, pw.fmod,
+    "numpy.fmod", pw.fmod,
     "C's remainder, with the sign of ``x1``: derivative 1 in ``x1`` and ``-trunc(x1/x2)`` "
     "in ``x2`` (also at the jumps).")
 power = ufunc_function(
-    np.power, tr.power,
+    "numpy.power", tr.power,
     "``x1 ** x2`` elementwise.  A real scalar exponent is a static parameter; a tensor "
     "exponent is differentiated too (``x2`` derivative ``x1**x2 log(x1)``, 0 where "
     "``x1 == 0``; at ``0 ** 0`` the ``x1`` derivative is that along ``x2 == 0``: 0; at "
     "``x1 == 0`` the mixed second derivatives are 0).",
     shortcut=_static_power(np.power))
 float_power = ufunc_function(
-    np.float_power, tr.power,
+    "numpy.float_power", tr.power,
     "``x1 ** x2`` computed in float64 (complex128 for complex operands), as "
     ":func:`power` otherwise.", shortcut=_static_power(np.float_power))
-negative = ufunc_function(np.negative, ew.neg, "``-x`` elementwise.")
-positive = ufunc_function(np.positive, lambda x: x,
+negative = ufunc_function("numpy.negative", ew.neg, "``-x`` elementwise.")
+positive = ufunc_function("numpy.positive", lambda x: x,
                           "``+x``: the tensor itself (tensors are immutable).")
-reciprocal = ufunc_function(np.reciprocal, ew.reciprocal,
+reciprocal = ufunc_function("numpy.reciprocal", ew.reciprocal,
                             "``1/x`` elementwise (integers: integer division, as NumPy).")
-square = ufunc_function(np.square, lambda x: ew.mul(x, x), "``x * x`` elementwise.")
+square = ufunc_function("numpy.square", lambda x: ew.mul(x, x), "``x * x`` elementwise.")
 absolute = ufunc_function(
-    np.absolute, ew.abs,
+    "numpy.absolute", ew.abs,
     "``|x|`` elementwise (real for complex ``x``); its derivatives at 0 (first and "
     "second) are taken as 0.")
 abs = absolute  # noqa: A001 - NumPy's name
-fabs = ufunc_function(np.fabs, ew.abs,
+fabs = ufunc_function("numpy.fabs", ew.abs,
                       "``|x|`` of real ``x`` as a float; its derivative at 0 is taken as 0.")
 sign = ufunc_function(
-    np.sign, ew.sign,
+    "numpy.sign", ew.sign,
     "-1, 0 or 1 (``z/|z|`` for complex ``z``, 0 at 0): derivative 0 for real ``x`` and "
     "at 0.")
 copysign = ufunc_function(
-    np.copysign, pw.copysign,
+    "numpy.copysign", pw.copysign,
     "``|x1|`` with the sign of ``x2``: derivative ``±sign(x1)`` in ``x1`` (0 at 0, as for "
     "``abs``) and 0 in ``x2``.")
 heaviside = ufunc_function(
-    np.heaviside, pw.heaviside,
+    "numpy.heaviside", pw.heaviside,
     "0 for ``x1 < 0``, ``x2`` at 0, 1 for ``x1 > 0``: derivative 0 in ``x1`` (also at the "
     "jump) and 1 in ``x2`` where ``x1 == 0``.")
 
 
 def scale(x, factor):
     """``x * factor`` for a scalar factor stored in the graph as a static parameter."""
-    if type(factor) is float:                   # the common case, kept short
-        t = type(x)
-        if t is TracedTensor or t is Tensor:
-            return ew.scale(x, factor)
-    if not is_tensor(x):
-        return np.multiply(x, factor)
     if isinstance(factor, (np.generic, np.ndarray)) and np.ndim(factor) == 0:
         factor = factor.item()
     if not isinstance(factor, numbers.Number):
         raise ArgumentError(f"scale: the factor must be a scalar, got {type(factor).__name__}")
-    code = code_of_value(x)
-    if not dtypes.is_inexact(code):
-        return multiply(x, factor)               # NumPy's promotion of int/bool tensors
-    if isinstance(factor, complex) and not dtypes.is_complex(code):
-        x = ew.convert(x, dtypes.complex_code(code))
+    if not _inexact_tensor(x):
+        return multiply(x, factor)       # NumPy's promotion of int/bool tensors and arrays
+    if isinstance(factor, complex) and not dtypes.is_complex(code_of_value(x)):
+        x = ew.convert(x, dtypes.complex_code(code_of_value(x)))
     return ew.scale(x, factor)
 
 
@@ -204,15 +193,13 @@ def scale_real(x, factor):
     return scale(x, factor)
 
 
-@implements(*numpy_functions("astype"))
+@implements("numpy.astype")
 def astype(x, dtype, *, copy: bool = True, device=None):
     """Convert to ``dtype`` (complex to real is refused: take ``.real`` explicitly).
     ``copy`` is accepted and has no effect (tensors are immutable); ``device`` is None or
     ``"cpu"``."""
     if device not in (None, "cpu"):
         raise ArgumentError(f"astype: device must be None or 'cpu', got {device!r}")
-    if not is_tensor(x):
-        return np.asarray(x).astype(dtype)
     return ew.convert(x, dtypes.code_of(dtype))
 
 

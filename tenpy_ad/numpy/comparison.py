@@ -16,36 +16,36 @@ from ..ops import elementwise as ew
 from ..ops import piecewise as pw
 from ..ops import structural as st
 from ..primitive import bind2, shape_of
+from ._arrays import as_array, tensor_or_array
 from ._dispatch import implements
-from ._operands import broadcast_shapes, is_tensor, is_traced, operand, result_code
+from ._operands import broadcast_shapes, common
 from ._ufuncs import options, ufunc_function
-from .joining import as_array
 
 
 def _compare(prim):
     return lambda x, y: bind2(prim, None, x, y)
 
 
-equal = ufunc_function(np.equal, _compare(ew.equal_p), "``x1 == x2`` elementwise.")
-not_equal = ufunc_function(np.not_equal, _compare(ew.not_equal_p),
+equal = ufunc_function("numpy.equal", _compare(ew.equal_p), "``x1 == x2`` elementwise.")
+not_equal = ufunc_function("numpy.not_equal", _compare(ew.not_equal_p),
                            "``x1 != x2`` elementwise.")
-less = ufunc_function(np.less, _compare(ew.less_p), "``x1 < x2`` elementwise.")
-less_equal = ufunc_function(np.less_equal, _compare(ew.less_equal_p),
+less = ufunc_function("numpy.less", _compare(ew.less_p), "``x1 < x2`` elementwise.")
+less_equal = ufunc_function("numpy.less_equal", _compare(ew.less_equal_p),
                             "``x1 <= x2`` elementwise.")
-greater = ufunc_function(np.greater, _compare(ew.greater_p), "``x1 > x2`` elementwise.")
-greater_equal = ufunc_function(np.greater_equal, _compare(ew.greater_equal_p),
+greater = ufunc_function("numpy.greater", _compare(ew.greater_p), "``x1 > x2`` elementwise.")
+greater_equal = ufunc_function("numpy.greater_equal", _compare(ew.greater_equal_p),
                                "``x1 >= x2`` elementwise.")
 
-maximum = ufunc_function(np.maximum, pw.maximum,
+maximum = ufunc_function("numpy.maximum", pw.maximum,
                          "The larger operand (NaN propagates); ties split the derivative "
                          "evenly.")
-minimum = ufunc_function(np.minimum, pw.minimum,
+minimum = ufunc_function("numpy.minimum", pw.minimum,
                          "The smaller operand (NaN propagates); ties split the derivative "
                          "evenly.")
-fmax = ufunc_function(np.fmax, pw.fmax, "The larger operand, ignoring NaN; ties split the "
-                                        "derivative evenly.")
-fmin = ufunc_function(np.fmin, pw.fmin, "The smaller operand, ignoring NaN; ties split the "
-                                        "derivative evenly.")
+fmax = ufunc_function("numpy.fmax", pw.fmax,
+                      "The larger operand, ignoring NaN; ties split the derivative evenly.")
+fmin = ufunc_function("numpy.fmin", pw.fmin,
+                      "The smaller operand, ignoring NaN; ties split the derivative evenly.")
 
 
 def _bounds(a_min, a_max, min, max):  # noqa: A002 - NumPy's names
@@ -61,23 +61,17 @@ def _bounds(a_min, a_max, min, max):  # noqa: A002 - NumPy's names
     return a_min, a_max
 
 
-@implements(np.clip)
+@implements("numpy.clip")
 def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,  # noqa: A002
          max=np._NoValue, **kwargs):
     """``a`` limited to ``[a_min, a_max]`` (either bound ``None``: no limit on that
     side; ``a_min > a_max`` gives ``a_max``, as NumPy).  The derivative goes to ``a``
     where it is the result, bounds included, and to a bound where it replaced ``a``."""
     lower, upper = _bounds(a_min, a_max, min, max)
-    a, lower, upper = as_array(a), as_array(lower), as_array(upper)
-    if not any(is_tensor(x) for x in (a, lower, upper)):
-        return np.clip(a, lower, upper, out=out, **kwargs)
     dtype, _ = options("clip", out, kwargs)
-    if not is_tensor(a):
-        a = np.asarray(a)                       # NumPy makes a scalar ``a`` an array
-    operands = [x for x in (a, lower, upper) if x is not None]
-    code = result_code("clip", *operands) if dtype is None else dtypes.code_of(dtype)
-    traced = any(is_traced(x) for x in operands)
-    xs = [operand(x, code, traced) for x in operands]
+    bounds = [as_array(x) for x in (lower, upper) if x is not None]
+    xs = common("clip", tensor_or_array(a, "clip"), *bounds,       # NumPy: ``a`` an array
+                code=None if dtype is None else dtypes.code_of(dtype))
     shape = broadcast_shapes("clip", *[shape_of(x) for x in xs])
     xs = [st.broadcast_to(x, shape) for x in xs]
     result = xs.pop(0)

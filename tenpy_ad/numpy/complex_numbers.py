@@ -10,38 +10,34 @@ from ..errors import ConcretizationError
 from ..ops import elementwise as ew
 from ..ops import structural as st
 from ..ops import transcendental as tr
+from ..ops.indexing import concrete_value
 from ..primitive import is_complex_value
+from ._arrays import tensor_or_array
 from ._dispatch import implements
-from ._operands import is_tensor, is_traced
 from ._ufuncs import inexact, ufunc_function
-from .joining import as_array
 
-conjugate = conj = ufunc_function(np.conjugate, ew.conj,
+conjugate = conj = ufunc_function("numpy.conjugate", ew.conj,
                                   "The complex conjugate (real tensors: themselves).")
 
 
-@implements(np.real)
+@implements("numpy.real")
 def real(val):
     """The real part (real tensors: themselves)."""
-    val = as_array(val)
-    return ew.real(val) if is_tensor(val) else np.real(val)
+    return ew.real(tensor_or_array(val))
 
 
-@implements(np.imag)
+@implements("numpy.imag")
 def imag(val):
     """The imaginary part (real tensors: zeros of their dtype)."""
-    val = as_array(val)
-    return ew.imag(val) if is_tensor(val) else np.imag(val)
+    return ew.imag(tensor_or_array(val))
 
 
-@implements(np.angle)
+@implements("numpy.angle")
 def angle(z, deg=False):
     """The argument of ``z`` (radians, or degrees with ``deg=True``), as
     ``arctan2(z.imag, z.real)``: its derivative at 0 is taken as 0; real ``z`` has the
     locally constant angle 0 or pi, derivative 0."""
-    z = as_array(z)
-    if not is_tensor(z):
-        return np.angle(z, deg=deg)
+    z = tensor_or_array(z)
     if is_complex_value(z):
         result = tr.arctan2(ew.imag(z), ew.real(z))
     else:
@@ -50,21 +46,20 @@ def angle(z, deg=False):
     return ew.scale(result, 180.0 / math.pi) if deg else result
 
 
-@implements(np.real_if_close)
+@implements("numpy.real_if_close")
 def real_if_close(a, tol=100):
     """The real part if every imaginary part is below ``tol`` (in machine epsilons when
     ``tol > 1``), else ``a``.  The result's dtype depends on the values, so a traced
     complex tensor is refused: take :func:`real` explicitly."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return np.real_if_close(a, tol=tol)
+    a = tensor_or_array(a)
     if not is_complex_value(a):
         return a
-    if is_traced(a):
+    value = concrete_value(a)
+    if value is None:
         raise ConcretizationError(
             "real_if_close: whether the result is real depends on the values, which a "
             "traced tensor does not have; take tnp.real(a) explicitly (or keep a complex)")
-    imaginary = np.imag(a.data)
+    imaginary = np.imag(value)
     if tol > 1:
         tol = tol * np.finfo(imaginary.dtype).eps
     return ew.real(a) if np.all(np.abs(imaginary) < tol) else a

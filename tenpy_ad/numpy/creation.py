@@ -17,11 +17,12 @@ from .. import dtypes
 from ..errors import ArgumentError, ArgumentValueError, ConcretizationError, DTypeError, ShapeError
 from ..ops import elementwise as ew
 from ..ops import structural as st
+from ..ops.indexing import concrete_value
 from ..primitive import Tensor, code_of_value, constant, describe, shape_of
-from ._arrays import as_array
+from ._arrays import as_array, tensor_or_array
 from ._dispatch import implements
-from ._operands import (broadcast_shapes, int_tuple, is_tensor, is_traced, operand,
-                        result_code)
+from ._operands import (broadcast_shapes, common, int_tuple, is_tensor, operand, result_code,
+                        tensor_among, traced_among)
 from .shaping import moveaxis
 
 
@@ -34,39 +35,41 @@ def _shape_tuple(name: str, shape) -> tuple:
 
 # ------------------------------------------------------------------ constants
 
-@implements(np.zeros)
+@implements("numpy.zeros")
 def zeros(shape, dtype=None, order="C", **kwargs) -> np.ndarray:
     """An array of zeros (NumPy's: a constant in any mode)."""
     return np.zeros(shape, dtype=dtype, order=order)
 
 
-@implements(np.ones)
+@implements("numpy.ones")
 def ones(shape, dtype=None, order="C", **kwargs) -> np.ndarray:
     """An array of ones (NumPy's: a constant in any mode)."""
     return np.ones(shape, dtype=dtype, order=order)
 
 
-@implements(np.empty)
+@implements("numpy.empty")
 def empty(shape, dtype=None, order="C", **kwargs) -> np.ndarray:
     """An uninitialised array (NumPy's)."""
     return np.empty(shape, dtype=dtype, order=order)
 
 
-@implements(np.eye)
+@implements("numpy.eye")
 def eye(N, M=None, k=0, dtype=float, order="C", **kwargs) -> np.ndarray:  # noqa: N803
     """Ones on the ``k``-th diagonal of an ``N x M`` array (NumPy's)."""
     return np.eye(N, M, k, dtype=dtype, order=order)
 
 
-@implements(np.identity)
+@implements("numpy.identity")
 def identity(n, dtype=None, **kwargs) -> np.ndarray:
     """The ``n x n`` identity (NumPy's)."""
     return np.identity(n, dtype=dtype)
 
 
-def _filled(shape: tuple, fill_value, code: int, traced: bool, eager: bool):
+def _filled(shape: tuple, fill_value, code: int, like=None):
     """An array of ``shape`` filled with ``fill_value`` (a tensor is broadcast to it,
-    differentiably) in dtype ``code``: a node if ``traced``, else a Tensor if ``eager``."""
+    differentiably) in dtype ``code``: a node if ``fill_value`` or ``like`` is traced, else
+    an eager Tensor."""
+    traced = traced_among((like, fill_value))
     if is_tensor(fill_value):
         value = operand(fill_value, code, traced)
         if broadcast_shapes("full", shape_of(value), shape) != shape:
@@ -76,89 +79,70 @@ def _filled(shape: tuple, fill_value, code: int, traced: bool, eager: bool):
     if traced:
         return st.broadcast_to(constant(np.asarray(fill_value, dtypes.DTYPES[code]), code),
                                shape)
-    array = np.full(shape, fill_value, dtype=dtypes.DTYPES[code])
-    return Tensor(array) if eager else array
+    return Tensor(np.full(shape, fill_value, dtype=dtypes.DTYPES[code]))
 
 
 def _code(dtype, default: int) -> int:
     return default if dtype is None else dtypes.code_of(dtype)
 
 
-@implements(np.full)
+@implements("numpy.full")
 def full(shape, fill_value, dtype=None, order="C", **kwargs):
     """An array of ``shape`` filled with ``fill_value``; a tensor fill value (broadcast
     to ``shape``) makes it a tensor differentiable in that value."""
     fill_value = as_array(fill_value)
-    if not is_tensor(fill_value):
-        return np.full(shape, fill_value, dtype=dtype, order=order)
     code = _code(dtype, code_of_value(fill_value))
-    return _filled(_shape_tuple("full", shape), fill_value, code, is_traced(fill_value),
-                   True)
+    return _filled(_shape_tuple("full", shape), fill_value, code)
 
 
 def _like(a, fill_value, dtype, shape):
     """The ``*_like`` functions for a tensor ``a`` or a tensor ``fill_value``."""
-    like = a if is_tensor(a) else np.asarray(a)
+    like = tensor_or_array(a, "full_like")
     code = _code(dtype, code_of_value(like))
     shape = shape_of(like) if shape is None else _shape_tuple("full_like", shape)
-    traced = is_traced(a) or is_traced(fill_value)
-    return _filled(shape, fill_value, code, traced, True)
+    return _filled(shape, as_array(fill_value), code, like)
 
 
-@implements(np.full_like)
+@implements("numpy.full_like")
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kwargs):
     """An array like ``a`` (its shape and dtype, unless given) filled with
     ``fill_value``; a tensor fill value is broadcast, differentiably."""
-    a, fill_value = as_array(a), as_array(fill_value)
-    if not (is_tensor(a) or is_tensor(fill_value)):
-        return np.full_like(a, fill_value, dtype=dtype, order=order, subok=subok,
-                            shape=shape)
     return _like(a, fill_value, dtype, shape)
 
 
-@implements(np.zeros_like)
+@implements("numpy.zeros_like")
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None, **kwargs):
     """Zeros like ``a``: for a tensor, a tensor of its kind (not depending on it)."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return np.zeros_like(a, dtype=dtype, order=order, subok=subok, shape=shape)
     return _like(a, 0, dtype, shape)
 
 
-@implements(np.ones_like)
+@implements("numpy.ones_like")
 def ones_like(a, dtype=None, order="K", subok=True, shape=None, **kwargs):
     """Ones like ``a``: for a tensor, a tensor of its kind (not depending on it)."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return np.ones_like(a, dtype=dtype, order=order, subok=subok, shape=shape)
     return _like(a, 1, dtype, shape)
 
 
-@implements(np.empty_like)
+@implements("numpy.empty_like")
 def empty_like(prototype, /, dtype=None, order="K", subok=True, shape=None, **kwargs):
     """An array like ``prototype``; for a tensor, zeros (a tensor has no uninitialised
     memory to hand out)."""
-    prototype = as_array(prototype)
-    if not is_tensor(prototype):
-        return np.empty_like(prototype, dtype=dtype, order=order, subok=subok, shape=shape)
     return _like(prototype, 0, dtype, shape)
 
 
 # ------------------------------------------------------------------ ranges
 
-def _constant(array: np.ndarray, code: int, traced: bool):
-    return operand(array.astype(dtypes.DTYPES[code]), code, traced)
+def _constant(array: np.ndarray, code: int) -> np.ndarray:
+    """A constant operand in dtype ``code`` (it joins any mode)."""
+    return array.astype(dtypes.DTYPES[code])
 
 
-@implements(np.linspace)
+@implements("numpy.linspace")
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0,
              **kwargs):
     """``num`` evenly spaced samples from ``start`` to ``stop`` (array endpoints give one
     sequence per entry, along ``axis``); differentiable in tensor endpoints:
     ``start + (stop - start) * i / div`` with the last sample exactly ``stop``."""
     start, stop = as_array(start), as_array(stop)
-    if not (is_tensor(start) or is_tensor(stop)):
-        return np.linspace(start, stop, num, endpoint, retstep, dtype, axis)
     if isinstance(num, bool) or not isinstance(num, numbers.Integral):
         raise ArgumentError(f"linspace: num must be an integer, got {num!r}")
     num = int(num)
@@ -167,18 +151,17 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     if dtype is not None and np.dtype(dtype).kind not in "fc":
         raise DTypeError(f"linspace: dtype {np.dtype(dtype)} with tensor endpoints is not "
                          "supported (not differentiable); convert the result explicitly")
-    traced = is_traced(start) or is_traced(stop)
     code = result_code("linspace", start, stop)
     code = dtypes.FLOAT64 if not dtypes.is_inexact(code) else code
-    start, stop = operand(start, code, traced), operand(stop, code, traced)
+    start, stop = common("linspace", start, stop, code=code)
     shape = broadcast_shapes("linspace", shape_of(start), shape_of(stop))
     start, stop = st.broadcast_to(start, shape), st.broadcast_to(stop, shape)
     delta = ew.sub(stop, start)
     div = num - 1 if endpoint else num
-    step = ew.div(delta, _constant(np.full(shape, div), code, traced)) if div > 0 else np.nan
+    step = ew.div(delta, _constant(np.full(shape, div), code)) if div > 0 else np.nan
     samples, dims = (num,) + shape, tuple(range(1, len(shape) + 1))
     ramp = np.arange(num).reshape((num,) + (1,) * len(shape)) * np.ones(shape)
-    ramp = _constant(ramp, code, traced)          # 0, 1, ..., num - 1 along the first axis
+    ramp = _constant(ramp, code)                  # 0, 1, ..., num - 1 along the first axis
     y = ew.mul(ramp, st.broadcast_in_dim(delta if div <= 0 else step, samples, dims))
     y = ew.add(y, st.broadcast_in_dim(start, samples, dims))
     if endpoint and num > 1:
@@ -191,27 +174,28 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     return (y, step) if retstep else y
 
 
-@implements(np.arange)
+def _value(v):
+    """An eager tensor's values; other arguments as they are."""
+    value = concrete_value(v)
+    return v if value is None else value
+
+
+@implements("numpy.arange")
 def arange(start_or_stop, /, stop=None, step=1, *, dtype=None, **kwargs):
     """Evenly spaced values in ``[start, stop)``.  Eager tensor arguments give a tensor
     differentiable in ``start`` and ``step`` (its length comes from their values); a
     traced argument is refused: the length would depend on values not yet known."""
     args = (start_or_stop, stop, step)
-    if not any(is_tensor(v) for v in args):
-        return np.arange(start_or_stop, stop, step, dtype=dtype)
-    if any(is_traced(v) for v in args):
+    if traced_among(args):
         raise ConcretizationError(
             "arange: the number of entries depends on the values of its arguments, which "
             "a traced tensor does not have; pass numbers, or write start + step * "
             "np.arange(n) for a differentiable range of known length")
-    values = np.arange(*[v.detach().numpy() if is_tensor(v) else v for v in args],
-                       dtype=dtype)
+    values = np.arange(*[_value(v) for v in args], dtype=dtype)
     code = dtypes.value_code(values.dtype)
-    if not dtypes.is_inexact(code):
-        return Tensor(values)
     start = 0 if stop is None else start_or_stop
-    if not (is_tensor(start) or is_tensor(step)):
-        return Tensor(values)                 # only the stop is a tensor: nothing to track
+    if not dtypes.is_inexact(code) or not tensor_among((start, step), {}):
+        return Tensor(values)                 # nothing to track (the stop has no derivative)
     n = len(values)
     ramp = np.arange(n, dtype=values.dtype)
     first = st.broadcast_to(operand(start, code, False), (n,))

@@ -10,28 +10,24 @@ from __future__ import annotations
 import math
 import numbers
 
-import numpy as np
-
 from .. import dtypes
 from ..errors import ArgumentValueError, ShapeError
 from ..ops import scans
 from ..ops import structural as st
 from ..primitive import code_of_value, shape_of
+from ._arrays import tensor_or_array
 from ._dispatch import implements
-from ._operands import is_tensor, normalize_axis
+from ._operands import normalize_axis
 from .arithmetic import add, multiply, subtract
 from .comparison import not_equal
-from .joining import as_array, concatenate
-from .reductions import NO_VALUE, accumulating, numpy_result, refuse_out_where
+from .joining import concatenate
+from .reductions import NO_VALUE, accumulating, refuse_out_where
 from .reductions import sum as _sum
 
 
-def _scan(name, scan, numpy_fn, a, axis, dtype, out):
-    a = as_array(a)
-    if not is_tensor(a):
-        return numpy_fn(a, axis=axis, dtype=dtype, out=out)
+def _scan(name, scan, a, axis, dtype, out):
     refuse_out_where(name, out)
-    x = accumulating(a, dtype)
+    x = accumulating(tensor_or_array(a, name), dtype)
     shape = shape_of(x)
     if axis is None or not shape:       # NumPy scans a 0-d array as a 1-d one
         if axis is not None:
@@ -40,23 +36,22 @@ def _scan(name, scan, numpy_fn, a, axis, dtype, out):
     return scan(x, normalize_axis(name, axis, len(shape)))
 
 
-@implements(np.cumsum)
+@implements("numpy.cumsum")
 def cumsum(a, axis=None, dtype=None, out=None):
     """Running sum along ``axis`` (of the flattened array when ``axis`` is None)."""
-    return _scan("cumsum", scans.cumsum, np.cumsum, a, axis, dtype, out)
+    return _scan("cumsum", scans.cumsum, a, axis, dtype, out)
 
 
-@implements(np.cumprod)
+@implements("numpy.cumprod")
 def cumprod(a, axis=None, dtype=None, out=None):
     """Running product along ``axis`` (flattened when None); the derivative is exact with
     zeros in ``a``."""
-    return _scan("cumprod", scans.cumprod, np.cumprod, a, axis, dtype, out)
+    return _scan("cumprod", scans.cumprod, a, axis, dtype, out)
 
 
 def _edge(value, shape: tuple, axis: int):
     """A ``prepend``/``append`` value; a scalar becomes one slab along ``axis``."""
-    value = as_array(value)
-    value = value if is_tensor(value) else np.asarray(value)
+    value = tensor_or_array(value, "diff")
     if shape_of(value):
         return value
     return st.broadcast_to(value, tuple(1 if i == axis else d for i, d in enumerate(shape)))
@@ -73,24 +68,20 @@ def _neighbours(x, axis: int):
     return part(min(1, n), n), part(0, max(n - 1, 0))
 
 
-@implements(np.diff)
+@implements("numpy.diff")
 def diff(a, n=1, axis=-1, prepend=NO_VALUE, append=NO_VALUE):
     """The ``n``-th difference along ``axis``, after joining ``prepend``/``append``."""
-    a = as_array(a)
-    edges = [as_array(v) for v in (prepend, append)]
-    if not (is_tensor(a) or any(is_tensor(v) for v in edges)):
-        return numpy_result(np.diff, a, n=n, axis=axis, prepend=prepend, append=append)
     if not isinstance(n, numbers.Integral) or n < 0:
         raise ArgumentValueError(f"diff: order must be a non-negative integer but got {n!r}")
-    a = a if is_tensor(a) else np.asarray(a)
+    a = tensor_or_array(a, "diff")
     shape = shape_of(a)
     if not shape:
         raise ShapeError("diff: requires input that is at least one dimensional")
     axis = normalize_axis("diff", axis, len(shape))
-    parts = [_edge(edges[0], shape, axis)] if prepend is not NO_VALUE else []
+    parts = [_edge(prepend, shape, axis)] if prepend is not NO_VALUE else []
     parts.append(a)
     if append is not NO_VALUE:
-        parts.append(_edge(edges[1], shape, axis))
+        parts.append(_edge(append, shape, axis))
     x = concatenate(parts, axis) if len(parts) > 1 else a
     difference = not_equal if code_of_value(x) == dtypes.BOOL else subtract
     for _ in range(n):
@@ -99,23 +90,19 @@ def diff(a, n=1, axis=-1, prepend=NO_VALUE, append=NO_VALUE):
     return x
 
 
-@implements(*[np.trapezoid] if hasattr(np, "trapezoid") else [])
+@implements("numpy.trapezoid")
 def trapezoid(y, x=None, dx=1.0, axis=-1):
     """The integral of ``y`` along ``axis`` by the trapezoidal rule, at the sample points
     ``x`` (1-d along ``axis``, or ``y``'s shape) or spaced ``dx``; differentiable in ``y``,
     ``x`` and ``dx``."""
-    y = as_array(y)
-    if not any(is_tensor(v) for v in (y, x, dx)):
-        return numpy_result(np.trapezoid, y, x=x, dx=dx, axis=axis)
-    y = y if is_tensor(y) else np.asarray(y)
+    y = tensor_or_array(y, "trapezoid")
     shape = shape_of(y)
     axis = normalize_axis("trapezoid", axis, len(shape))
     later, earlier = _neighbours(y, axis)
     if x is None:
         step = dx
     else:
-        x = as_array(x)
-        x = x if is_tensor(x) else np.asarray(x)
+        x = tensor_or_array(x, "trapezoid")
         if len(shape_of(x)) == 1:       # the points of that axis: broadcast along it
             points = tuple(shape_of(x)[0] if i == axis else 1 for i in range(len(shape)))
             step = diff(st.reshape(x, points), axis=axis)

@@ -4,16 +4,14 @@ an identity, so infinities elsewhere stay out of it) and its cotangent writes it
 into zeros; the triangles are primitives that zero the other entries."""
 from __future__ import annotations
 
-import numpy as np
-
 from .. import dtypes
 from ..errors import ArgumentValueError, ShapeError
 from ..ops import elementwise as ew
 from ..ops import structural as st
 from ..primitive import code_of_value, describe, shape_of
-from ._arrays import as_array
+from ._arrays import tensor_or_array
 from ._dispatch import implements
-from ._operands import int_value, is_tensor, normalize_axis
+from ._operands import int_value, normalize_axis
 from .shaping import ravel
 
 
@@ -22,13 +20,11 @@ def _strided(start: int, length: int, step: int) -> tuple:
     return (start, start + (length - 1) * step + 1, step) if length > 0 else (0, 0, 1)
 
 
-@implements(np.diagonal)
+@implements("numpy.diagonal")
 def diagonal(a, offset=0, axis1=0, axis2=1):
     """The ``offset`` diagonal of the matrices spanned by ``axis1`` and ``axis2``, as
     the last axis of the result (the other axes keep their order)."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return np.diagonal(a, offset, axis1, axis2)
+    a = tensor_or_array(a, "diagonal")
     shape = shape_of(a)
     if len(shape) < 2:
         raise ShapeError(f"diagonal: needs at least two axes, got {describe(a)}")
@@ -48,13 +44,11 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     return st.slice_axes(flat, spec)
 
 
-@implements(np.diag)
+@implements("numpy.diag")
 def diag(v, k=0):
     """A 1-d ``v``: the square matrix with ``v`` on its ``k``-th diagonal; a 2-d ``v``:
     its ``k``-th diagonal."""
-    v = as_array(v)
-    if not is_tensor(v):
-        return np.diag(v, k)
+    v = tensor_or_array(v, "diag")
     shape = shape_of(v)
     if len(shape) == 2:
         return diagonal(v, k)
@@ -68,24 +62,20 @@ def diag(v, k=0):
     return st.reshape(flat, (size, size))
 
 
-@implements(np.diagflat)
+@implements("numpy.diagflat")
 def diagflat(v, k=0):
     """The square matrix with the flattened ``v`` on its ``k``-th diagonal."""
-    v = as_array(v)
-    if not is_tensor(v):
-        return np.diagflat(v, k)
+    v = tensor_or_array(v, "diagflat")
     return diag(ravel(v), k)
 
 
-@implements(np.trace)
+@implements("numpy.trace")
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     """The sum of the ``offset`` diagonal (of each matrix spanned by ``axis1`` and
     ``axis2``); bool and integer tensors sum to int64, as NumPy's."""
     if out is not None:
         raise ArgumentValueError("trace: out= is not supported (tensors are immutable)")
-    a = as_array(a)
-    if not is_tensor(a):
-        return np.trace(a, offset, axis1, axis2, dtype=dtype)
+    a = tensor_or_array(a, "trace")
     d = diagonal(a, offset, axis1, axis2)
     if dtype is not None:
         d = ew.convert(d, dtypes.code_of(dtype))
@@ -94,27 +84,25 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     return st.reduce_sum(d, (len(shape_of(d)) - 1,))
 
 
-def _triangle(numpy_fn, strict, m, k):
-    m = as_array(m)
-    if not is_tensor(m):
-        return numpy_fn(m, k)
+def _triangle(name: str, strict, m, k):
+    m = tensor_or_array(m, name)
     shape = shape_of(m)
     if len(shape) == 1:                  # as NumPy: a vector is broadcast to a square
         m = st.broadcast_to(m, shape + shape)
-    return strict(m, int_value(numpy_fn.__name__, "k", k))
+    return strict(m, int_value(name, "k", k))
 
 
-@implements(np.tril)
+@implements("numpy.tril")
 def tril(m, k=0):
     """Zero the entries above the ``k``-th diagonal (of the last two axes); exact zeros,
     and the derivative is ``tril`` of the tangent."""
-    return _triangle(np.tril, st.tril, m, k)
+    return _triangle("tril", st.tril, m, k)
 
 
-@implements(np.triu)
+@implements("numpy.triu")
 def triu(m, k=0):
     """Zero the entries below the ``k``-th diagonal (of the last two axes)."""
-    return _triangle(np.triu, st.triu, m, k)
+    return _triangle("triu", st.triu, m, k)
 
 
 __all__ = ["diag", "diagonal", "diagflat", "trace", "tril", "triu"]

@@ -14,8 +14,8 @@ import numpy as np
 from ..errors import ArgumentError, ArgumentValueError
 from ..ops import structural as st
 from ..primitive import shape_of
-from ._arrays import as_array, holds_tensor
-from ._operands import is_tensor, is_traced, normalize_axis, operand, result_code
+from ._arrays import tensor_or_array
+from ._operands import common, normalize_axis, result_code, tensor_among
 
 
 def _directive(text: str) -> tuple:
@@ -36,17 +36,16 @@ def _directive(text: str) -> tuple:
 def _with_ndmin(x, ndmin: int, trans1d: int):
     """``x`` with at least ``ndmin`` axes; its own axes start at position ``trans1d``
     (counted from the end if negative) among the new ones, as NumPy places them."""
-    shape = shape_of(x) if is_tensor(x) else np.shape(x)
+    shape = shape_of(x)
     missing = ndmin - len(shape)
     if missing <= 0:
         return x
-    padded = (1,) * missing + tuple(shape)
-    x = st.reshape(x, padded) if is_tensor(x) else np.reshape(x, padded)
+    x = st.reshape(x, (1,) * missing + shape)
     if trans1d == -1:
         return x
     first = trans1d + missing + 1 if trans1d < 0 else trans1d
     order = list(range(first)) + list(range(missing, ndmin)) + list(range(first, missing))
-    return st.transpose(x, tuple(order)) if is_tensor(x) else np.transpose(x, order)
+    return st.transpose(x, tuple(order))
 
 
 def _range(item: slice) -> np.ndarray:
@@ -66,7 +65,7 @@ class AxisConcatenator:
 
     def __getitem__(self, key):
         items = key if isinstance(key, tuple) else (key,)
-        if not any(is_tensor(item) or holds_tensor(item) for item in items):
+        if not tensor_among(items, {}):
             return self._numpy[key]
         axis, ndmin, trans1d = self._defaults
         pieces, keys = [], []
@@ -87,12 +86,10 @@ class AxisConcatenator:
                 piece = np.array(item, ndmin=ndmin)
                 keys.append(item)                       # a weak scalar in the promotion
             else:
-                piece = _with_ndmin(as_array(item), ndmin, trans1d)
+                piece = _with_ndmin(tensor_or_array(item, "r_"), ndmin, trans1d)
                 keys.append(piece)
             pieces.append(piece)
-        traced = any(is_traced(p) for p in pieces)
-        code = result_code("r_", *keys)
-        pieces = [operand(p, code, traced) for p in pieces]
+        pieces = common("r_", *pieces, code=result_code("r_", *keys))
         return st.concatenate(pieces, normalize_axis("r_", axis, len(shape_of(pieces[0]))))
 
     def __len__(self) -> int:

@@ -16,15 +16,15 @@ import numbers
 import numpy as np
 
 from .. import dtypes
-from .._sequences import numpy_array
 from ..errors import (ArgumentError, ArgumentValueError, ConcretizationError, DTypeError,
                       IndexingError, ShapeError)
 from ..ops import indexing as ix
 from ..ops import structural as st
-from ..primitive import Tensor, constant, describe, shape_of
+from ..primitive import code_of_value, describe, shape_of
+from ._arrays import tensor_or_array
 from ._dispatch import implements
-from ._operands import is_tensor, is_traced, normalize_axis, operand
-from .joining import as_array
+from ._operands import (is_tensor, is_traced, normalize_axis, operand, tensor_among,
+                        traced_among, value_like)
 
 
 # ------------------------------------------------------------------ parsing an index
@@ -42,16 +42,18 @@ def _entry(item, operands: list):
     if isinstance(item, numbers.Integral):
         return int(item)
     if isinstance(item, (list, tuple)):
-        item = as_array(item)
-        if not is_tensor(item):
-            item = np.asarray(item)
-            if item.size == 0:
-                item = item.astype(np.int64)          # NumPy reads [] as an integer index
-    if is_tensor(item) and item.dtype.kind in "iu":
-        operands.append(item)
-        return ("index", len(operands) - 1)
-    if is_tensor(item) and item.dtype.kind == "b":
-        item = _concrete_mask(item)
+        item = tensor_or_array(item, "index")
+        if isinstance(item, np.ndarray) and item.size == 0:
+            item = item.astype(np.int64)              # NumPy reads [] as an integer index
+    if is_tensor(item):
+        if item.dtype.kind in "iu":
+            operands.append(item)
+            return ("index", len(operands) - 1)
+        if item.dtype.kind == "b":
+            item = _concrete_mask(item)
+        else:
+            raise _invalid_index(describe(item), ' (an integer tensor: tp.tensor(values, '
+                                 'dtype="int64"))')
     if isinstance(item, np.ndarray):
         if item.dtype.kind == "b":
             return ("bool", bool(item)) if item.ndim == 0 else ("mask", item)
@@ -60,11 +62,14 @@ def _entry(item, operands: list):
                 return int(item)
             operands.append(item.astype(np.int64, copy=False))
             return ("index", len(operands) - 1)
-    text, hint = repr(item), ""
-    if is_tensor(item) or isinstance(item, np.ndarray):
-        text, hint = describe(item), ' (an integer tensor: tp.tensor(values, dtype="int64"))'
-    raise ArgumentError(f"index {text}: only integers, slices (:), ellipsis (...), None and "
-                        f"integer or boolean arrays are valid indices{hint}")
+        raise _invalid_index(describe(item), ' (an integer tensor: tp.tensor(values, '
+                             'dtype="int64"))')
+    raise _invalid_index(repr(item), "")
+
+
+def _invalid_index(text: str, hint: str) -> ArgumentError:
+    return ArgumentError(f"index {text}: only integers, slices (:), ellipsis (...), None and "
+                         f"integer or boolean arrays are valid indices{hint}")
 
 
 def _concrete_mask(mask) -> np.ndarray:
@@ -159,9 +164,9 @@ def getitem(x, index):
     Basic items give a strided slice; integer arrays and masks give a ``gather``, whose
     derivative scatters back (adding up at repeated indices)."""
     if not is_tensor(x):
-        if not _holds_tensor_index(index):
+        if not tensor_among((x, index), {}):
             return np.asarray(x)[index]
-        x = np.asarray(as_array(x))
+        x = tensor_or_array(x, "getitem")
     items = index if type(index) is tuple else (index,)
     if all(type(item) in _BASIC for item in items):      # the common case, kept short
         return _basic(x, items)
@@ -172,11 +177,6 @@ def getitem(x, index):
 
 
 _BASIC = frozenset([slice, int, type(None), type(Ellipsis)])
-
-
-def _holds_tensor_index(index) -> bool:
-    items = index if isinstance(index, tuple) else (index,)
-    return any(is_tensor(i) or isinstance(i, list) and is_tensor(as_array(i)) for i in items)
 
 
 def _basic(x, items: tuple):
@@ -218,27 +218,20 @@ def _basic(x, items: tuple):
 def gathered(x, params, operands: list):
     """Bind the gather of ``x`` in the mode its operands call for (an eager tensor that
     requires grad is refused in a trace instead of becoming a constant)."""
-    if is_traced(x) or not any(is_traced(i) for i in operands):
+    if is_traced(x) or not traced_among(operands):
         return ix.gather(params, x, *operands)
-    return ix.gather(params, _traced_operand(x), *operands)
-
-
-def _traced_operand(x):
-    code = x.dtype_code if is_traced(x) else dtypes.value_code(np.asarray(
-        x.data if type(x) is Tensor else x).dtype)
-    return operand(x, code, True)
+    return ix.gather(params, operand(x, code_of_value(x), True), *operands)
 
 
 # ------------------------------------------------------------------ take, take_along_axis
 
 def _index_array(name: str, indices):
     """An integer index operand: an int64 tensor, or an int64 ndarray."""
-    indices = as_array(indices)
-    if is_tensor(indices):
+    indices = tensor_or_array(indices, name)
+    if not isinstance(indices, np.ndarray):
         if indices.dtype.kind not in "iu":
             raise ArgumentError(f"{name}: indices must be integers, got {describe(indices)}")
         return indices
-    indices = np.asarray(indices)
     if indices.dtype.kind not in "iu" and indices.size:
         raise ArgumentError(f"{name}: indices must be integers, got {indices.dtype.name}")
     return indices.astype(np.int64, copy=False)
@@ -248,20 +241,16 @@ def _ravel(x):
     return st.reshape(x, (int(np.prod(shape_of(x))),))
 
 
-@implements(np.take)
+@implements("numpy.take")
 def take(a, indices, axis=None, out=None, mode="raise"):
     """``np.take``: entries of ``a`` at ``indices`` along ``axis`` (of the flattened array
     by default); ``mode`` ``"raise"`` (negative indices count from the end), ``"wrap"`` or
     ``"clip"``.  Differentiable in ``a``: the derivative adds up at repeated indices."""
     if out is not None:
         raise ArgumentError("take: out= is not supported (tensors are immutable)")
-    a, indices = as_array(a), as_array(indices)
-    if not (is_tensor(a) or is_tensor(indices)):
-        return np.take(a, indices, axis=axis, mode=mode)
     if mode not in ix.MODES:
         raise ArgumentValueError(f"take: mode must be one of {ix.MODES}, got {mode!r}")
-    if not is_tensor(a):
-        a = np.asarray(a)
+    a = tensor_or_array(a, "take")
     if axis is None:
         a, axis = _ravel(a), 0
     shape = shape_of(a)
@@ -275,15 +264,11 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     return gathered(a, (template, mode), [indices])
 
 
-@implements(np.take_along_axis)
+@implements("numpy.take_along_axis")
 def take_along_axis(arr, indices, axis=-1):
     """``np.take_along_axis``: ``arr`` gathered along ``axis`` at ``indices`` (which has
     ``arr``'s number of dimensions and broadcasts against it elsewhere)."""
-    arr, indices = as_array(arr), as_array(indices)
-    if not (is_tensor(arr) or is_tensor(indices)):
-        return np.take_along_axis(arr, indices, axis=axis)
-    if not is_tensor(arr):
-        arr = np.asarray(arr)
+    arr = tensor_or_array(arr, "take_along_axis")
     indices = _index_array("take_along_axis", indices)
     if axis is None:
         if len(shape_of(indices)) != 1:
@@ -376,22 +361,16 @@ def index_update(x) -> _IndexUpdateHelper:
 
 
 def _update(prim, x, index, values):
-    x, values = as_array(x), as_array(values)
-    if not is_tensor(x):
-        x = numpy_array("x.at[...]", np.asarray, x)
-    if not is_tensor(values):
-        values = numpy_array("x.at[...]", np.asarray, values)
-        if values.dtype.kind not in "biufc":
-            raise DTypeError(f"x.at[...]: values must be numbers, got an array of dtype "
-                             f"{values.dtype}")
+    x, values = tensor_or_array(x, "x.at[...]"), tensor_or_array(values, "x.at[...]")
+    if values.dtype.kind not in "biufc":
+        raise DTypeError(f"x.at[...]: values must be numbers, got an array of dtype "
+                         f"{values.dtype}")
     template, operands = parse_index(x, index)
-    traced = any(is_traced(v) for v in [x, values, *operands])
-    code = x.dtype_code if is_traced(x) else dtypes.value_code(
-        (x.data if type(x) is Tensor else x).dtype)
-    complex_values = values.dtype.kind == "c" if is_tensor(values) else np.iscomplexobj(values)
-    if complex_values and not dtypes.is_complex(code):
+    code = code_of_value(x)
+    if values.dtype.kind == "c" and not dtypes.is_complex(code):
         raise DTypeError(f"x.at[...]: complex values into the real array {describe(x)} would "
                          "drop the imaginary part; write their .real explicitly")
+    traced = traced_among([x, values, *operands])
     x, values = operand(x, code, traced), operand(values, code, traced)
     target = ix.indexed_shape(template, shape_of(x),
                               tuple(tuple(shape_of(i)) for i in operands))
@@ -429,91 +408,72 @@ def concrete_values(name: str, a) -> np.ndarray:
     return value
 
 
-def _like(a, result: np.ndarray):
-    """An integer result in the kind of ``a``: an eager tensor or a constant node."""
-    return constant(result) if is_traced(a) else Tensor(result)
-
-
-@implements(np.nonzero)
+@implements("numpy.nonzero")
 def nonzero(a):
     """``np.nonzero``: the indices of the non-zero entries, one int64 array per axis
     (needs concrete values: not available for traced placeholders)."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return np.nonzero(a)
-    return tuple(_like(a, i) for i in np.nonzero(concrete_values("nonzero", a)))
+    a = tensor_or_array(a, "nonzero")
+    return tuple(value_like(a, i) for i in np.nonzero(concrete_values("nonzero", a)))
 
 
-@implements(np.argwhere)
+@implements("numpy.argwhere")
 def argwhere(a):
     """``np.argwhere``: the indices of the non-zero entries as rows (concrete values)."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return np.argwhere(a)
-    return _like(a, np.argwhere(concrete_values("argwhere", a)))
+    a = tensor_or_array(a, "argwhere")
+    return value_like(a, np.argwhere(concrete_values("argwhere", a)))
 
 
-@implements(np.flatnonzero)
+@implements("numpy.flatnonzero")
 def flatnonzero(a):
     """``np.flatnonzero``: the indices of the non-zero entries of the flattened array
     (concrete values)."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return np.flatnonzero(a)
-    return _like(a, np.flatnonzero(concrete_values("flatnonzero", a)))
+    a = tensor_or_array(a, "flatnonzero")
+    return value_like(a, np.flatnonzero(concrete_values("flatnonzero", a)))
 
 
 def _condition(name: str, condition) -> np.ndarray:
     """A condition's concrete values as booleans (it selects by value)."""
-    condition = as_array(condition)
-    value = concrete_values(name, condition) if is_tensor(condition) else np.asarray(condition)
-    return value.astype(bool)
+    return concrete_values(name, tensor_or_array(condition, name)).astype(bool)
 
 
-@implements(np.compress)
+@implements("numpy.compress")
 def compress(condition, a, axis=None, out=None):
     """``np.compress``: the slices of ``a`` along ``axis`` (of the flattened array by
     default) where the 1-d ``condition`` is true; differentiable in ``a``, while
     ``condition`` must be concrete."""
     if out is not None:
         raise ArgumentError("compress: out= is not supported (tensors are immutable)")
-    a = as_array(a)
-    if not (is_tensor(a) or is_tensor(as_array(condition))):
-        return np.compress(condition, a, axis=axis)
     condition = _condition("compress", condition)
     if condition.ndim != 1:
         raise ShapeError("compress: condition must be a 1-d array")
     return take(a, np.flatnonzero(condition), axis=axis)
 
 
-@implements(np.extract)
+@implements("numpy.extract")
 def extract(condition, arr):
     """``np.extract``: the entries of ``arr.ravel()`` where ``condition.ravel()`` is
     non-zero (``condition`` concrete)."""
-    arr = as_array(arr)
-    if not (is_tensor(arr) or is_tensor(as_array(condition))):
-        return np.extract(condition, arr)
     return take(arr, np.flatnonzero(_condition("extract", condition)))
 
 
-@implements(np.diag_indices_from)
+@implements("numpy.diag_indices_from")
 def diag_indices_from(arr):
     """``np.diag_indices_from``: index arrays of the main diagonal (from the shape)."""
-    shape = shape_of(as_array(arr))
+    shape = shape_of(tensor_or_array(arr))
     if len(shape) < 2 or len(set(shape)) != 1:
         raise ShapeError(f"diag_indices_from: all dimensions of {describe(arr)} must be "
                          "equal, and at least 2")
     return np.diag_indices(shape[0], len(shape))
 
 
-@implements(np.tril_indices_from)
+@implements("numpy.tril_indices_from")
 def tril_indices_from(arr, k=0):
     """``np.tril_indices_from``: index arrays of the lower triangle (from the shape)."""
     shape = _matrix_shape("tril_indices_from", arr)
     return np.tril_indices(shape[0], k=k, m=shape[1])
 
 
-@implements(np.triu_indices_from)
+@implements("numpy.triu_indices_from")
 def triu_indices_from(arr, k=0):
     """``np.triu_indices_from``: index arrays of the upper triangle (from the shape)."""
     shape = _matrix_shape("triu_indices_from", arr)
@@ -521,7 +481,7 @@ def triu_indices_from(arr, k=0):
 
 
 def _matrix_shape(name: str, arr) -> tuple:
-    shape = shape_of(as_array(arr))
+    shape = shape_of(tensor_or_array(arr))
     if len(shape) != 2:
         raise ShapeError(f"{name}: input array must be 2-d, got {describe(arr)}")
     return shape

@@ -1,20 +1,18 @@
 """Joining tensors: ``concatenate``, ``stack``, ``vstack``, ``hstack``, ``dstack``,
-``column_stack``, ``block``, ``append``, ``unstack``, and arrays built from (nested) lists of tensors:
-``array``, ``asarray``.  Every join is one ``concatenate`` primitive (whose cotangent is a
-slice per operand) after reshapes; the operands are promoted as NumPy promotes them."""
+``column_stack``, ``block``, ``append``, ``unstack``, and arrays built from (nested) lists
+of tensors: ``array``, ``asarray``.  Every join is one ``concatenate`` primitive (whose
+cotangent is a slice per operand) after reshapes; the operands are promoted as NumPy
+promotes them."""
 from __future__ import annotations
 
 import warnings
 
 import numpy as np
 
-from .._sequences import numpy_array
 from ..errors import ArgumentError, ArgumentValueError, DTypeError, ShapeError
 from ..ops import structural as st
 from ..primitive import shape_of
-# as_array and holds_tensor are imported from here by the other families too
-from ._arrays import as_array, holds_tensor  # noqa: F401
-from ._arrays import common_operands, numpy_functions, stack_operands, stacked
+from ._arrays import as_array, common_operands, stack_operands, stacked, tensor_or_array
 from ._dispatch import implements
 from ._operands import is_tensor, normalize_axis
 from .shaping import atleast_1d, atleast_2d, atleast_3d, ndim, ravel, reshape
@@ -22,10 +20,6 @@ from .shaping import atleast_1d, atleast_2d, atleast_3d, ndim, ravel, reshape
 __all__ = ["array", "asarray", "asanyarray", "ascontiguousarray", "concatenate", "stack",
            "vstack", "hstack", "dstack", "column_stack", "row_stack", "block", "append",
            "unstack"]
-
-
-def _has_tensor(arrays) -> bool:
-    return is_tensor(arrays) or holds_tensor(arrays)
 
 
 def _sequence(arrays) -> list:
@@ -56,15 +50,10 @@ def _refuse_out(name: str, out) -> None:
 
 # ------------------------------------------------------------------ arrays from lists
 
-@implements(np.array)
-def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0,  # noqa: A002
-          **kwargs):
-    """An array from ``object``; nested lists and tuples holding tensors are stacked
-    differentiably (so ``tnp.array([x, 2 * x])`` is a tensor with a gradient)."""
-    if not _has_tensor(object):
-        return numpy_array("array", np.array, object, dtype=dtype, copy=copy, order=order,
-                           subok=subok, ndmin=ndmin, **kwargs)
-    result = stacked(object)
+def _stacked_array(nested, dtype=None, ndmin: int = 0):
+    """A tensor from a tensor or nested lists holding tensors (stacked differentiably),
+    converted to ``dtype`` if given, with at least ``ndmin`` axes."""
+    result = stacked(nested)
     if dtype is not None:
         result = result.astype(dtype)
     if len(shape_of(result)) < ndmin:
@@ -72,40 +61,38 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0,  # 
     return result
 
 
-@implements(np.asarray)
+@implements("numpy.array")
+def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0,  # noqa: A002
+          **kwargs):
+    """An array from ``object``; nested lists and tuples holding tensors are stacked
+    differentiably (so ``tnp.array([x, 2 * x])`` is a tensor with a gradient)."""
+    return _stacked_array(object, dtype, ndmin)
+
+
+@implements("numpy.asarray")
 def asarray(a, dtype=None, order=None, **kwargs):
     """``a`` as an array; a tensor stays itself (converted to ``dtype`` if given)."""
-    if is_tensor(a):
-        return a if dtype is None else a.astype(dtype)
-    if holds_tensor(a):
-        return array(a, dtype=dtype)
-    return numpy_array("asarray", np.asarray, a, dtype=dtype, order=order, **kwargs)
+    return _stacked_array(a, dtype)
 
 
-@implements(np.asanyarray)
+@implements("numpy.asanyarray")
 def asanyarray(a, dtype=None, order=None, **kwargs):
     """As :func:`asarray`."""
-    if _has_tensor(a):
-        return asarray(a, dtype=dtype)
-    return numpy_array("asanyarray", np.asanyarray, a, dtype=dtype, order=order, **kwargs)
+    return _stacked_array(a, dtype)
 
 
-@implements(np.ascontiguousarray)
+@implements("numpy.ascontiguousarray")
 def ascontiguousarray(a, dtype=None, **kwargs):
     """As :func:`asarray` (a tensor has no memory layout)."""
-    if _has_tensor(a):
-        return asarray(a, dtype=dtype)
-    return numpy_array("ascontiguousarray", np.ascontiguousarray, a, dtype=dtype, **kwargs)
+    return _stacked_array(a, dtype)
 
 
 # ------------------------------------------------------------------ joins
 
-@implements(np.concatenate)
+@implements("numpy.concatenate")
 def concatenate(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """Join arrays along an existing axis (``axis=None``: of the flattened arrays)."""
     _refuse_out("concatenate", out)
-    if not _has_tensor(arrays):
-        return np.concatenate(arrays, axis=axis, dtype=dtype, casting=casting)
     xs = common_operands("concatenate", _sequence(arrays))
     if axis is None:
         xs = [ravel(x) for x in xs]
@@ -117,12 +104,10 @@ def concatenate(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind")
     return _cast("concatenate", result, dtype, casting)
 
 
-@implements(np.stack)
+@implements("numpy.stack")
 def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """Join arrays of one shape along a new axis."""
     _refuse_out("stack", out)
-    if not _has_tensor(arrays):
-        return np.stack(arrays, axis=axis, dtype=dtype, casting=casting)
     result = stack_operands("stack", _sequence(arrays), axis)
     return _cast("stack", result, dtype, casting)
 
@@ -131,43 +116,35 @@ def _as_tuple(result) -> tuple:
     return result if isinstance(result, tuple) else (result,)
 
 
-@implements(np.vstack)
+@implements("numpy.vstack")
 def vstack(tup, *, dtype=None, casting="same_kind"):
     """Join along the first axis, 1-d arrays as rows (``atleast_2d``)."""
-    if not _has_tensor(tup):
-        return np.vstack(tup, dtype=dtype, casting=casting)
     return concatenate(_as_tuple(atleast_2d(*_sequence(tup))), 0, dtype=dtype,
                        casting=casting)
 
 
-@implements(np.hstack)
+@implements("numpy.hstack")
 def hstack(tup, *, dtype=None, casting="same_kind"):
     """Join along the second axis (the first for 1-d arrays)."""
-    if not _has_tensor(tup):
-        return np.hstack(tup, dtype=dtype, casting=casting)
     arrays = _as_tuple(atleast_1d(*_sequence(tup)))
     axis = 0 if ndim(arrays[0]) == 1 else 1
     return concatenate(arrays, axis, dtype=dtype, casting=casting)
 
 
-@implements(np.dstack)
+@implements("numpy.dstack")
 def dstack(tup):
     """Join along the third axis (``atleast_3d``: ``(N,)`` is ``(1, N, 1)``)."""
-    if not _has_tensor(tup):
-        return np.dstack(tup)
     return concatenate(_as_tuple(atleast_3d(*_sequence(tup))), 2)
 
 
-@implements(np.column_stack)
+@implements("numpy.column_stack")
 def column_stack(tup):
     """Join 1-d arrays as columns (and 2-d arrays as they are) into a 2-d array."""
-    if not _has_tensor(tup):
-        return np.column_stack(tup)
     columns = [as_array(a) for a in _sequence(tup)]
     return concatenate([reshape(a, (-1, 1)) if ndim(a) < 2 else a for a in columns], 1)
 
 
-@implements(*numpy_functions("row_stack"))
+@implements("numpy.row_stack")
 def row_stack(tup, *, dtype=None, casting="same_kind"):
     """NumPy's deprecated alias of :func:`vstack` (it warns as NumPy 2 does)."""
     warnings.warn("`row_stack` alias is deprecated. Use `np.vstack` directly.",
@@ -200,39 +177,33 @@ def _assemble(item, level: int, depth: int, n_axes: int):
     """The block of nested list ``item`` at ``level``: its leaves with ``n_axes`` axes,
     the innermost lists joined along the last axis, the next ones along the one before."""
     if level == depth:
-        leaf = item if is_tensor(item) else np.asarray(item)   # a scalar leaf is not weak
+        leaf = tensor_or_array(item, "block")                  # a scalar leaf is not weak
         return reshape(leaf, (1,) * (n_axes - ndim(leaf)) + shape_of(leaf))
     parts = [_assemble(x, level + 1, depth, n_axes) for x in item]
     return concatenate(parts, axis=level - depth)
 
 
-@implements(np.block)
+@implements("numpy.block")
 def block(arrays):
     """A block matrix (or tensor) from nested lists of blocks: the innermost lists are
     joined along the last axis, the lists around them along the one before, and so on."""
-    if not _has_tensor(arrays):
-        return np.block(arrays)
     depth, max_ndim = _block_depth(arrays)
     return _assemble(arrays, 0, depth, max(depth, max_ndim))
 
 
-@implements(np.append)
+@implements("numpy.append")
 def append(arr, values, axis=None):
     """``values`` joined after ``arr`` along ``axis`` (``None``: both flattened)."""
     arr, values = as_array(arr), as_array(values)
-    if not (is_tensor(arr) or is_tensor(values)):
-        return np.append(arr, values, axis=axis)
     if axis is None:
         arr, values, axis = ravel(arr), ravel(values), 0
     return concatenate((arr, values), axis)
 
 
-@implements(*numpy_functions("unstack"))
+@implements("numpy.unstack")
 def unstack(x, /, *, axis=0):
     """The slices along ``axis``, as a tuple (the inverse of :func:`stack`)."""
-    x = as_array(x)
-    if not is_tensor(x):
-        return tuple(np.moveaxis(np.asarray(x), axis, 0))
+    x = tensor_or_array(x, "unstack")
     shape = shape_of(x)
     if not shape:
         raise ShapeError("unstack: a 0-d tensor has no axis to unstack")

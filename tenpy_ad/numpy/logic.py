@@ -18,94 +18,80 @@ from ..ops import elementwise as ew
 from ..ops import logic as lg
 from ..ops import piecewise as pw
 from ..ops import structural as st
-from ..primitive import Tensor, code_of_value, is_complex_value, shape_of
+from ..ops.indexing import concrete_value
+from ..primitive import code_of_value, is_complex_value, shape_of
+from ._arrays import as_array, tensor_or_array
 from ._dispatch import implements
-from ._operands import broadcast_shapes, is_tensor, is_traced, operand, result_code
+from ._operands import broadcast_shapes, in_one_mode, result_code, value_like
 from ._ufuncs import options, ufunc_function
-from .joining import as_array
 
-isnan = ufunc_function(np.isnan, lg.isnan, "Where ``x`` is NaN (complex: either part).")
-isfinite = ufunc_function(np.isfinite, lg.isfinite, "Where ``x`` is neither NaN nor "
-                                                    "infinite.")
-isinf = ufunc_function(np.isinf, lg.isinf, "Where ``x`` is infinite.")
-signbit = ufunc_function(np.signbit, lg.signbit, "Where the sign bit of real ``x`` is set "
-                                                 "(also ``-0.0``).")
-logical_and = ufunc_function(np.logical_and, lg.logical_and, "Truth of ``x1 and x2``.")
-logical_or = ufunc_function(np.logical_or, lg.logical_or, "Truth of ``x1 or x2``.")
-logical_xor = ufunc_function(np.logical_xor, lg.logical_xor, "Truth of ``x1 xor x2``.")
-logical_not = ufunc_function(np.logical_not, lg.logical_not, "Truth of ``not x``.")
-bitwise_and = ufunc_function(np.bitwise_and, lg.bitwise_and,
+isnan = ufunc_function("numpy.isnan", lg.isnan, "Where ``x`` is NaN (complex: either part).")
+isfinite = ufunc_function("numpy.isfinite", lg.isfinite,
+                          "Where ``x`` is neither NaN nor infinite.")
+isinf = ufunc_function("numpy.isinf", lg.isinf, "Where ``x`` is infinite.")
+signbit = ufunc_function("numpy.signbit", lg.signbit,
+                         "Where the sign bit of real ``x`` is set (also ``-0.0``).")
+logical_and = ufunc_function("numpy.logical_and", lg.logical_and, "Truth of ``x1 and x2``.")
+logical_or = ufunc_function("numpy.logical_or", lg.logical_or, "Truth of ``x1 or x2``.")
+logical_xor = ufunc_function("numpy.logical_xor", lg.logical_xor, "Truth of ``x1 xor x2``.")
+logical_not = ufunc_function("numpy.logical_not", lg.logical_not, "Truth of ``not x``.")
+bitwise_and = ufunc_function("numpy.bitwise_and", lg.bitwise_and,
                              "``x1 & x2`` of bool or integer tensors.")
-bitwise_or = ufunc_function(np.bitwise_or, lg.bitwise_or,
+bitwise_or = ufunc_function("numpy.bitwise_or", lg.bitwise_or,
                             "``x1 | x2`` of bool or integer tensors.")
-bitwise_xor = ufunc_function(np.bitwise_xor, lg.bitwise_xor,
+bitwise_xor = ufunc_function("numpy.bitwise_xor", lg.bitwise_xor,
                              "``x1 ^ x2`` of bool or integer tensors.")
-invert = bitwise_not = ufunc_function(np.invert, lg.invert,
+invert = bitwise_not = ufunc_function("numpy.invert", lg.invert,
                                       "``~x``: logical not of bools, ``-x - 1`` of integers.")
 
 
-def _infinite_of_sign(name, x, negative: bool):
+def _infinite_of_sign(name, x, out, negative: bool):
     """``isposinf``/``isneginf``: real ``x`` only, as NumPy."""
-    if not is_tensor(x):
-        return None
+    options(name, out, {})
+    x = tensor_or_array(x, name)
     if dtypes.is_complex(code_of_value(x)):
         raise DTypeError(f"{name}: not supported for complex values (ambiguous, as in NumPy)")
     sign = lg.signbit(x) if negative else lg.logical_not(lg.signbit(x))
     return lg.logical_and(lg.isinf(x), sign)
 
 
-@implements(np.isposinf)
+@implements("numpy.isposinf")
 def isposinf(x, out=None):
     """Where real ``x`` is ``+inf``."""
-    x = as_array(x)
-    result = _infinite_of_sign("isposinf", x, negative=False)
-    return np.isposinf(x, out=out) if result is None else _no_out("isposinf", out, result)
+    return _infinite_of_sign("isposinf", x, out, negative=False)
 
 
-@implements(np.isneginf)
+@implements("numpy.isneginf")
 def isneginf(x, out=None):
     """Where real ``x`` is ``-inf``."""
-    x = as_array(x)
-    result = _infinite_of_sign("isneginf", x, negative=True)
-    return np.isneginf(x, out=out) if result is None else _no_out("isneginf", out, result)
+    return _infinite_of_sign("isneginf", x, out, negative=True)
 
 
-def _no_out(name, out, result):
-    options(name, out, {})
-    return result
-
-
-@implements(np.iscomplex)
+@implements("numpy.iscomplex")
 def iscomplex(x):
     """Where the imaginary part is non-zero (all False for real ``x``)."""
-    x = as_array(x)
-    if not is_tensor(x):
-        return np.iscomplex(x)
-    imaginary = ew.imag(x)
-    return ew.convert(imaginary, dtypes.BOOL)
+    return ew.convert(ew.imag(tensor_or_array(x, "iscomplex")), dtypes.BOOL)
 
 
-@implements(np.isreal)
+@implements("numpy.isreal")
 def isreal(x):
     """Where the imaginary part is zero (all True for real ``x``)."""
-    x = as_array(x)
-    return lg.logical_not(iscomplex(x)) if is_tensor(x) else np.isreal(x)
+    return lg.logical_not(iscomplex(x))
 
 
-@implements(np.iscomplexobj)
+@implements("numpy.iscomplexobj")
 def iscomplexobj(x):
     """Whether the dtype is complex (a Python bool)."""
-    x = as_array(x)
-    return is_complex_value(x) if is_tensor(x) else np.iscomplexobj(x)
+    return is_complex_value(as_array(x))
 
 
-@implements(np.isrealobj)
+@implements("numpy.isrealobj")
 def isrealobj(x):
     """Whether the dtype is not complex (a Python bool)."""
     return not iscomplexobj(x)
 
 
-@implements(np.where)
+@implements("numpy.where")
 def where(condition, x=None, y=None, /):
     """``x`` where ``condition`` holds, else ``y`` (broadcast together; the dtype is the
     promotion of ``x`` and ``y``).  The derivative flows into the operand selected at each
@@ -114,40 +100,33 @@ def where(condition, x=None, y=None, /):
     With the condition alone this is ``nonzero(condition)``: integer indices, whose
     number depends on the values, so a traced condition is refused."""
     if x is None and y is None:
-        return _nonzero(as_array(condition))
+        return _nonzero(tensor_or_array(condition, "where"))
     if x is None or y is None:
         raise ArgumentValueError("where: either both or neither of x and y should be given")
     condition, x, y = as_array(condition), as_array(x), as_array(y)
-    if not (is_tensor(condition) or is_tensor(x) or is_tensor(y)):
-        return np.where(condition, x, y)
-    traced = is_traced(condition) or is_traced(x) or is_traced(y)
     code = result_code("where", x, y)
-    xs = [operand(condition, dtypes.BOOL, traced), operand(x, code, traced),
-          operand(y, code, traced)]
+    xs = in_one_mode((condition, x, y), (dtypes.BOOL, code, code))
     shape = broadcast_shapes("where", *[shape_of(v) for v in xs])
     return ew.select(*[st.broadcast_to(v, shape) for v in xs])
 
 
 def _nonzero(condition):
-    if not is_tensor(condition):
-        return np.nonzero(condition)
-    if is_traced(condition):
+    value = concrete_value(condition)
+    if value is None:
         raise ConcretizationError(
             "where(condition) with one argument is nonzero(condition): how many indices it "
             "returns depends on the values, which a traced tensor does not have; use "
             "where(condition, x, y) to select values")
-    return tuple(Tensor(i) for i in np.nonzero(condition.data))
+    return tuple(value_like(condition, i) for i in np.nonzero(value))
 
 
-@implements(np.nan_to_num)
+@implements("numpy.nan_to_num")
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     """NaN replaced by ``nan``, infinities by ``posinf``/``neginf`` (default: the
     largest finite values of the dtype), per part for complex ``x``.  Derivative 1 where
     ``x`` is finite, 0 where a value was replaced.  Tensors are immutable, so ``copy``
     has no effect on them."""
-    x = as_array(x)
-    if not is_tensor(x):
-        return np.nan_to_num(x, copy=copy, nan=nan, posinf=posinf, neginf=neginf)
+    x = tensor_or_array(x, "nan_to_num")
     code = code_of_value(x)
     if not dtypes.is_inexact(code):
         return x

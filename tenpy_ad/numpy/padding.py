@@ -16,10 +16,10 @@ from .. import dtypes
 from ..errors import ArgumentError, ArgumentValueError, ShapeError
 from ..ops import contraction
 from ..ops import structural as st
-from ..primitive import code_of_value, constant, shape_of
-from ._arrays import as_array
+from ..primitive import code_of_value, shape_of
+from ._arrays import as_array, tensor_or_array
 from ._dispatch import implements
-from ._operands import is_tensor, is_traced, operand
+from ._operands import is_tensor, operand, traced_among
 
 #: the modes supported for tensors and the keyword arguments each takes
 _MODES = {"constant": {"constant_values"}, "empty": set(), "edge": set(), "wrap": set(),
@@ -52,13 +52,11 @@ def _widths(pad_width, shape: tuple) -> list:
     return [(int(b), int(a)) for b, a in widths]
 
 
-@implements(np.pad)
+@implements("numpy.pad")
 def pad(array, pad_width, mode="constant", **kwargs):
     """Pad ``array`` by ``pad_width`` entries before and after along each axis."""
-    array = as_array(array)
+    array = tensor_or_array(array, "pad")
     values = as_array(kwargs.get("constant_values", 0)) if mode == "constant" else 0
-    if not (is_tensor(array) or is_tensor(values)):
-        return np.pad(array, pad_width, mode=mode, **kwargs)
     if not isinstance(mode, str) or mode not in _MODES:
         raise ArgumentError(f"pad: mode {mode!r} is not supported for tensors; use one of "
                             f"{', '.join(_MODES)}")
@@ -66,9 +64,8 @@ def pad(array, pad_width, mode="constant", **kwargs):
     if unsupported:
         raise ArgumentValueError(f"pad: unsupported keyword arguments for mode '{mode}': "
                                  f"{sorted(unsupported)}")
-    traced = is_traced(array) or is_traced(values)
-    code = (code_of_value(array) if is_tensor(array)
-            else dtypes.value_code(np.asarray(array).dtype))
+    traced = traced_among((array, values))
+    code = code_of_value(array)
     x = operand(array, code, traced)
     widths = _widths(pad_width, shape_of(x))
     if mode in ("constant", "empty"):
@@ -131,11 +128,7 @@ def _value_pairs(values, ndim: int, code: int, traced: bool) -> list:
 
 def _block(value, shape: tuple, code: int, traced: bool):
     """A block of ``shape`` filled with ``value`` (a Python number or a 0-d tensor)."""
-    if is_tensor(value):
-        return st.broadcast_in_dim(value, shape, ())
-    if traced:
-        return st.broadcast_in_dim(constant(value, code), shape, ())
-    return np.full(shape, value, dtype=dtypes.DTYPES[code])
+    return st.broadcast_in_dim(operand(value, code, traced), shape, ())
 
 
 def _odd_matrix(n: int, before: int, after: int, mode: str, code: int) -> np.ndarray:

@@ -13,30 +13,28 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import dtypes
-from .. import linalg as _linalg
 from ..errors import ArgumentError, ArgumentValueError, ShapeError
 from ..ops import contraction as ct_ops
 from ..ops import elementwise as ew
 from ..ops import structural as st
-from ..primitive import TracedTensor, describe, shape_of
+from ..primitive import describe, shape_of
+from ._arrays import as_array, tensor_or_array
 from ._dispatch import implements
-from ._operands import broadcast_shapes, is_tensor, normalize_axis, operand, result_code
+from ._operands import broadcast_shapes, common, is_tensor, normalize_axis, tensor_among
 from .arithmetic import multiply, subtract
 from .indexing import getitem
-from .joining import as_array, stack
-from .shaping import broadcast_to, transpose
+from .joining import stack
+from .shaping import reshape, transpose
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _SUMMED = _LETTERS[-1]          # the summed letter of dot/inner (operands have < 51 axes)
 
 
+@implements("numpy.matmul", "numpy.linalg.matmul")
 def matmul(a, b):
     """Matrix product with NumPy's ``@`` rules (1-d operands, broadcast batch axes)."""
     a, b = as_array(a), as_array(b)
-    if not (is_tensor(a) or is_tensor(b)):
-        return np.matmul(a, b)
     sa, sb = shape_of(a), shape_of(b)
     if len(sa) == 0 or len(sb) == 0:
         raise ShapeError("matmul: operands must have at least one axis, got "
@@ -45,9 +43,7 @@ def matmul(a, b):
     k_b = sb[0] if len(sb) == 1 else sb[-2]
     if k_a != k_b:
         raise ShapeError(f"matmul: contracted axes differ: {describe(a)} @ {describe(b)}")
-    traced = type(a) is TracedTensor or type(b) is TracedTensor
-    code = result_code("matmul", a, b)
-    a, b = operand(a, code, traced), operand(b, code, traced)
+    a, b = common("matmul", a, b)
     if len(sa) == 1 and len(sb) == 1:
         return ct_ops.einsum_strict("i,i->", a, b)
     if len(sa) == 1:
@@ -59,17 +55,16 @@ def matmul(a, b):
         letters = _LETTERS[:len(batch)]
         return ct_ops.einsum_strict(f"{letters}xy,y->{letters}x", a, b)
     batch = broadcast_shapes("matmul", sa[:-2], sb[:-2])
-    a = broadcast_to(a, batch + sa[-2:])
-    b = broadcast_to(b, batch + sb[-2:])
+    a = st.broadcast_to(a, batch + sa[-2:])
+    b = st.broadcast_to(b, batch + sb[-2:])
     letters = _LETTERS[:len(batch)]
     return ct_ops.einsum_strict(f"{letters}xy,{letters}yz->{letters}xz", a, b)
 
 
+@implements("numpy.tensordot", "numpy.linalg.tensordot")
 def tensordot(a, b, axes=2):
     """``np.tensordot``: contract ``axes`` of ``a`` with ``axes`` of ``b``."""
     a, b = as_array(a), as_array(b)
-    if not (is_tensor(a) or is_tensor(b)):
-        return np.tensordot(a, b, axes)
     na, nb = len(shape_of(a)), len(shape_of(b))
     if isinstance(axes, numbers.Integral):
         axes_a, axes_b = list(range(na - axes, na)), list(range(axes))
@@ -90,27 +85,19 @@ def tensordot(a, b, axes=2):
     return einsum(f"{''.join(letters_a)},{''.join(letters_b)}->{''.join(out)}", a, b)
 
 
-def _pair(a, b):
-    """Both operands of a product as arrays (lists of tensors stacked), and whether either
-    is a tensor."""
-    a, b = as_array(a), as_array(b)
-    return a, b, is_tensor(a) or is_tensor(b)
-
-
 def _no_out(name: str, out) -> None:
     if out is not None:
         raise ArgumentError(f"{name}: out= is not supported (tensors are immutable)")
 
 
+@implements("numpy.dot")
 def dot(a, b, out=None):
     """``np.dot``: a product for every ndim, by NumPy's rules — scalars multiply, 1-d
     with 1-d is the inner product, 2-d with 2-d the matrix product, N-d with 1-d sums over
     the last axes, N-d with M-d sums the last axis of ``a`` with the second-to-last of
     ``b`` (no broadcasting: the result has ``a``'s other axes, then ``b``'s)."""
     _no_out("dot", out)
-    a, b, tensors = _pair(a, b)
-    if not tensors:
-        return np.dot(a, b)
+    a, b = as_array(a), as_array(b)
     sa, sb = shape_of(a), shape_of(b)
     if not sa or not sb:
         return multiply(a, b)
@@ -125,11 +112,10 @@ def dot(a, b, out=None):
     return einsum(f"{term_a},{term_b}->{out_term}", a, b)
 
 
+@implements("numpy.vdot")
 def vdot(a, b):
     """``np.vdot``: the dot product of the flattened arrays, conjugating the first."""
-    a, b, tensors = _pair(a, b)
-    if not tensors:
-        return np.vdot(a, b)
+    a, b = tensor_or_array(a, "vdot"), tensor_or_array(b, "vdot")
     size_a, size_b = _size(a), _size(b)
     if size_a != size_b:
         raise ShapeError(f"vdot: operands {describe(a)} and {describe(b)} differ in size")
@@ -141,15 +127,14 @@ def _size(x) -> int:
 
 
 def _flat(x):
-    return st.reshape(x, (_size(x),)) if is_tensor(x) else np.reshape(x, -1)
+    return st.reshape(x, (_size(x),))
 
 
+@implements("numpy.inner")
 def inner(a, b):
     """``np.inner``: sums over the last axes (no conjugation); scalars multiply.  The
     result has ``a``'s other axes, then ``b``'s."""
-    a, b, tensors = _pair(a, b)
-    if not tensors:
-        return np.inner(a, b)
+    a, b = as_array(a), as_array(b)
     sa, sb = shape_of(a), shape_of(b)
     if not sa or not sb:
         return multiply(a, b)
@@ -160,22 +145,19 @@ def inner(a, b):
     return einsum(f"{term_a}{_SUMMED},{term_b}{_SUMMED}->{term_a}{term_b}", a, b)
 
 
+@implements("numpy.outer")
 def outer(a, b, out=None):
     """``np.outer``: ``a.ravel()[:, None] * b.ravel()[None, :]``."""
     _no_out("outer", out)
-    a, b, tensors = _pair(a, b)
-    if not tensors:
-        return np.outer(a, b)
+    a, b = tensor_or_array(a, "outer"), tensor_or_array(b, "outer")
     return einsum("i,j->ij", _flat(a), _flat(b))
 
 
+@implements("numpy.kron")
 def kron(a, b):
     """``np.kron``: the Kronecker product; the operand with fewer axes gets leading axes
     of length 1 first."""
-    a, b, tensors = _pair(a, b)
-    if not tensors:
-        return np.kron(a, b)
-    a, b = (x if is_tensor(x) else np.asarray(x) for x in (a, b))
+    a, b = tensor_or_array(a, "kron"), tensor_or_array(b, "kron")
     ndim = max(len(shape_of(a)), len(shape_of(b)))
     if ndim == 0:
         return multiply(a, b)
@@ -188,12 +170,10 @@ def kron(a, b):
     return st.reshape(product, tuple(i * j for i, j in zip(sa, sb)))
 
 
+@implements("numpy.cross")
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     """``np.cross`` of 2- or 3-vectors along ``axisa``/``axisb`` (``axis`` sets all three);
     the other axes broadcast.  Two 2-vectors give the scalar z component."""
-    a, b, tensors = _pair(a, b)
-    if not tensors:
-        return np.cross(a, b, axisa, axisb, axisc, axis)
     if axis is not None:
         axisa = axisb = axisc = axis
     a, b = _vectors_last(a, axisa), _vectors_last(b, axisb)
@@ -214,7 +194,7 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 
 
 def _vectors_last(x, axis: int):
-    x = x if is_tensor(x) else np.asarray(x)
+    x = tensor_or_array(x, "cross")
     ndim = len(shape_of(x))
     return transpose(x, _moved(normalize_axis("cross", axis, ndim), ndim - 1, ndim))
 
@@ -236,55 +216,32 @@ def _minor(u, v, i: int, j: int):
 
 
 def _moved_to_end(x, axis: int):
-    x = x if is_tensor(x) else np.asarray(x)
+    x = tensor_or_array(x, "vecdot")
     ndim = len(shape_of(x))
     return transpose(x, _moved(normalize_axis("vecdot", axis, ndim), ndim - 1, ndim))
 
 
+@implements("numpy.vecdot", "numpy.linalg.vecdot")
 def vecdot(x1, x2, /, *, axis=-1):
     """``np.vecdot``: the dot product along ``axis`` conjugating ``x1``, the other axes
     broadcast."""
-    a, b, tensors = _pair(x1, x2)
-    if not tensors and hasattr(np, "vecdot"):
-        return np.vecdot(a, b, axis=axis)
-    a, b = _moved_to_end(a, axis), _moved_to_end(b, axis)
+    a, b = _moved_to_end(x1, axis), _moved_to_end(x2, axis)
     return einsum("...i,...i->...", ew.conj(a), b)
 
 
+@implements("numpy.matvec")
 def matvec(x1, x2, /):
     """``np.matvec``: matrices ``(..., m, n)`` times vectors ``(..., n)``, broadcast."""
-    a, b, tensors = _pair(x1, x2)
-    if not tensors and hasattr(np, "matvec"):
-        return np.matvec(a, b)
-    return einsum("...ij,...j->...i", a, b)
+    return einsum("...ij,...j->...i", x1, x2)
 
 
+@implements("numpy.vecmat")
 def vecmat(x1, x2, /):
     """``np.vecmat``: conjugated vectors ``(..., n)`` times matrices ``(..., n, m)``."""
-    a, b, tensors = _pair(x1, x2)
-    if not tensors and hasattr(np, "vecmat"):
-        return np.vecmat(a, b)
-    return einsum("...j,...jk->...k", ew.conj(a), b)
+    return einsum("...j,...jk->...k", ew.conj(tensor_or_array(x1, "vecmat")), x2)
 
 
-def _linalg_outer(x1, x2, /):
-    """``np.linalg.outer``: the outer product of two vectors (1-d only)."""
-    for x in (x1, x2):
-        if len(shape_of(as_array(x))) != 1:
-            raise ShapeError(f"np.linalg.outer: operands must be 1-d, got {describe(x)}")
-    return outer(x1, x2)
-
-
-def _linalg_cross(x1, x2, /, *, axis=-1):
-    """``np.linalg.cross``: the cross product of 3-vectors along ``axis``."""
-    for x in (x1, x2):
-        shape = shape_of(as_array(x))
-        if not shape or shape[normalize_axis("cross", axis, len(shape))] != 3:
-            raise ShapeError(f"np.linalg.cross: vectors must have 3 components along axis "
-                             f"{axis}, got {describe(x)}")
-    return cross(x1, x2, axis=axis)
-
-
+@implements("numpy.einsum_path")
 def einsum_path(subscripts, *operands, optimize="greedy", einsum_call=False):
     """``np.einsum_path`` of tensors: the contraction order depends on shapes only.  In
     the sublist form the first operand comes as ``subscripts``."""
@@ -294,10 +251,71 @@ def einsum_path(subscripts, *operands, optimize="greedy", einsum_call=False):
                           einsum_call=einsum_call)
 
 
+@implements("numpy.linalg.multi_dot")
 def multi_dot(arrays, *, out=None):
-    """``np.linalg.multi_dot``: the product of several matrices in the cheapest order
-    (``tp.linalg.multi_dot``)."""
-    return _linalg.multi_dot(arrays, out=out)
+    """The product of several matrices in the cheapest order (NumPy's ``multi_dot``: the
+    first may be a row vector, the last a column vector)."""
+    if out is not None:
+        raise ArgumentError("multi_dot: out= is not supported (tensors are immutable)")
+    arrays = list(arrays)
+    if len(arrays) < 2:
+        raise ArgumentValueError("multi_dot: expecting at least two arrays")
+    if len(arrays) == 2:
+        return matmul(arrays[0], arrays[1])
+    first_vector = len(shape_of(arrays[0])) == 1
+    last_vector = len(shape_of(arrays[-1])) == 1
+    if first_vector:
+        arrays[0] = reshape(arrays[0], (1, -1))
+    if last_vector:
+        arrays[-1] = reshape(arrays[-1], (-1, 1))
+    for k, x in enumerate(arrays):
+        if len(shape_of(x)) != 2:
+            raise ShapeError(f"multi_dot: array {k} has shape {list(shape_of(x))}; all but "
+                             "the first and last must be 2-d")
+    result = _chain_product(arrays, _chain_order([shape_of(x) for x in arrays]))
+    if first_vector and last_vector:
+        return reshape(result, ())
+    if first_vector or last_vector:
+        return reshape(result, (-1,))
+    return result
+
+
+def _chain_order(shapes) -> list:
+    """``split[i][j]``: where the cheapest product of matrices ``i..j`` splits (the classic
+    dynamic programme over the chain's dimensions)."""
+    dims = [shapes[0][0]] + [s[1] for s in shapes]
+    n = len(shapes)
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] is None or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+    return split
+
+
+def _chain_product(arrays, split):
+    """The product along ``split``, with an explicit stack (no recursion)."""
+    results = {}
+    stack = [(0, len(arrays) - 1)]
+    while stack:
+        i, j = stack[-1]
+        if i == j:
+            results[i, j] = arrays[i]
+            stack.pop()
+            continue
+        k = split[i][j]
+        pending = [part for part in ((i, k), (k + 1, j)) if part not in results]
+        if pending:
+            stack.extend(pending)
+            continue
+        results[i, j] = matmul(results.pop((i, k)), results.pop((k + 1, j)))
+        stack.pop()
+    return results[0, len(arrays) - 1]
 
 
 @lru_cache(maxsize=4096)
@@ -370,6 +388,7 @@ def _take_diagonal(x, term: str):
     return st.slice_axes(x, spec), "".join(term[a] for a in rest) + letter
 
 
+@implements("numpy.einsum", fallback=False)      # arrays are contracted as tensors are
 def einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting="safe"):
     """``np.einsum`` over tensors, lowered onto binary contractions.
 
@@ -388,8 +407,7 @@ def einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting="
     else:
         subscripts, operands = _from_sublists(operands)
     if dtype is not None:
-        operands = [x.astype(dtype) if is_tensor(x) else np.asarray(x, dtype=dtype)
-                    for x in operands]
+        operands = [tensor_or_array(x, "einsum").astype(dtype) for x in operands]
     return _einsum(subscripts, operands)
 
 
@@ -421,7 +439,7 @@ def _from_sublists(args) -> tuple:
 
 
 def _einsum(subscripts: str, operands: list):
-    if not any(is_tensor(x) for x in operands):
+    if not tensor_among(operands, {}):
         if len(operands) == 1:
             return np.einsum(subscripts, operands[0])
         operands = [np.asarray(x) for x in operands]     # contracted pairwise below (BLAS)
@@ -431,12 +449,7 @@ def _einsum(subscripts: str, operands: list):
     sizes = ct_ops.letter_sizes(subscripts, terms, shapes, ellipsis_letters)
     if len(set(out)) != len(out) or any(c not in sizes for c in out):
         raise ShapeError(f"einsum '{subscripts}': invalid output '{out}'")
-    traced = any(type(x) is TracedTensor for x in operands)
-    code = result_code("einsum", *operands)
-    if any(is_tensor(x) for x in operands):
-        operands = [operand(x, code, traced) for x in operands]
-    else:
-        operands = [x.astype(dtypes.DTYPES[code], copy=False) for x in operands]
+    operands = common("einsum", *operands)
     for k, (term, shape) in enumerate(zip(terms, shapes)):
         target = tuple(sizes[c] for c in term)
         if target != shape:
@@ -472,18 +485,6 @@ def _einsum(subscripts: str, operands: list):
         return operands[0]
     return ct_ops.einsum_strict(f"{terms[0]}->{out}", operands[0])
 
-
-_NUMPY_NAMES = {
-    np: {"matmul": matmul, "tensordot": tensordot, "einsum": einsum, "dot": dot, "vdot": vdot,
-         "inner": inner, "outer": outer, "kron": kron, "cross": cross, "vecdot": vecdot,
-         "matvec": matvec, "vecmat": vecmat, "einsum_path": einsum_path},
-    np.linalg: {"multi_dot": multi_dot, "matmul": matmul, "tensordot": tensordot,
-                "vecdot": vecdot, "outer": _linalg_outer, "cross": _linalg_cross},
-}
-for _module, _names in _NUMPY_NAMES.items():
-    for _name, _ours in _names.items():
-        if hasattr(_module, _name):             # vecdot, matvec, ...: newer NumPy only
-            implements(getattr(_module, _name))(_ours)
 
 __all__ = ["matmul", "tensordot", "einsum", "einsum_path", "dot", "vdot", "inner", "outer",
            "kron", "cross", "vecdot", "matvec", "vecmat", "multi_dot"]

@@ -11,51 +11,48 @@ import numpy as np
 from ..errors import ArgumentError, ArgumentValueError, ConcretizationError, ShapeError
 from ..ops import structural as st
 from ..primitive import describe, shape_of
-from ._arrays import as_array
+from ..ops.indexing import concrete_value
+from ._arrays import tensor_or_array
 from ._dispatch import implements
-from ._operands import int_tuple, is_tensor, is_traced, normalize_axes, normalize_axis
+from ._operands import int_tuple, is_tensor, normalize_axes, normalize_axis
 from .shaping import axis_list, ravel
 
 
 # ------------------------------------------------------------------ flips and rotations
 
-@implements(np.flip)
+@implements("numpy.flip")
 def flip(m, axis=None):
     """Reverse the order of entries along ``axis`` (None: every axis; an int or tuple)."""
-    m = as_array(m)
-    if not is_tensor(m):
-        return np.flip(m, axis)
+    m = tensor_or_array(m, "flip")
     shape = shape_of(m)
     axes = normalize_axes("flip", axis, len(shape))
     return st.slice_axes(m, tuple((d - 1, -1, -1) if i in axes and d > 1 else (0, d, 1)
                                   for i, d in enumerate(shape)))
 
 
-@implements(np.fliplr)
+@implements("numpy.fliplr")
 def fliplr(m):
     """Reverse the columns (axis 1) of an array of 2 or more dimensions."""
-    m = as_array(m)
-    if is_tensor(m) and len(shape_of(m)) < 2:
+    m = tensor_or_array(m, "fliplr")
+    if len(shape_of(m)) < 2:
         raise ShapeError(f"fliplr: input must be >= 2-d, got {describe(m)}")
-    return flip(m, 1) if is_tensor(m) else np.fliplr(m)
+    return flip(m, 1)
 
 
-@implements(np.flipud)
+@implements("numpy.flipud")
 def flipud(m):
     """Reverse the rows (axis 0) of an array of 1 or more dimensions."""
-    m = as_array(m)
-    if is_tensor(m) and not shape_of(m):
+    m = tensor_or_array(m, "flipud")
+    if not shape_of(m):
         raise ShapeError(f"flipud: input must be >= 1-d, got {describe(m)}")
-    return flip(m, 0) if is_tensor(m) else np.flipud(m)
+    return flip(m, 0)
 
 
-@implements(np.rot90)
+@implements("numpy.rot90")
 def rot90(m, k=1, axes=(0, 1)):
     """Rotate by ``k`` quarter turns in the plane of ``axes``, from the first axis
     towards the second."""
-    m = as_array(m)
-    if not is_tensor(m):
-        return np.rot90(m, k, axes)
+    m = tensor_or_array(m, "rot90")
     axes = int_tuple("rot90", "axes", axes)
     ndim = len(shape_of(m))
     if len(axes) != 2:
@@ -79,13 +76,11 @@ def rot90(m, k=1, axes=(0, 1)):
 
 # ------------------------------------------------------------------ roll
 
-@implements(np.roll)
+@implements("numpy.roll")
 def roll(a, shift, axis=None):
     """Shift entries cyclically by ``shift`` along ``axis`` (None: of the flattened
     array, reshaped back); ``shift`` and ``axis`` may be matching tuples."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return np.roll(a, shift, axis)
+    a = tensor_or_array(a, "roll")
     shape = shape_of(a)
     if axis is None:
         return st.reshape(roll(ravel(a), shift, 0), shape)
@@ -105,13 +100,11 @@ def roll(a, shift, axis=None):
 
 # ------------------------------------------------------------------ tile and repeat
 
-@implements(np.tile)
+@implements("numpy.tile")
 def tile(A, reps):  # noqa: N803 - NumPy's name
     """``A`` repeated ``reps`` times along each axis (as ``np.tile``: missing axes of
     ``A`` or of ``reps`` count as 1)."""
-    A = as_array(A)  # noqa: N806
-    if not is_tensor(A):
-        return np.tile(A, reps)
+    A = tensor_or_array(A, "tile")  # noqa: N806
     reps = int_tuple("tile", "reps", reps)
     if any(r < 0 for r in reps):
         raise ArgumentValueError(f"tile: negative repetitions {list(reps)}")
@@ -131,10 +124,10 @@ def tile(A, reps):  # noqa: N803 - NumPy's name
 def _counts(repeats) -> np.ndarray:
     """``repeats`` as a 0-d or 1-d array of non-negative integers."""
     if is_tensor(repeats):
-        if is_traced(repeats):
+        repeats = concrete_value(repeats)
+        if repeats is None:
             raise ConcretizationError("repeat: the repeats must be known to build the "
                                       "result; pass integers, not a traced tensor")
-        repeats = repeats.detach().numpy()
     counts = np.asarray(repeats)
     if not np.can_cast(counts.dtype, np.int64, casting="safe"):
         raise ArgumentError(f"repeat: repeats must be integers, got dtype {counts.dtype}")
@@ -145,13 +138,11 @@ def _counts(repeats) -> np.ndarray:
     return counts.astype(np.int64)
 
 
-@implements(np.repeat)
+@implements("numpy.repeat")
 def repeat(a, repeats, axis=None):
     """Each entry repeated ``repeats`` times along ``axis`` (None: of the flattened
     array); ``repeats`` is one count or one per entry along the axis."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return np.repeat(a, repeats, axis)
+    a = tensor_or_array(a, "repeat")
     counts = _counts(repeats)
     if axis is None:
         a, axis = ravel(a), 0

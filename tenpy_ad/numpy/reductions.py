@@ -4,7 +4,7 @@
 NumPy's signatures: ``axis`` None (all axes), an int or a tuple, negative counting from the
 end; ``keepdims``; ``dtype`` where NumPy has it; ``initial`` for ``sum``, ``prod``, ``max``
 and ``min``.  ``out=`` and ``where=`` are refused for tensors (tensors are immutable; mask
-the operand instead).  Without a tensor among the arguments NumPy's own result is returned.
+the operand instead).  Without a tensor among the arguments NumPy's own function runs.
 
 Subgradients: ``max``/``min`` (and ``ptp``) give the derivative to the entries equal to
 the extremum, split evenly among ties (``max([1., 3., 3.])`` -> ``[0, 0.5, 0.5]``);
@@ -23,19 +23,14 @@ from ..errors import ArgumentError, DTypeError, ShapeError
 from ..ops import elementwise as ew
 from ..ops import reductions as red
 from ..ops import structural as st
-from ..primitive import Tensor, code_of_value, constant, describe, shape_of
+from ..primitive import code_of_value, constant, describe, shape_of
+from ._arrays import tensor_or_array
 from ._dispatch import implements
-from ._operands import is_tensor, is_traced, normalize_axes, normalize_axis
+from ._operands import is_traced, normalize_axes, normalize_axis, value_like
 from .arithmetic import add, multiply, subtract
-from .joining import as_array
 
 #: the default of NumPy arguments that are left out when not given (``initial``, ...)
 NO_VALUE = np._NoValue
-
-
-def numpy_result(fn, *args, **kwargs):
-    """``fn`` of NumPy on plain values, passing on only the keywords that were given."""
-    return fn(*args, **{k: v for k, v in kwargs.items() if v is not NO_VALUE})
 
 
 def refuse_out_where(name: str, out=None, where=True) -> None:
@@ -64,8 +59,7 @@ def filled(like, shape: tuple, value):
     """A tensor of ``shape`` in ``like``'s dtype and mode holding ``value`` everywhere."""
     if is_traced(like):
         return st.broadcast_in_dim(constant(value, like.dtype_code), shape, ())
-    array = np.full(shape, value, dtype=dtypes.DTYPES[code_of_value(like)])
-    return Tensor(array) if type(like) is Tensor else array
+    return value_like(like, np.full(shape, value, dtype=dtypes.DTYPES[code_of_value(like)]))
 
 
 def accumulating(x, dtype):
@@ -78,36 +72,31 @@ def accumulating(x, dtype):
 
 # ------------------------------------------------------------------ sum, prod
 
-@implements(np.sum)
+def _accumulated(name, reduce, combine, a, axis, dtype, out, keepdims, initial, where):
+    """``sum``/``prod``: ``reduce`` over ``axis`` in the accumulating dtype, then
+    ``combine``-d with ``initial`` if given."""
+    refuse_out_where(name, out, where)
+    x = accumulating(tensor_or_array(a, name), dtype)
+    shape = shape_of(x)
+    axes = normalize_axes(name, axis, len(shape))
+    result = keep_dims(reduce(x, axes), shape, axes, keepdims)
+    return result if initial is NO_VALUE else combine(result, initial)
+
+
+@implements("numpy.sum")
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=NO_VALUE,  # noqa: A001
         where=True):
     """Sum over ``axis`` (all axes by default), like ``np.sum``."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return numpy_result(np.sum, a, axis=axis, dtype=dtype, out=out, keepdims=keepdims,
-                            initial=initial, where=where)
-    refuse_out_where("sum", out, where)
-    x = accumulating(a, dtype)
-    shape = shape_of(x)
-    axes = normalize_axes("sum", axis, len(shape))
-    result = keep_dims(st.reduce_sum(x, axes), shape, axes, keepdims)
-    return result if initial is NO_VALUE else add(result, initial)
+    return _accumulated("sum", st.reduce_sum, add, a, axis, dtype, out, keepdims, initial,
+                        where)
 
 
-@implements(np.prod)
+@implements("numpy.prod")
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=NO_VALUE, where=True):
     """Product over ``axis``; the derivative is the product of the other entries (exact
     with zeros in ``a``: no division)."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return numpy_result(np.prod, a, axis=axis, dtype=dtype, out=out, keepdims=keepdims,
-                            initial=initial, where=where)
-    refuse_out_where("prod", out, where)
-    x = accumulating(a, dtype)
-    shape = shape_of(x)
-    axes = normalize_axes("prod", axis, len(shape))
-    result = keep_dims(red.reduce_prod(x, axes), shape, axes, keepdims)
-    return result if initial is NO_VALUE else multiply(result, initial)
+    return _accumulated("prod", red.reduce_prod, multiply, a, axis, dtype, out, keepdims,
+                        initial, where)
 
 
 # ------------------------------------------------------------------ extrema
@@ -120,13 +109,10 @@ def ordered(name: str, a):
                          "or abs() instead")
 
 
-def extremum(name, reduce, numpy_fn, a, axis, out, keepdims, initial, where):
+def extremum(name, reduce, a, axis, out, keepdims, initial, where):
     """``max``/``min``-like reductions with NumPy's arguments (ties share the derivative
     evenly, ``initial`` included)."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return numpy_result(numpy_fn, a, axis=axis, out=out, keepdims=keepdims,
-                            initial=initial, where=where)
+    a = tensor_or_array(a, name)
     refuse_out_where(name, out, where)
     ordered(name, a)
     shape = shape_of(a)
@@ -146,59 +132,53 @@ def extremum(name, reduce, numpy_fn, a, axis, out, keepdims, initial, where):
     return keep_dims(reduce(both, (0,)), shape, axes, keepdims)
 
 
-@implements(np.max, np.amax)
+@implements("numpy.max", "numpy.amax")
 def amax(a, axis=None, out=None, keepdims=False, initial=NO_VALUE, where=True):
     """Maximum over ``axis``; the derivative goes to the maxima, split evenly on ties."""
-    return extremum("max", st.reduce_max, np.max, a, axis, out, keepdims, initial, where)
+    return extremum("max", st.reduce_max, a, axis, out, keepdims, initial, where)
 
 
-@implements(np.min, np.amin)
+@implements("numpy.min", "numpy.amin")
 def amin(a, axis=None, out=None, keepdims=False, initial=NO_VALUE, where=True):
     """Minimum over ``axis``; the derivative goes to the minima, split evenly on ties."""
-    return extremum("min", red.reduce_min, np.min, a, axis, out, keepdims, initial, where)
+    return extremum("min", red.reduce_min, a, axis, out, keepdims, initial, where)
 
 
 max = amax  # noqa: A001 - NumPy's names
 min = amin  # noqa: A001
 
 
-@implements(np.ptp)
+@implements("numpy.ptp")
 def ptp(a, axis=None, out=None, keepdims=False):
     """``max - min`` over ``axis`` (ties of either share its derivative evenly)."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return np.ptp(a, axis=axis, out=out, keepdims=keepdims)
+    a = tensor_or_array(a, "ptp")
     return subtract(amax(a, axis, out, keepdims), amin(a, axis, out, keepdims))
 
 
 # ------------------------------------------------------------------ booleans, indices
 
-def _logical(name, reduce, numpy_fn, a, axis, out, keepdims, where):
-    a = as_array(a)
-    if not is_tensor(a):
-        return numpy_result(numpy_fn, a, axis=axis, out=out, keepdims=keepdims, where=where)
+def _logical(name, reduce, a, axis, out, keepdims, where):
+    a = tensor_or_array(a, name)
     refuse_out_where(name, out, where)
     shape = shape_of(a)
     axes = normalize_axes(name, axis, len(shape))
     return keep_dims(reduce(a, axes), shape, axes, keepdims)
 
 
-@implements(np.all)
+@implements("numpy.all")
 def all(a, axis=None, out=None, keepdims=False, *, where=True):  # noqa: A001
     """Whether all entries over ``axis`` are non-zero (bool, not differentiated)."""
-    return _logical("all", red.reduce_all, np.all, a, axis, out, keepdims, where)
+    return _logical("all", red.reduce_all, a, axis, out, keepdims, where)
 
 
-@implements(np.any)
+@implements("numpy.any")
 def any(a, axis=None, out=None, keepdims=False, *, where=True):  # noqa: A001
     """Whether any entry over ``axis`` is non-zero (bool, not differentiated)."""
-    return _logical("any", red.reduce_any, np.any, a, axis, out, keepdims, where)
+    return _logical("any", red.reduce_any, a, axis, out, keepdims, where)
 
 
-def _arg(name, reduce, numpy_fn, a, axis, out, keepdims):
-    a = as_array(a)
-    if not is_tensor(a):
-        return numpy_fn(a, axis=axis, out=out, keepdims=keepdims)
+def _arg(name, reduce, a, axis, out, keepdims):
+    a = tensor_or_array(a, name)
     refuse_out_where(name, out)
     shape = shape_of(a)
     if axis is None:
@@ -208,25 +188,23 @@ def _arg(name, reduce, numpy_fn, a, axis, out, keepdims):
     return keep_dims(reduce(a, axis), shape, (axis,), keepdims)
 
 
-@implements(np.argmax)
+@implements("numpy.argmax")
 def argmax(a, axis=None, out=None, *, keepdims=False):
     """Index of the first maximum (of the flattened ``a`` when ``axis`` is None); int64,
     not differentiated."""
-    return _arg("argmax", red.argmax, np.argmax, a, axis, out, keepdims)
+    return _arg("argmax", red.argmax, a, axis, out, keepdims)
 
 
-@implements(np.argmin)
+@implements("numpy.argmin")
 def argmin(a, axis=None, out=None, *, keepdims=False):
     """Index of the first minimum; int64, not differentiated."""
-    return _arg("argmin", red.argmin, np.argmin, a, axis, out, keepdims)
+    return _arg("argmin", red.argmin, a, axis, out, keepdims)
 
 
-@implements(np.count_nonzero)
+@implements("numpy.count_nonzero")
 def count_nonzero(a, axis=None, *, keepdims=False):
     """How many entries over ``axis`` are non-zero (int64, not differentiated)."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return np.count_nonzero(a, axis=axis, keepdims=keepdims)
+    a = tensor_or_array(a, "count_nonzero")
     shape = shape_of(a)
     axes = normalize_axes("count_nonzero", axis, len(shape))
     nonzero = red.reduce_any(a, ())        # elementwise truth, as a bool tensor

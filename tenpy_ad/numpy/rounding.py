@@ -7,32 +7,29 @@ from __future__ import annotations
 
 import numbers
 
-import numpy as np
-
 from .. import dtypes
 from ..errors import ArgumentError, NotDifferentiableError
 from ..ops import elementwise as ew
 from ..ops import piecewise as pw
 from ..primitive import code_of_value
+from ._arrays import tensor_or_array
 from ._dispatch import implements
-from ._operands import is_tensor
 from ._ufuncs import ufunc_function
-from .joining import as_array
 
-floor = ufunc_function(np.floor, pw.floor, "The largest integer ``<= x``; derivative zero.")
-ceil = ufunc_function(np.ceil, pw.ceil, "The smallest integer ``>= x``; derivative zero.")
-trunc = ufunc_function(np.trunc, pw.trunc, "``x`` rounded towards 0; derivative zero.")
-rint = ufunc_function(np.rint, pw.rint, "The nearest integer (half to even); derivative "
-                                        "zero.")
+floor = ufunc_function("numpy.floor", pw.floor,
+                       "The largest integer ``<= x``; derivative zero.")
+ceil = ufunc_function("numpy.ceil", pw.ceil,
+                      "The smallest integer ``>= x``; derivative zero.")
+trunc = ufunc_function("numpy.trunc", pw.trunc, "``x`` rounded towards 0; derivative zero.")
+rint = ufunc_function("numpy.rint", pw.rint,
+                      "The nearest integer (half to even); derivative zero.")
 
 
-@implements(np.round, np.around)
+@implements("numpy.round", "numpy.around")
 def round(a, decimals=0, out=None):  # noqa: A001 - NumPy's name
     """Round half to even at ``decimals`` decimal places (negative: tens, hundreds...);
     complex values round their real and imaginary parts.  Derivative zero."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return np.round(a, decimals=decimals, out=out)
+    a = tensor_or_array(a)
     if out is not None:
         raise NotDifferentiableError("np.round(..., out=...) cannot write into an existing "
                                      "array without losing the gradient")
@@ -46,9 +43,10 @@ def round(a, decimals=0, out=None):  # noqa: A001 - NumPy's name
 around = round
 
 
-@implements(np.fix)
+@implements("numpy.fix")
 def fix(x, out=None):
     """Round towards zero (``trunc``; integers unchanged).  Derivative zero."""
     return trunc(x, out=out)
+
 
 __all__ = ["floor", "ceil", "trunc", "rint", "fix", "round", "around"]

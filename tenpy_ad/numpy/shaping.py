@@ -5,16 +5,13 @@ derivatives are those primitives' own."""
 from __future__ import annotations
 
 import math
-import numbers
-
-import numpy as np
 
 from ..errors import ArgumentError, ArgumentValueError, ShapeError
 from ..ops import structural as st
 from ..primitive import describe, shape_of
-from ._arrays import as_array, numpy_functions
+from ._arrays import tensor_or_array
 from ._dispatch import implements
-from ._operands import broadcast_shapes, int_tuple, is_tensor, normalize_axes, normalize_axis
+from ._operands import broadcast_shapes, int_tuple, normalize_axes, normalize_axis
 
 
 def axis_list(name: str, axes, ndim: int) -> list:
@@ -29,7 +26,7 @@ def axis_list(name: str, axes, ndim: int) -> list:
 
 # ------------------------------------------------------------------ reshape, ravel
 
-@implements(np.reshape)
+@implements("numpy.reshape")
 def reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
     """Reshape like ``np.reshape`` (one ``-1`` allowed; ``newshape`` is NumPy's older
     name of ``shape``); only ``order='C'``."""
@@ -37,10 +34,7 @@ def reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
         if newshape is None:
             raise ArgumentError("reshape: missing the shape")
         shape = newshape
-    a = as_array(a)
-    if not is_tensor(a):
-        copying = {} if copy is None else {"copy": copy}      # NumPy >= 2.1 only
-        return np.reshape(a, shape, order=order, **copying)
+    a = tensor_or_array(a, "reshape")
     if order != "C":
         raise ArgumentError(f"reshape: order={order!r} is not supported for tensors (only "
                             "'C'); transpose explicitly for another order")
@@ -61,13 +55,11 @@ def _infer_minus_one(x, shape: tuple) -> tuple:
     return tuple(size // known if d == -1 else d for d in shape)
 
 
-@implements(np.ravel)
+@implements("numpy.ravel")
 def ravel(a, order="C"):
     """The entries as a 1-d tensor, in row-major order (``order='F'``: column-major; a
     tensor has no memory layout, so ``'A'`` and ``'K'`` mean ``'C'``)."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return np.ravel(a, order=order)
+    a = tensor_or_array(a, "ravel")
     if order not in ("C", "F", "A", "K"):
         raise ArgumentValueError(f"ravel: order must be one of 'C', 'F', 'A', 'K', got {order!r}")
     if order == "F":
@@ -77,12 +69,10 @@ def ravel(a, order="C"):
 
 # ------------------------------------------------------------------ axes of size one
 
-@implements(np.squeeze)
+@implements("numpy.squeeze")
 def squeeze(a, axis=None):
     """Remove axes of size one (all of them, or those in ``axis``)."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return np.squeeze(a, axis=axis)
+    a = tensor_or_array(a, "squeeze")
     shape = shape_of(a)
     if axis is None:
         axes = [i for i, d in enumerate(shape) if d == 1]
@@ -94,13 +84,11 @@ def squeeze(a, axis=None):
     return st.reshape(a, tuple(d for i, d in enumerate(shape) if i not in axes))
 
 
-@implements(np.expand_dims)
+@implements("numpy.expand_dims")
 def expand_dims(a, axis):
     """Insert axes of size one at the positions ``axis`` (an int or a tuple) of the
     result."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return np.expand_dims(a, axis)
+    a = tensor_or_array(a, "expand_dims")
     shape = shape_of(a)
     n_new = len(int_tuple("expand_dims", "axis", axis))
     new_axes = set(axis_list("expand_dims", axis, len(shape) + n_new))
@@ -109,27 +97,24 @@ def expand_dims(a, axis):
                                for i in range(len(shape) + n_new)))
 
 
-def _atleast(numpy_fn, place, arys):
-    results = []
-    for a in arys:
-        a = as_array(a)
-        if not is_tensor(a):
-            results.append(numpy_fn(a))
-            continue
-        results.append(st.reshape(a, place(shape_of(a))))
+def _atleast(name: str, place, arys):
+    """Each of ``arys`` (tensors, or NumPy's arrays of the others) reshaped to
+    ``place(shape)``."""
+    results = [tensor_or_array(a, name) for a in arys]
+    results = [st.reshape(a, place(shape_of(a))) for a in results]
     return results[0] if len(results) == 1 else tuple(results)
 
 
-@implements(np.atleast_1d)
+@implements("numpy.atleast_1d")
 def atleast_1d(*arys):
     """Each argument with at least one axis (a 0-d one becomes shape ``(1,)``)."""
-    return _atleast(np.atleast_1d, lambda s: s if s else (1,), arys)
+    return _atleast("atleast_1d", lambda s: s if s else (1,), arys)
 
 
-@implements(np.atleast_2d)
+@implements("numpy.atleast_2d")
 def atleast_2d(*arys):
     """Each argument with at least two axes: ``(N,)`` becomes ``(1, N)``."""
-    return _atleast(np.atleast_2d,
+    return _atleast("atleast_2d",
                     lambda s: s if len(s) >= 2 else (1,) * (2 - len(s)) + s, arys)
 
 
@@ -139,21 +124,19 @@ def _to_3d(shape: tuple) -> tuple:
     return {0: (1, 1, 1), 1: (1,) + shape + (1,), 2: shape + (1,)}[len(shape)]
 
 
-@implements(np.atleast_3d)
+@implements("numpy.atleast_3d")
 def atleast_3d(*arys):
     """Each argument with at least three axes: ``(N,)`` becomes ``(1, N, 1)`` and
     ``(M, N)`` becomes ``(M, N, 1)``."""
-    return _atleast(np.atleast_3d, _to_3d, arys)
+    return _atleast("atleast_3d", _to_3d, arys)
 
 
 # ------------------------------------------------------------------ permuting axes
 
-@implements(np.transpose)
+@implements("numpy.transpose")
 def transpose(a, axes=None):
     """Permute axes like ``np.transpose`` (reversed by default)."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return np.transpose(a, axes)
+    a = tensor_or_array(a, "transpose")
     ndim = len(shape_of(a))
     if axes is None:
         return st.transpose(a, tuple(range(ndim - 1, -1, -1)))
@@ -164,12 +147,10 @@ def transpose(a, axes=None):
     return st.transpose(a, tuple(p % ndim for p in perm))
 
 
-@implements(np.swapaxes)
+@implements("numpy.swapaxes")
 def swapaxes(a, axis1, axis2):
     """Exchange two axes."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return np.swapaxes(a, axis1, axis2)
+    a = tensor_or_array(a, "swapaxes")
     ndim = len(shape_of(a))
     i, j = normalize_axis("swapaxes", axis1, ndim), normalize_axis("swapaxes", axis2, ndim)
     perm = list(range(ndim))
@@ -177,22 +158,20 @@ def swapaxes(a, axis1, axis2):
     return st.transpose(a, tuple(perm))
 
 
-@implements(*numpy_functions("matrix_transpose"))
+@implements("numpy.matrix_transpose", "numpy.linalg.matrix_transpose")
 def matrix_transpose(x, /):
     """Transpose the last two axes (of a matrix or a stack of matrices)."""
-    x = as_array(x)
-    if len(shape(x)) < 2:
+    x = tensor_or_array(x, "matrix_transpose")
+    if len(shape_of(x)) < 2:
         raise ShapeError(f"matrix_transpose: needs at least two axes, got {describe(x)}")
     return swapaxes(x, -1, -2)
 
 
-@implements(np.moveaxis)
+@implements("numpy.moveaxis")
 def moveaxis(a, source, destination):
     """Move the axes ``source`` to the positions ``destination``; the others keep their
     order."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return np.moveaxis(a, source, destination)
+    a = tensor_or_array(a, "moveaxis")
     ndim = len(shape_of(a))
     source = axis_list("moveaxis", source, ndim)
     destination = axis_list("moveaxis", destination, ndim)
@@ -204,13 +183,11 @@ def moveaxis(a, source, destination):
     return st.transpose(a, tuple(order))
 
 
-@implements(np.rollaxis)
+@implements("numpy.rollaxis")
 def rollaxis(a, axis, start=0):
     """Move ``axis`` to come just before position ``start`` (NumPy's older
     ``moveaxis``)."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return np.rollaxis(a, axis, start)
+    a = tensor_or_array(a, "rollaxis")
     ndim = len(shape_of(a))
     axis = normalize_axis("rollaxis", axis, ndim)
     if not -ndim <= start <= ndim:
@@ -227,19 +204,16 @@ def rollaxis(a, axis, start=0):
 
 def broadcast_in_dim(x, shape, broadcast_dimensions):
     """Broadcast ``x`` to ``shape``; operand axis ``i`` becomes ``broadcast_dimensions[i]``."""
-    if not is_tensor(x):
-        x = np.asarray(x)
-    return st.broadcast_in_dim(x, int_tuple("broadcast_in_dim", "shape", shape),
+    return st.broadcast_in_dim(tensor_or_array(x, "broadcast_in_dim"),
+                               int_tuple("broadcast_in_dim", "shape", shape),
                                int_tuple("broadcast_in_dim", "broadcast_dimensions",
                                          broadcast_dimensions))
 
 
-@implements(np.broadcast_to)
+@implements("numpy.broadcast_to")
 def broadcast_to(array, shape, subok=False):
     """NumPy-style ``broadcast_to``."""
-    array = as_array(array)
-    if not is_tensor(array):
-        return np.broadcast_to(array, shape, subok=subok)
+    array = tensor_or_array(array, "broadcast_to")
     shape = int_tuple("broadcast_to", "shape", shape)
     if broadcast_shapes("broadcast_to", shape_of(array), shape) != shape:
         raise ShapeError(f"broadcast_to: cannot broadcast {describe(array)} to "
@@ -247,53 +221,44 @@ def broadcast_to(array, shape, subok=False):
     return st.broadcast_to(array, shape)
 
 
-@implements(np.broadcast_arrays)
+@implements("numpy.broadcast_arrays")
 def broadcast_arrays(*args, subok=False):
     """The arguments broadcast to their common shape, as a tuple (each tensor stays a
     tensor of its kind, each array an array)."""
-    args = [as_array(a) for a in args]
-    if not any(is_tensor(a) for a in args):
-        return np.broadcast_arrays(*args, subok=subok)
-    shape = broadcast_shapes("broadcast_arrays", *[tuple(np.shape(a)) if not is_tensor(a)
-                                                   else shape_of(a) for a in args])
-    return tuple(st.broadcast_to(a, shape) if is_tensor(a) else np.broadcast_to(a, shape)
-                 for a in args)
+    args = [tensor_or_array(a, "broadcast_arrays") for a in args]
+    shape = broadcast_shapes("broadcast_arrays", *[shape_of(a) for a in args])
+    return tuple(st.broadcast_to(a, shape) for a in args)
 
 
 # ------------------------------------------------------------------ queries
 
-@implements(np.shape)
+@implements("numpy.shape")
 def shape(a) -> tuple:
     """The shape, a tuple of Python ints."""
-    a = as_array(a)
-    return tuple(shape_of(a)) if is_tensor(a) else np.shape(a)
+    return tuple(shape_of(tensor_or_array(a, "shape")))
 
 
-@implements(np.ndim)
+@implements("numpy.ndim")
 def ndim(a) -> int:
     """The number of axes, a Python int."""
-    a = as_array(a)
-    return len(shape_of(a)) if is_tensor(a) else np.ndim(a)
+    return len(shape_of(tensor_or_array(a, "ndim")))
 
 
-@implements(np.size)
+@implements("numpy.size")
 def size(a, axis=None) -> int:
     """The number of entries (along ``axis``, an int or a tuple, if given), a Python
     int."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return np.size(a, axis)
+    a = tensor_or_array(a, "size")
     dims = shape_of(a)
     if axis is None:
         return math.prod(dims)
     return math.prod(dims[i] for i in axis_list("size", axis, len(dims)))
 
 
-@implements(np.copy)
+@implements("numpy.copy")
 def copy(a, order="K", subok=False):
     """A copy; a tensor is immutable, so it is its own copy."""
-    a = as_array(a)
-    return a if is_tensor(a) else np.copy(a, order=order, subok=subok)
+    return tensor_or_array(a, "copy")
 
 
 __all__ = ["reshape", "ravel", "squeeze", "expand_dims", "atleast_1d", "atleast_2d",

@@ -16,11 +16,11 @@ from ..errors import ArgumentError, ArgumentValueError, ShapeError
 from ..ops import elementwise as ew
 from ..ops import sorting as so
 from ..ops import structural as st
-from ..primitive import Tensor, bind1, bind2, constant, describe, shape_of
+from ..primitive import bind1, bind2, code_of_value, describe, shape_of
+from ._arrays import as_array, tensor_or_array
 from ._dispatch import implements
-from ._operands import is_tensor, is_traced, normalize_axis, operand, result_code
+from ._operands import common, normalize_axis, value_like
 from .indexing import concrete_values, getitem, take, take_along_axis
-from .joining import as_array
 
 
 def _along(name: str, a, axis):
@@ -44,38 +44,34 @@ def _no_order(name: str, order) -> None:
         raise ArgumentError(f"{name}: order= (fields of structured arrays) is not supported")
 
 
-@implements(np.argsort)
+def _sortable(name: str, a, axis, kind, order) -> tuple:
+    """``a`` (flattened for ``axis=None``) and the axis, after checking NumPy's ``kind``
+    and ``order`` arguments."""
+    _no_order(name, order)
+    _sort_kind(name, kind)
+    return _along(name, tensor_or_array(a, name), axis)
+
+
+@implements("numpy.argsort")
 def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     """``np.argsort``: the int64 positions that sort ``a`` along ``axis``."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return np.argsort(a, axis=axis, kind=kind, order=order, **_stable(stable))
-    _no_order("argsort", order)
-    kind = _sort_kind("argsort", kind)
-    a, axis = _along("argsort", a, axis)
+    a, axis = _sortable("argsort", a, axis, kind, order)
     return bind1(so.argsort_p, ("stable" if stable else kind, axis), a)
 
 
-@implements(np.sort)
+@implements("numpy.sort")
 def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     """``np.sort``, differentiable: the derivative follows the sorting permutation (tied
     entries keep their order, a stable sort)."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return np.sort(a, axis=axis, kind=kind, order=order, **_stable(stable))
-    _no_order("sort", order)
-    _sort_kind("sort", kind)
-    a, axis = _along("sort", a, axis)
+    a, axis = _sortable("sort", a, axis, kind, order)
     return take_along_axis(a, bind1(so.argsort_p, ("stable", axis), a), axis)
 
 
-@implements(np.lexsort)
+@implements("numpy.lexsort")
 def lexsort(keys, axis=-1):
     """``np.lexsort``: the int64 positions that sort by the last key, then the one before,
     ... (``keys``: a sequence of arrays of one shape, or a 2-d array of rows)."""
-    keys = as_array(keys)
-    if not is_tensor(keys):
-        return np.lexsort(keys, axis=axis)
+    keys = tensor_or_array(keys, "lexsort")
     ndim = len(shape_of(keys))
     if ndim < 2:
         raise ShapeError(f"lexsort: keys {describe(keys)} must hold at least one key of "
@@ -83,15 +79,12 @@ def lexsort(keys, axis=-1):
     return bind1(so.lexsort_p, normalize_axis("lexsort", axis, ndim - 1), keys)
 
 
-@implements(np.sort_complex)
+@implements("numpy.sort_complex")
 def sort_complex(a):
     """``np.sort_complex``: ``a`` as complex values, sorted by real then imaginary part
     along the last axis (differentiable as :func:`sort`)."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return np.sort_complex(a)
-    code = a.dtype_code if is_traced(a) else dtypes.value_code(a.dtype)
-    return sort(ew.convert(a, dtypes.complex_code(code)))
+    a = tensor_or_array(a, "sort_complex")
+    return sort(ew.convert(a, dtypes.complex_code(code_of_value(a))))
 
 
 def _kth(name: str, kth) -> tuple:
@@ -101,53 +94,45 @@ def _kth(name: str, kth) -> tuple:
     return tuple(int(k) for k in np.atleast_1d(kth))
 
 
-@implements(np.argpartition)
+def _partitioned(name: str, a, kth, axis, order) -> tuple:
+    """``a`` (flattened for ``axis=None``), the axis, and the int64 positions that put the
+    ``kth`` entries in sorted place along it."""
+    _no_order(name, order)
+    a, axis = _along(name, tensor_or_array(a, name), axis)
+    return a, axis, bind1(so.argpartition_p, (_kth(name, kth), axis), a)
+
+
+@implements("numpy.argpartition")
 def argpartition(a, kth, axis=-1, kind="introselect", order=None):
     """``np.argpartition``: int64 positions that put the ``kth`` entries in sorted place."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return np.argpartition(a, kth, axis=axis, kind=kind, order=order)
-    _no_order("argpartition", order)
-    a, axis = _along("argpartition", a, axis)
-    return bind1(so.argpartition_p, (_kth("argpartition", kth), axis), a)
+    return _partitioned("argpartition", a, kth, axis, order)[2]
 
 
-@implements(np.partition)
+@implements("numpy.partition")
 def partition(a, kth, axis=-1, kind="introselect", order=None):
     """``np.partition``, differentiable: ``a`` gathered at ``argpartition``."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return np.partition(a, kth, axis=axis, kind=kind, order=order)
-    _no_order("partition", order)
-    a, axis = _along("partition", a, axis)
-    positions = bind1(so.argpartition_p, (_kth("partition", kth), axis), a)
+    a, axis, positions = _partitioned("partition", a, kth, axis, order)
     return take_along_axis(a, positions, axis)
 
 
-@implements(np.searchsorted)
+@implements("numpy.searchsorted")
 def searchsorted(a, v, side="left", sorter=None):
     """``np.searchsorted``: int64 insertion positions of ``v`` into the sorted 1-d ``a``
     (``sorter``: the positions that sort ``a``)."""
-    a, v = as_array(a), as_array(v)
-    if not (is_tensor(a) or is_tensor(v) or is_tensor(sorter)):
-        return np.searchsorted(a, v, side=side, sorter=sorter)
     if side not in ("left", "right"):
         raise ArgumentValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    a, v = as_array(a), as_array(v)                  # a Python scalar ``v`` stays weak
     if sorter is not None:
         a = take(a, sorter)
-    traced = is_traced(a) or is_traced(v)
-    code = result_code("searchsorted", a, v)
-    return bind2(so.searchsorted_p, side, operand(a, code, traced), operand(v, code, traced))
+    return bind2(so.searchsorted_p, side, *common("searchsorted", a, v))
 
 
-@implements(np.digitize)
+@implements("numpy.digitize")
 def digitize(x, bins, right=False):
     """``np.digitize``: the int64 index of the bin of each entry of ``x``; ``bins`` is
     monotonic, and concrete (its direction decides the search)."""
-    x, bins = as_array(x), as_array(bins)
-    if not (is_tensor(x) or is_tensor(bins)):
-        return np.digitize(x, bins, right=right)
-    edges = concrete_values("digitize", bins) if is_tensor(bins) else np.asarray(bins)
+    bins = tensor_or_array(bins, "digitize")
+    edges = concrete_values("digitize", bins)
     if edges.ndim != 1:
         raise ShapeError(f"digitize: bins must be 1-d, got {describe(bins)}")
     differences = np.diff(edges)
@@ -159,17 +144,14 @@ def digitize(x, bins, right=False):
     raise ArgumentValueError("digitize: bins must be monotonically increasing or decreasing")
 
 
-@implements(np.unique)
+@implements("numpy.unique")
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None,
            *, equal_nan=True, sorted=True):  # noqa: A002 - NumPy's names
     """``np.unique`` of concrete values (an eager tensor or a constant: the result's
     shape depends on the values).  The unique values are differentiable: each is taken
     from its first occurrence, which receives the whole derivative; indices, inverse and
     counts are int64."""
-    ar = as_array(ar)
-    if not is_tensor(ar):
-        return np.unique(ar, return_index, return_inverse, return_counts, axis,
-                         equal_nan=equal_nan, **_unsorted(sorted))
+    ar = tensor_or_array(ar, "unique")
     value = concrete_values("unique", ar)
     found = np.unique(value, True, return_inverse, return_counts, axis, equal_nan=equal_nan,
                       **_unsorted(sorted))
@@ -179,18 +161,12 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     extras += list(found[2:])
     if not extras:
         return values
-    wrap = constant if is_traced(ar) else Tensor
-    return (values, *[wrap(e) for e in extras])
+    return (values, *[value_like(ar, e) for e in extras])
 
 
 def _unsorted(sorted_: bool) -> dict:
     """``sorted=False`` for the NumPy versions that have it (2.3+); the default otherwise."""
     return {} if sorted_ else {"sorted": False}
-
-
-def _stable(stable) -> dict:
-    """``stable=`` for the NumPy versions that have it (2.0+) when it is given."""
-    return {} if stable is None else {"stable": stable}
 
 
 __all__ = ["sort", "argsort", "lexsort", "sort_complex", "partition", "argpartition",

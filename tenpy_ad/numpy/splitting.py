@@ -10,9 +10,9 @@ import numpy as np
 from ..errors import ArgumentValueError, ShapeError
 from ..ops import structural as st
 from ..primitive import describe, shape_of
-from ._arrays import as_array
+from ._arrays import tensor_or_array
 from ._dispatch import implements
-from ._operands import int_tuple, is_tensor, normalize_axis
+from ._operands import int_tuple, normalize_axis
 
 
 def _bounds(name: str, n: int, indices_or_sections, equal: bool) -> list:
@@ -47,54 +47,46 @@ def _split(name: str, ary, indices_or_sections, axis, equal: bool) -> list:
     return pieces
 
 
-@implements(np.split)
+@implements("numpy.split")
 def split(ary, indices_or_sections, axis=0):
     """Split into equal sections (an int), or at the given indices along ``axis``."""
-    ary = as_array(ary)
-    if not is_tensor(ary):
-        return np.split(ary, indices_or_sections, axis)
+    ary = tensor_or_array(ary, "split")
     return _split("split", ary, indices_or_sections, axis, equal=True)
 
 
-@implements(np.array_split)
+@implements("numpy.array_split")
 def array_split(ary, indices_or_sections, axis=0):
     """As :func:`split`, but ``n`` sections need not divide the axis: the first
     ``len % n`` sections are one longer."""
-    ary = as_array(ary)
-    if not is_tensor(ary):
-        return np.array_split(ary, indices_or_sections, axis)
+    ary = tensor_or_array(ary, "array_split")
     return _split("array_split", ary, indices_or_sections, axis, equal=False)
 
 
-def _split_min_ndim(name: str, numpy_fn, ary, indices_or_sections, min_ndim: int,
-                    axis: int) -> list:
-    ary = as_array(ary)
-    if not is_tensor(ary):
-        return numpy_fn(ary, indices_or_sections)
+def _split_min_ndim(name: str, ary, indices_or_sections, min_ndim: int, axis: int) -> list:
+    ary = tensor_or_array(ary, name)
     if len(shape_of(ary)) < min_ndim:
         raise ShapeError(f"{name} only works on arrays of {min_ndim} or more dimensions, "
                          f"got {describe(ary)}")
     return _split(name, ary, indices_or_sections, axis, equal=True)
 
 
-@implements(np.hsplit)
+@implements("numpy.hsplit")
 def hsplit(ary, indices_or_sections):
     """Split along the second axis (the first for 1-d arrays)."""
-    ary = as_array(ary)
-    axis = 0 if len(shape_of(ary)) == 1 else 1
-    return _split_min_ndim("hsplit", np.hsplit, ary, indices_or_sections, 1, axis)
+    axis = 0 if len(shape_of(tensor_or_array(ary, "hsplit"))) == 1 else 1
+    return _split_min_ndim("hsplit", ary, indices_or_sections, 1, axis)
 
 
-@implements(np.vsplit)
+@implements("numpy.vsplit")
 def vsplit(ary, indices_or_sections):
     """Split along the first axis (of an array of 2 or more dimensions)."""
-    return _split_min_ndim("vsplit", np.vsplit, ary, indices_or_sections, 2, 0)
+    return _split_min_ndim("vsplit", ary, indices_or_sections, 2, 0)
 
 
-@implements(np.dsplit)
+@implements("numpy.dsplit")
 def dsplit(ary, indices_or_sections):
     """Split along the third axis (of an array of 3 or more dimensions)."""
-    return _split_min_ndim("dsplit", np.dsplit, ary, indices_or_sections, 3, 2)
+    return _split_min_ndim("dsplit", ary, indices_or_sections, 3, 2)
 
 
 __all__ = ["split", "array_split", "hsplit", "vsplit", "dsplit"]

@@ -21,16 +21,17 @@ from ..errors import ArgumentError, ArgumentValueError, ShapeError
 from ..ops import elementwise as ew
 from ..ops import reductions as red
 from ..ops import structural as st
-from ..primitive import Tensor, code_of_value, shape_of
+from ..ops.indexing import concrete_value
+from ..primitive import code_of_value, shape_of
+from ._arrays import as_array, tensor_or_array
 from ._dispatch import implements
-from ._operands import (broadcast_shapes, is_tensor, is_traced, normalize_axes,
-                        normalize_axis, operand, result_code)
+from ._operands import broadcast_shapes, common, normalize_axes, normalize_axis, result_code
+from ._operands import value_like
 from .arithmetic import add, divide, multiply, subtract
-from .transcendental import log
-from .joining import as_array
-from .reductions import (NO_VALUE, accumulating, extremum, filled, keep_dims, numpy_result,
-                         ordered, reduced_size, refuse_out_where)
+from .reductions import (NO_VALUE, accumulating, extremum, filled, keep_dims, ordered,
+                         reduced_size, refuse_out_where)
 from .reductions import sum as _sum
+from .transcendental import log
 
 
 def inexact(x, dtype=None):
@@ -44,13 +45,20 @@ def inexact(x, dtype=None):
 def _common_inexact(name: str, *values) -> list:
     """``values`` (tensors or array-likes) in their common inexact dtype and one mode
     (so that a result computed from the array-likes alone is a tensor too)."""
-    values = [v if is_tensor(v) else np.asarray(v) for v in values]
-    traced = any(is_traced(v) for v in values)
+    values = [tensor_or_array(v, name) for v in values]
     code = result_code(name, *values)
-    code = code if dtypes.is_inexact(code) else dtypes.FLOAT64
-    eager = not traced and any(is_tensor(v) for v in values)
-    return [Tensor(operand(v, code, False)) if eager and not is_tensor(v)
-            else operand(v, code, traced) for v in values]
+    xs = common(name, *values, code=code if dtypes.is_inexact(code) else dtypes.FLOAT64)
+    tensor = next((x for x in xs if not isinstance(x, np.ndarray)), None)
+    return [value_like(tensor, x) if isinstance(x, np.ndarray) else x for x in xs]
+
+
+def _statistic_operand(name: str, a, axis, dtype=None, out=None, where=True) -> tuple:
+    """``a`` in the floating dtype a statistic computes in, its shape and the reduced axes
+    (``out=`` and ``where=`` are refused)."""
+    refuse_out_where(name, out, where)
+    x = inexact(tensor_or_array(a, name), dtype)
+    shape = shape_of(x)
+    return x, shape, normalize_axes(name, axis, len(shape))
 
 
 def _mean(x, axes: tuple):
@@ -60,17 +68,10 @@ def _mean(x, axes: tuple):
 
 # ------------------------------------------------------------------ mean, average
 
-@implements(np.mean)
+@implements("numpy.mean")
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     """Arithmetic mean over ``axis`` (NaN for an empty slice, as NumPy)."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return numpy_result(np.mean, a, axis=axis, dtype=dtype, out=out, keepdims=keepdims,
-                            where=where)
-    refuse_out_where("mean", out, where)
-    x = inexact(a, dtype)
-    shape = shape_of(x)
-    axes = normalize_axes("mean", axis, len(shape))
+    x, shape, axes = _statistic_operand("mean", a, axis, dtype, out, where)
     return keep_dims(_mean(x, axes), shape, axes, keepdims)
 
 
@@ -92,16 +93,12 @@ def _weights_along(w, shape: tuple, axis) -> tuple:
     return w, given
 
 
-@implements(np.average)
+@implements("numpy.average")
 def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     """Weighted average over ``axis``; both ``a`` and ``weights`` are differentiated.
     Weights summing to zero raise ``ZeroDivisionError`` when their value is known
     (eager tensors, arrays); in a traced graph they give inf/NaN."""
-    a = as_array(a)
-    weights = None if weights is None else as_array(weights)
-    if not (is_tensor(a) or is_tensor(weights)):
-        return numpy_result(np.average, a, axis=axis, weights=weights, returned=returned,
-                            keepdims=keepdims)
+    a = tensor_or_array(a, "average")
     if weights is None:
         avg = mean(a, axis, keepdims=keepdims)
         scale = math.prod(shape_of(a)) / max(math.prod(shape_of(avg)), 1)
@@ -109,7 +106,8 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     x, w = _common_inexact("average", a, weights)
     w, axes = _weights_along(w, shape_of(x), axis)
     total = _sum(w, axis=axes, keepdims=keepdims)
-    if not is_traced(total) and np.any((total.data if type(total) is Tensor else total) == 0):
+    value = concrete_value(total)
+    if value is not None and np.any(value == 0):
         raise ZeroDivisionError("average: weights sum to zero, can't be normalized")
     avg = divide(_sum(multiply(x, w), axis=axes, keepdims=keepdims), total)
     if not returned:
@@ -129,9 +127,7 @@ def _variance(name, a, axis, dtype, out, ddof, keepdims, where, mean, correction
         ddof = correction
     if isinstance(ddof, bool) or not isinstance(ddof, numbers.Real):
         raise ArgumentError(f"{name}: ddof must be a number, got {ddof!r}")
-    x = inexact(a, dtype)
-    shape = shape_of(x)
-    axes = normalize_axes(name, axis, len(shape))
+    x, shape, axes = _statistic_operand(name, a, axis, dtype)
     centre = keep_dims(_mean(x, axes), shape, axes, True) if mean is NO_VALUE else mean
     d = subtract(x, as_array(centre))
     squares = ew.real(ew.mul(d, ew.conj(d))) if dtypes.is_complex(code_of_value(d)) \
@@ -144,75 +140,54 @@ def _variance(name, a, axis, dtype, out, ddof, keepdims, where, mean, correction
     return keep_dims(spread, shape, axes, keepdims)
 
 
-@implements(np.var)
+@implements("numpy.var")
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
         mean=NO_VALUE, correction=NO_VALUE):
     """Variance over ``axis`` with ``ddof`` (or ``correction``) degrees of freedom."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return numpy_result(np.var, a, axis=axis, dtype=dtype, out=out, ddof=ddof,
-                            keepdims=keepdims, where=where, mean=mean, correction=correction)
     return _variance("var", a, axis, dtype, out, ddof, keepdims, where, mean, correction)
 
 
-@implements(np.std)
+@implements("numpy.std")
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
         mean=NO_VALUE, correction=NO_VALUE):
     """Standard deviation over ``axis``; where a slice has zero spread the derivative is
     taken as 0 (a subgradient: the square root has none there)."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return numpy_result(np.std, a, axis=axis, dtype=dtype, out=out, ddof=ddof,
-                            keepdims=keepdims, where=where, mean=mean, correction=correction)
     return ew.safe_sqrt(
         _variance("std", a, axis, dtype, out, ddof, keepdims, where, mean, correction))
 
 
 # ------------------------------------------------------------------ NaN-ignoring
 
-@implements(np.nansum)
+@implements("numpy.nansum")
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=NO_VALUE,
            where=NO_VALUE):
     """Sum treating NaN as zero (NaN entries get derivative 0)."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return numpy_result(np.nansum, a, axis=axis, dtype=dtype, out=out,
-                            keepdims=keepdims, initial=initial, where=where)
     refuse_out_where("nansum", out, where)
-    x = accumulating(a, dtype)
+    x = accumulating(tensor_or_array(a, "nansum"), dtype)
     if dtypes.is_inexact(code_of_value(x)):
         x = red.zero_nans(x)
     return _sum(x, axis, keepdims=keepdims, initial=initial)
 
 
-@implements(np.nanmean)
+@implements("numpy.nanmean")
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=NO_VALUE):
     """Mean of the non-NaN entries (NaN for an all-NaN slice; NaN entries get 0)."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return numpy_result(np.nanmean, a, axis=axis, dtype=dtype, out=out,
-                            keepdims=keepdims, where=where)
-    refuse_out_where("nanmean", out, where)
-    x = inexact(a, dtype)
-    shape = shape_of(x)
-    axes = normalize_axes("nanmean", axis, len(shape))
+    x, shape, axes = _statistic_operand("nanmean", a, axis, dtype, out, where)
     counts = st.reduce_sum(ew.eq_mask(x, x), axes)          # the entries that are numbers
     result = ew.div(st.reduce_sum(red.zero_nans(x), axes), counts)
     return keep_dims(result, shape, axes, keepdims)
 
 
-@implements(np.nanmax)
+@implements("numpy.nanmax")
 def nanmax(a, axis=None, out=None, keepdims=False, initial=NO_VALUE, where=NO_VALUE):
     """Maximum ignoring NaNs (NaN for an all-NaN slice, whose derivative is 0)."""
-    return extremum("nanmax", red.reduce_nanmax, np.nanmax, a, axis, out, keepdims,
-                    initial, where)
+    return extremum("nanmax", red.reduce_nanmax, a, axis, out, keepdims, initial, where)
 
 
-@implements(np.nanmin)
+@implements("numpy.nanmin")
 def nanmin(a, axis=None, out=None, keepdims=False, initial=NO_VALUE, where=NO_VALUE):
     """Minimum ignoring NaNs (NaN for an all-NaN slice, whose derivative is 0)."""
-    return extremum("nanmin", red.reduce_nanmin, np.nanmin, a, axis, out, keepdims,
-                    initial, where)
+    return extremum("nanmin", red.reduce_nanmin, a, axis, out, keepdims, initial, where)
 
 
 # ------------------------------------------------------------------ logsumexp
@@ -247,20 +222,13 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
 
 # ------------------------------------------------------------------ median
 
-@implements(np.median)
+@implements("numpy.median")
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """Median over ``axis`` (NaN if a slice holds a NaN, as NumPy).  The derivative goes
     to the middle entry, or half to each of the two middle entries of an even count;
     entries tied with a middle value share its part evenly."""
-    a = as_array(a)
-    if not is_tensor(a):
-        return np.median(a, axis=axis, out=out, overwrite_input=overwrite_input,
-                         keepdims=keepdims)
-    refuse_out_where("median", out)
-    ordered("median", a)
-    x = inexact(a)
-    shape = shape_of(x)
-    axes = normalize_axes("median", axis, len(shape))
+    x, shape, axes = _statistic_operand("median", a, axis, out=out)
+    ordered("median", x)
     n = reduced_size(shape, axes)
     if n == 0:
         warnings.warn("median: mean of empty slice", RuntimeWarning, stacklevel=2)

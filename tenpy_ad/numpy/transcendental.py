@@ -14,70 +14,64 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from ..ops import elementwise as ew
 from ..ops import transcendental as tr
+from ._arrays import tensor_or_array
 from ._dispatch import implements
-from ._operands import is_tensor
 from ._ufuncs import inexact, ufunc_function
-from .joining import as_array
 
-exp = ufunc_function(np.exp, ew.exp, "``e**x`` elementwise.")
-exp2 = ufunc_function(np.exp2, tr.exp2, "``2**x`` elementwise.")
-expm1 = ufunc_function(np.expm1, tr.expm1, "``exp(x) - 1``, accurate for small ``x``.")
-log = ufunc_function(np.log, ew.log, "Natural logarithm, elementwise.")
-log2 = ufunc_function(np.log2, tr.log2, "Base-2 logarithm, elementwise.")
-log10 = ufunc_function(np.log10, tr.log10, "Base-10 logarithm, elementwise.")
-log1p = ufunc_function(np.log1p, tr.log1p, "``log(1 + x)``, accurate for small ``x``.")
+exp = ufunc_function("numpy.exp", ew.exp, "``e**x`` elementwise.")
+exp2 = ufunc_function("numpy.exp2", tr.exp2, "``2**x`` elementwise.")
+expm1 = ufunc_function("numpy.expm1", tr.expm1, "``exp(x) - 1``, accurate for small ``x``.")
+log = ufunc_function("numpy.log", ew.log, "Natural logarithm, elementwise.")
+log2 = ufunc_function("numpy.log2", tr.log2, "Base-2 logarithm, elementwise.")
+log10 = ufunc_function("numpy.log10", tr.log10, "Base-10 logarithm, elementwise.")
+log1p = ufunc_function("numpy.log1p", tr.log1p, "``log(1 + x)``, accurate for small ``x``.")
 logaddexp = ufunc_function(
-    np.logaddexp, tr.logaddexp,
+    "numpy.logaddexp", tr.logaddexp,
     "``log(exp(x1) + exp(x2))`` without overflow, with smooth derivatives "
     "(``sigmoid(x1 - x2)``: a tie gets 1/2 each and second derivatives ``±1/4``; two "
     "equal infinities share evenly).")
-logaddexp2 = ufunc_function(np.logaddexp2, tr.logaddexp2,
+logaddexp2 = ufunc_function("numpy.logaddexp2", tr.logaddexp2,
                             "``log2(2**x1 + 2**x2)``, with smooth derivatives (a tie gets "
                             "1/2 each and second derivatives ``±ln2/4``).")
-sqrt = ufunc_function(np.sqrt, ew.sqrt, "Square root, elementwise.")
-cbrt = ufunc_function(np.cbrt, tr.cbrt,
+sqrt = ufunc_function("numpy.sqrt", ew.sqrt, "Square root, elementwise.")
+cbrt = ufunc_function("numpy.cbrt", tr.cbrt,
                       "Real cube root (its derivative is infinite at 0).")
-sin = ufunc_function(np.sin, ew.sin, "Sine, elementwise.")
-cos = ufunc_function(np.cos, ew.cos, "Cosine, elementwise.")
-tan = ufunc_function(np.tan, tr.tan, "Tangent, elementwise.")
-arcsin = ufunc_function(np.arcsin, tr.arcsin, "Inverse sine (principal branch).")
-arccos = ufunc_function(np.arccos, tr.arccos, "Inverse cosine (principal branch).")
-arctan = ufunc_function(np.arctan, tr.arctan, "Inverse tangent (principal branch).")
+sin = ufunc_function("numpy.sin", ew.sin, "Sine, elementwise.")
+cos = ufunc_function("numpy.cos", ew.cos, "Cosine, elementwise.")
+tan = ufunc_function("numpy.tan", tr.tan, "Tangent, elementwise.")
+arcsin = ufunc_function("numpy.arcsin", tr.arcsin, "Inverse sine (principal branch).")
+arccos = ufunc_function("numpy.arccos", tr.arccos, "Inverse cosine (principal branch).")
+arctan = ufunc_function("numpy.arctan", tr.arctan, "Inverse tangent (principal branch).")
 arctan2 = ufunc_function(
-    np.arctan2, tr.arctan2,
+    "numpy.arctan2", tr.arctan2,
     "The angle of the point ``(x2, x1)`` in ``[-pi, pi]``; its derivatives at the "
     "origin (of every order) are taken as 0.")
 hypot = ufunc_function(
-    np.hypot, tr.hypot,
+    "numpy.hypot", tr.hypot,
     "``sqrt(x1**2 + x2**2)`` without overflow; its derivatives at the origin (of every "
     "order) are taken as 0, as for ``abs``.")
-sinh = ufunc_function(np.sinh, tr.sinh, "Hyperbolic sine, elementwise.")
-cosh = ufunc_function(np.cosh, tr.cosh, "Hyperbolic cosine, elementwise.")
-tanh = ufunc_function(np.tanh, ew.tanh, "Hyperbolic tangent, elementwise.")
-arcsinh = ufunc_function(np.arcsinh, tr.arcsinh, "Inverse hyperbolic sine.")
-arccosh = ufunc_function(np.arccosh, tr.arccosh, "Inverse hyperbolic cosine.")
-arctanh = ufunc_function(np.arctanh, tr.arctanh, "Inverse hyperbolic tangent.")
+sinh = ufunc_function("numpy.sinh", tr.sinh, "Hyperbolic sine, elementwise.")
+cosh = ufunc_function("numpy.cosh", tr.cosh, "Hyperbolic cosine, elementwise.")
+tanh = ufunc_function("numpy.tanh", ew.tanh, "Hyperbolic tangent, elementwise.")
+arcsinh = ufunc_function("numpy.arcsinh", tr.arcsinh, "Inverse hyperbolic sine.")
+arccosh = ufunc_function("numpy.arccosh", tr.arccosh, "Inverse hyperbolic cosine.")
+arctanh = ufunc_function("numpy.arctanh", tr.arctanh, "Inverse hyperbolic tangent.")
 # NumPy multiplies by the rounded constants pi/180 and 180/pi: so does ``scale``
-deg2rad = radians = ufunc_function(np.deg2rad, lambda x: ew.scale(x, math.pi / 180.0),
+deg2rad = radians = ufunc_function("numpy.deg2rad", lambda x: ew.scale(x, math.pi / 180.0),
                                    "Degrees to radians.")
-implements(np.radians)(radians)
-rad2deg = degrees = ufunc_function(np.rad2deg, lambda x: ew.scale(x, 180.0 / math.pi),
+implements("numpy.radians")(radians)
+rad2deg = degrees = ufunc_function("numpy.rad2deg", lambda x: ew.scale(x, 180.0 / math.pi),
                                    "Radians to degrees.")
-implements(np.degrees)(degrees)
+implements("numpy.degrees")(degrees)
 
 
-@implements(np.sinc)
+@implements("numpy.sinc")
 def sinc(x):
     """``sin(pi x) / (pi x)``, 1 at 0; differentiable to any order everywhere (near 0
     its derivatives come from the Taylor series, exactly)."""
-    x = as_array(x)
-    if not is_tensor(x):
-        return np.sinc(x)
-    return tr.sinc(inexact(x))
+    return tr.sinc(inexact(tensor_or_array(x)))
 
 
 __all__ = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "logaddexp",

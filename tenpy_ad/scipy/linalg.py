@@ -1,4 +1,4 @@
 """``tp.scipy.linalg``: ``expm`` (the same function as ``tp.linalg.expm``)."""
-from ..linalg import expm
+from ..numpy.linalg import expm
 
 __all__ = ["expm"]

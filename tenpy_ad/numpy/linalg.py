@@ -1,9 +1,11 @@
-"""``tp.linalg``: decompositions and solves with exact, stable derivatives (NumPy's names,
-argument orders and return layouts).
+"""``tp.linalg`` (``tenpy_ad.numpy.linalg``): NumPy's ``linalg`` names, decompositions and
+solves with exact, stable derivatives (NumPy's argument orders and return layouts), and
+``np.linalg.<name>(tensor)`` runs them.
 
 Every function takes a matrix or a stack of matrices ``(..., m, n)`` (``lstsq`` and
 ``multi_dot``: matrices, as NumPy's), in float32/64 or complex64/128, and is differentiable
-in every mode (traced, eager, function transforms) to any order.  Derivative conventions
+in every mode (traced, eager, function transforms) to any order; plain arrays are computed
+with the same conventions (``svd``'s reduced default, complex ``eig``).  Derivative conventions
 (Lorentzian broadening at degenerate spectra, complex gauge checks) are described in
 :mod:`tenpy_ad.ops.linalg`; :data:`config` holds the defaults.
 
@@ -21,40 +23,49 @@ import numbers
 
 import numpy as np
 
-from . import dtypes
-from . import numpy as tnp
-from .numpy._operands import (broadcast_shapes, int_tuple, is_tensor, is_traced,
-                              normalize_axes, operand, result_code)
-from .errors import ArgumentError, ArgumentValueError, ShapeError
+from .. import dtypes
+from ..errors import ArgumentError, ArgumentValueError, ShapeError
+from ..ops import elementwise as ew
+from ..ops import structural as st
+from ..ops.linalg import config
+from ..ops.linalg.config import broadening
+from ..ops.linalg.cholesky import cholesky_p
+from ..ops.linalg.det import det_p, slogdet_p
+from ..ops.linalg.eig import eig_p
+from ..ops.linalg.eigh import eigh_p
+from ..ops.linalg.expm import expm_p
+from ..ops.linalg.inverse import inv_p
+from ..ops.linalg.leading import default_tol
+from ..ops.linalg.matrix import hermitian_from_triangle
+from ..ops.linalg.partial_eigh import WHICH, eigsh as _eigsh_nodes
+from ..ops.linalg.partial_svd import svds as _svds_nodes
+from ..ops.linalg.pinv import pinv_p, rank_p
+from ..ops.linalg.qr import qr_p
+from ..ops.linalg.solve import solve_p
+from ..ops.linalg.svd import svd_p
+from ..primitive import bind, bind1, bind2, code_of_value, describe, is_complex_value, shape_of
+from ._arrays import tensor_or_array
+from ._dispatch import implements
+from ._operands import broadcast_shapes, common, int_tuple, is_tensor, normalize_axes
+from .arithmetic import absolute, power
+from .diagonals import diagonal as _diagonal, trace as _trace
+from .joining import asarray
 from .linalg_results import EighResult, EigResult, QRResult, SlogdetResult, SVDResult
-from .ops import elementwise as ew
-from .ops import structural as st
-from .ops.linalg import config
-from .ops.linalg.config import broadening
-from .ops.linalg.cholesky import cholesky_p
-from .ops.linalg.det import det_p, slogdet_p
-from .ops.linalg.eig import eig_p
-from .ops.linalg.eigh import eigh_p
-from .ops.linalg.expm import expm_p
-from .ops.linalg.inverse import inv_p
-from .ops.linalg.matrix import hermitian_from_triangle
-from .ops.linalg.pinv import pinv_p, rank_p
-from .ops.linalg.qr import qr_p
-from .ops.linalg.solve import solve_p
-from .ops.linalg.svd import svd_p
-from .ops.linalg.leading import default_tol
-from .ops.linalg.partial_eigh import WHICH, eigsh as _eigsh_nodes
-from .ops.linalg.partial_svd import svds as _svds_nodes
-from .primitive import bind, bind1, bind2, code_of_value, is_complex_value, shape_of
+from .products import cross as _cross, matmul, multi_dot, outer as _outer, tensordot, vecdot
+from .reductions import amax, any as _any, count_nonzero, sum as _sum
+from .shaping import expand_dims, matrix_transpose, reshape, transpose
 
 __all__ = ["svd", "svdvals", "qr", "eigh", "eigvalsh", "eig", "eigvals", "solve", "inv",
            "det", "slogdet", "cholesky", "pinv", "lstsq", "matrix_power", "multi_dot",
-           "expm", "norm", "cond", "matrix_rank", "svds", "eigsh", "config"]
+           "expm", "norm", "vector_norm", "matrix_norm", "cond", "matrix_rank", "matmul",
+           "outer", "cross", "tensordot", "vecdot", "diagonal", "trace", "matrix_transpose",
+           "svds", "eigsh", "config"]
 
 
 def _matrix_operand(name: str, a, square: bool = False, stacked: bool = True):
     """``a`` as a floating-point operand holding a matrix (or, with ``stacked``, a stack of
     matrices ``(..., m, n)``); a ShapeError naming ``name`` otherwise."""
+    a = tensor_or_array(a, name)
     shape = shape_of(a)
     if (len(shape) != 2 and not (stacked and len(shape) > 2)) or (
             square and shape[-1] != shape[-2]):
@@ -62,10 +73,9 @@ def _matrix_operand(name: str, a, square: bool = False, stacked: bool = True):
         if stacked:
             kind += " or a stack of them"
         raise ShapeError(f"{name}: expected {kind}, got shape {list(shape)}")
-    if is_tensor(a):
-        return a
-    array = np.asarray(a)
-    return array.astype(dtypes.DTYPES[dtypes.inexact_code(array.dtype)], copy=False)
+    if isinstance(a, np.ndarray):                # NumPy computes integers in float64
+        return a.astype(dtypes.DTYPES[dtypes.inexact_code(a.dtype)], copy=False)
+    return a
 
 
 # ------------------------------------------------------------------ decompositions
@@ -106,13 +116,13 @@ def qr(a, mode: str = "reduced"):
     a = _matrix_operand("qr", a)
     m, n = shape_of(a)[-2:]
     if mode == "complete" and m > n:
-        if is_tensor(a) and _size(a) == 0:
+        if not is_tensor(a):
+            return QRResult(*np.linalg.qr(a, mode="complete"))
+        if _size(a) == 0:
             return _complete_qr_of_empty(a)
-        if is_tensor(a):
-            raise ShapeError(f"qr: mode='complete' of a tall {m} x {n} matrix adds columns "
-                             "to q that are not unique, so they have no derivative; use "
-                             "mode='reduced'")
-        return QRResult(*np.linalg.qr(a, mode="complete"))
+        raise ShapeError(f"qr: mode='complete' of a tall {m} x {n} matrix adds columns "
+                         "to q that are not unique, so they have no derivative; use "
+                         "mode='reduced'")
     q, r = bind(qr_p, None, a)
     return r if mode == "r" else QRResult(q, r)
 
@@ -135,7 +145,7 @@ def _complete_qr_of_empty(a):
     exact zeros) so that an eager ``backward()`` reaches it."""
     m = shape_of(a)[-2]
     eye = np.eye(m, dtype=dtypes.DTYPES[code_of_value(a)])
-    q = tnp.sum(a, axis=-1, keepdims=True) + eye
+    q = _sum(a, axis=-1, keepdims=True) + eye
     return QRResult(q, a * 0)
 
 
@@ -198,7 +208,7 @@ def _uplo(name: str, uplo) -> str:
 
 def _swap_last(x):
     ndim = len(shape_of(x))
-    return tnp.transpose(x, tuple(range(ndim - 2)) + (ndim - 1, ndim - 2))
+    return transpose(x, tuple(range(ndim - 2)) + (ndim - 1, ndim - 2))
 
 
 # ------------------------------------------------------------------ solves and inverses
@@ -206,9 +216,7 @@ def _swap_last(x):
 def solve(a, b):
     """``x`` with ``a @ x = b``: ``b`` is a vector ``(m,)`` or a stack of right-hand-side
     matrices ``(..., m, k)`` whose batch axes broadcast against ``a``'s (NumPy 2's rule)."""
-    code = result_code("solve", a, b)
-    traced = is_traced(a) or is_traced(b)
-    a, b = operand(a, code, traced), operand(b, code, traced)
+    a, b = common("solve", a, b)
     sa, sb = shape_of(a), shape_of(b)
     if len(sa) < 2 or len(sb) == 0 or sa[-1] != sa[-2]:
         raise ShapeError(f"solve: expected a square matrix (or a stack) and a right-hand "
@@ -216,8 +224,8 @@ def solve(a, b):
     if len(sb) == 1:
         if len(sa) == 2:
             return bind2(solve_p, None, a, b)
-        column = st.broadcast_to(tnp.reshape(b, (sb[0], 1)), sa[:-1] + (1,))
-        return tnp.reshape(bind2(solve_p, None, a, column), sa[:-1])
+        column = st.broadcast_to(reshape(b, (sb[0], 1)), sa[:-1] + (1,))
+        return reshape(bind2(solve_p, None, a, column), sa[:-1])
     batch = broadcast_shapes("solve", sa[:-2], sb[:-2])
     return bind2(solve_p, None, st.broadcast_to(a, batch + sa[-2:]),
                  st.broadcast_to(b, batch + sb[-2:]))
@@ -265,6 +273,7 @@ def pinv(a, rcond=None, hermitian: bool = False, *, rtol=_UNSET):
     return bind1(pinv_p, _static_float("pinv", "rcond", cutoff), a)
 
 
+@implements("numpy.linalg.lstsq")
 def lstsq(a, b, rcond=None):
     """``(x, residuals, rank, s)``: the minimum-norm least-squares solution of ``a @ x = b``
     (``x = pinv(a) @ b`` with NumPy's cutoff ``rcond``, default ``eps * max(m, n)``),
@@ -275,12 +284,9 @@ def lstsq(a, b, rcond=None):
     whenever ``m > n``: NumPy gives an empty array when ``rank < n``, but the shape of a
     traced value cannot depend on the rank.
     """
-    if not (is_tensor(a) or is_tensor(b)):
-        return np.linalg.lstsq(a, b, rcond=rcond)
-    code = result_code("lstsq", a, b)
-    traced = is_traced(a) or is_traced(b)
-    a, b = operand(a, code, traced), operand(b, code, traced)
+    a, b = common("lstsq", a, b)
     _matrix_operand("lstsq", a, stacked=False)
+    code = code_of_value(a)
     (m, n), sb = shape_of(a), shape_of(b)
     if len(sb) not in (1, 2) or sb[0] != m:
         raise ShapeError(f"lstsq: b must have {m} rows (a vector or a matrix), got shape "
@@ -292,9 +298,9 @@ def lstsq(a, b, rcond=None):
     s = svdvals(a)
     if m > n:
         residual = b - a @ x
-        residuals = tnp.sum(ew.real(residual * ew.conj(residual)), axis=0)
+        residuals = _sum(ew.real(residual * ew.conj(residual)), axis=0)
         if len(sb) == 1:
-            residuals = tnp.reshape(residuals, (1,))
+            residuals = reshape(residuals, (1,))
     else:
         residuals = s[:0]
     return x, residuals, bind1(rank_p, rcond, s), s
@@ -333,74 +339,6 @@ def matrix_power(a, n: int):
         square = square @ square
 
 
-def multi_dot(arrays, *, out=None):
-    """The product of several matrices in the cheapest order (NumPy's ``multi_dot``: the
-    first may be a row vector, the last a column vector)."""
-    if out is not None:
-        raise ArgumentError("multi_dot: out= is not supported (tensors are immutable)")
-    arrays = list(arrays)
-    if not any(is_tensor(x) for x in arrays):
-        return np.linalg.multi_dot(arrays)
-    if len(arrays) < 2:
-        raise ArgumentValueError("multi_dot: expecting at least two arrays")
-    if len(arrays) == 2:
-        return tnp.matmul(arrays[0], arrays[1])
-    first_vector = len(shape_of(arrays[0])) == 1
-    last_vector = len(shape_of(arrays[-1])) == 1
-    if first_vector:
-        arrays[0] = tnp.reshape(arrays[0], (1, -1))
-    if last_vector:
-        arrays[-1] = tnp.reshape(arrays[-1], (-1, 1))
-    for k, x in enumerate(arrays):
-        if len(shape_of(x)) != 2:
-            raise ShapeError(f"multi_dot: array {k} has shape {list(shape_of(x))}; all but "
-                             "the first and last must be 2-d")
-    result = _chain_product(arrays, _chain_order([shape_of(x) for x in arrays]))
-    if first_vector and last_vector:
-        return tnp.reshape(result, ())
-    if first_vector or last_vector:
-        return tnp.reshape(result, (-1,))
-    return result
-
-
-def _chain_order(shapes) -> list:
-    """``split[i][j]``: where the cheapest product of matrices ``i..j`` splits (the classic
-    dynamic programme over the chain's dimensions)."""
-    dims = [shapes[0][0]] + [s[1] for s in shapes]
-    n = len(shapes)
-    cost = [[0] * n for _ in range(n)]
-    split = [[0] * n for _ in range(n)]
-    for length in range(1, n):
-        for i in range(n - length):
-            j = i + length
-            cost[i][j] = None
-            for k in range(i, j):
-                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
-                if cost[i][j] is None or c < cost[i][j]:
-                    cost[i][j], split[i][j] = c, k
-    return split
-
-
-def _chain_product(arrays, split):
-    """The product along ``split``, with an explicit stack (no recursion)."""
-    results = {}
-    stack = [(0, len(arrays) - 1)]
-    while stack:
-        i, j = stack[-1]
-        if i == j:
-            results[i, j] = arrays[i]
-            stack.pop()
-            continue
-        k = split[i][j]
-        pending = [part for part in ((i, k), (k + 1, j)) if part not in results]
-        if pending:
-            stack.extend(pending)
-            continue
-        results[i, j] = tnp.matmul(results.pop((i, k)), results.pop((k + 1, j)))
-        stack.pop()
-    return results[0, len(arrays) - 1]
-
-
 def expm(a):
     """The matrix exponential (SciPy's ``expm``); its derivative is the exact Frechet
     derivative (``tp.scipy.linalg.expm`` is the same function)."""
@@ -416,8 +354,8 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 - NumPy'
     ``x/|x|`` and, as every vector p-norm, the subgradient 0 at ``x = 0`` (with second
     derivatives 0 there too); norms built on max/min split their derivative evenly among
     ties."""
-    if not is_tensor(x):
-        x = np.asarray(x)
+    x = tensor_or_array(x, "norm")
+    if isinstance(x, np.ndarray):                # narrow integers would overflow
         x = x.astype(dtypes.DTYPES[dtypes.value_code(x.dtype)], copy=False)
     ndim = len(shape_of(x))
     if axis is None:
@@ -442,13 +380,13 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):  # noqa: A002 - NumPy'
 def _keep(result, x, axes, keepdims):
     if not keepdims:
         return result
-    return tnp.reshape(result, tuple(1 if i in axes else d
+    return reshape(result, tuple(1 if i in axes else d
                                      for i, d in enumerate(shape_of(x))))
 
 
 def _two_norm(x, axes):
     squares = ew.real(x * ew.conj(x)) if is_complex_value(x) else x * x
-    return ew.safe_sqrt(tnp.sum(squares, axis=axes))
+    return ew.safe_sqrt(_sum(squares, axis=axes))
 
 
 def _vector_norm(x, ord, axis):  # noqa: A002
@@ -459,23 +397,23 @@ def _vector_norm(x, ord, axis):  # noqa: A002
     if ord is None or ord == 2:
         return _two_norm(x, (axis,))
     if ord in (np.inf, -np.inf):
-        return _extreme(tnp.abs(x), axis, ord > 0, ord)
+        return _extreme(absolute(x), axis, ord > 0, ord)
     if ord == 0:      # the count of non-zero entries: piecewise constant
         zero = ew.real(ew.eq_mask(x, st.full_like(x, 0)))
-        return tnp.sum(1.0 - zero, axis=axis)
+        return _sum(1.0 - zero, axis=axis)
     if ord == 1:
-        return tnp.sum(tnp.abs(x), axis=axis)
+        return _sum(absolute(x), axis=axis)
     if isinstance(ord, bool) or not isinstance(ord, numbers.Real):
         raise ArgumentValueError(f"norm: invalid norm order {ord!r} for vectors")
     p = float(ord)
-    return _root(tnp.sum(tnp.power(tnp.abs(x), p), axis=axis), p)
+    return _root(_sum(power(absolute(x), p), axis=axis), p)
 
 
 def _root(total, p: float):
     """``total ** (1/p)``; for ``p > 0`` its derivatives (of every order) are taken as 0
     where ``total == 0`` (``x = 0``), the choice the 2-norm makes, instead of ``inf * 0``."""
     if p <= 0:
-        return tnp.power(total, 1.0 / p)
+        return power(total, 1.0 / p)
     zero = ew.is_zero(total)
     root = ew.power(ew.select(zero, st.full_like(total, 1), total), 1.0 / p)
     return ew.select(zero, st.full_like(root, 0), root)
@@ -487,7 +425,7 @@ def _empty_vector_norm(x, ord, axis):  # noqa: A002
     the empty axis, constants connected to ``x``: the chain rule through ``t^(1/p)`` at 0
     would multiply an infinite slope by the zero tangent of the sum."""
     _check_has_values(x, axis, ord == -np.inf, ord)
-    total = tnp.sum(tnp.abs(x), axis=axis)
+    total = _sum(absolute(x), axis=axis)
     negative = ord is not None and ord < 0
     return total + np.inf if negative else total
 
@@ -499,14 +437,14 @@ def _matrix_norm(x, ord, axes):  # noqa: A002
     if ord in (2, -2, "nuc"):
         ndim = len(shape_of(x))
         rest = tuple(i for i in range(ndim) if i not in axes)
-        s = svdvals(tnp.transpose(x, rest + (rows, cols)))
+        s = svdvals(transpose(x, rest + (rows, cols)))
         if ord == "nuc" or shape_of(s)[-1] == 0:
             _check_has_values(s, -1, ord == -2, ord)
-            return tnp.sum(s, axis=-1)          # of empty matrices: 0, as NumPy's
+            return _sum(s, axis=-1)          # of empty matrices: 0, as NumPy's
         return s[..., 0] if ord == 2 else s[..., -1]
     if ord in (1, -1, np.inf, -np.inf):
         summed, kept = (rows, cols) if ord in (1, -1) else (cols, rows)
-        sums = tnp.sum(tnp.abs(x), axis=summed)
+        sums = _sum(absolute(x), axis=summed)
         kept -= kept > summed
         return _extreme(sums, kept, ord > 0, ord)
     raise ArgumentValueError(f"norm: invalid norm order {ord!r} for matrices")
@@ -518,8 +456,8 @@ def _extreme(x, axis: int, largest: bool, ord):  # noqa: A002
     stays connected to ``x``), and has no minimum."""
     if shape_of(x)[axis] == 0:
         _check_has_values(x, axis, not largest, ord)
-        return tnp.sum(x, axis=axis)
-    return tnp.amax(x, axis=axis) if largest else -tnp.amax(-x, axis=axis)
+        return _sum(x, axis=axis)
+    return amax(x, axis=axis) if largest else -amax(-x, axis=axis)
 
 
 def _check_has_values(x, axis: int, smallest: bool, ord) -> None:  # noqa: A002
@@ -555,23 +493,20 @@ def matrix_rank(A, tol=None, hermitian: bool = False, *, rtol=None):  # noqa: N8
     integer: nothing flows back through it."""
     if tol is not None and rtol is not None:
         raise ArgumentValueError("matrix_rank: give tol or rtol, not both")
-    if not is_tensor(A):
-        A = np.asarray(A)
+    A = tensor_or_array(A, "matrix_rank")  # noqa: N806
     shape = shape_of(A)
     if len(shape) < 2:
-        return tnp.asarray(tnp.any(A != 0), dtype=np.int64)
+        return asarray(_any(A != 0), dtype=np.int64)
     if hermitian:                      # NumPy's eigenvalue method needs square matrices
         _matrix_operand("matrix_rank", A, square=True)
     s = svdvals(A)
     if tol is None:
         if rtol is None:
             rtol = max(shape[-2:]) * np.finfo(dtypes.DTYPES[code_of_value(s)]).eps
-        tol = tnp.max(s, axis=-1, keepdims=True, initial=0.0) * rtol   # 0 values: rank 0
-    elif not is_tensor(tol):
-        tol = np.asarray(tol)[..., None]
+        tol = amax(s, axis=-1, keepdims=True, initial=0.0) * rtol   # 0 values: rank 0
     else:
-        tol = tnp.expand_dims(tol, -1)
-    return tnp.count_nonzero(s > tol, axis=-1)
+        tol = expand_dims(tensor_or_array(tol, "matrix_rank"), -1)
+    return count_nonzero(s > tol, axis=-1)
 
 
 # ------------------------------------------------------------------ partial decompositions
@@ -671,8 +606,87 @@ def eigsh(a, k: int, which: str = "LA", UPLO: str = "L", *,  # noqa: N803 - NumP
         return (w, v) if k == n else (w[n - k:], v[:, n - k:])
     eps = broadening(eps, "eigsh")
     if symmetrize_input:
-        a = (a + ew.conj(tnp.transpose(a))) * 0.5
+        a = (a + ew.conj(transpose(a))) * 0.5
     else:
         a = hermitian_from_triangle(a, lower=_uplo("eigsh", UPLO) == "L")
     w, v, _ = _eigsh_nodes(a, k, _hint_size(hint, k, n), which, eps, tol, maxiter, dense)
     return w, v
+
+
+# ------------------------------------------------------------------ NumPy 2's names
+# (``matmul``, ``tensordot``, ``vecdot``, ``matrix_transpose`` are those of tenpy_ad.numpy)
+
+@implements("numpy.linalg.vector_norm")
+def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):  # noqa: A002
+    """The vector norm over ``axis`` (all axes by default; several axes are flattened into
+    one vector, as NumPy does)."""
+    x = tensor_or_array(x, "vector_norm")
+    shape = shape_of(x)
+    axes = normalize_axes("vector_norm", axis, len(shape))
+    if len(axes) == 1:
+        return norm(x, ord, axis=axes[0], keepdims=keepdims)
+    rest = tuple(i for i in range(len(shape)) if i not in axes)
+    vectors = reshape(transpose(x, rest + axes), tuple(shape[i] for i in rest) + (-1,))
+    result = norm(vectors, ord, axis=-1)
+    if keepdims:
+        result = reshape(result, tuple(1 if i in axes else d for i, d in enumerate(shape)))
+    return result
+
+
+@implements("numpy.linalg.matrix_norm")
+def matrix_norm(x, /, *, keepdims: bool = False, ord="fro"):  # noqa: A002 - NumPy's name
+    """The norm of each matrix over the last two axes (``ord`` as in :func:`norm`)."""
+    return norm(x, ord, axis=(-2, -1), keepdims=keepdims)
+
+
+@implements("numpy.linalg.outer")
+def outer(x1, x2, /):
+    """The outer product of two vectors (1-d only, as ``np.linalg.outer``)."""
+    for x in (x1, x2):
+        if len(shape_of(tensor_or_array(x, "outer"))) != 1:
+            raise ShapeError(f"outer: operands must be 1-d, got {describe(x)}")
+    return _outer(x1, x2)
+
+
+@implements("numpy.linalg.cross")
+def cross(x1, x2, /, *, axis=-1):
+    """The cross product of 3-vectors along ``axis`` (as ``np.linalg.cross``)."""
+    for x in (x1, x2):
+        shape = shape_of(tensor_or_array(x, "cross"))
+        if not shape or shape[normalize_axes("cross", axis, len(shape))[0]] != 3:
+            raise ShapeError(f"cross: vectors must have 3 components along axis {axis}, "
+                             f"got {describe(x)}")
+    return _cross(x1, x2, axis=axis)
+
+
+@implements("numpy.linalg.diagonal")
+def diagonal(x, /, *, offset: int = 0):
+    """The diagonals of the matrices over the last two axes."""
+    return _diagonal(x, offset, axis1=-2, axis2=-1)
+
+
+@implements("numpy.linalg.trace")
+def trace(x, /, *, offset: int = 0, dtype=None):
+    """The traces of the matrices over the last two axes."""
+    return _trace(x, offset, axis1=-2, axis2=-1, dtype=dtype)
+
+
+# ------------------------------------------------------------------ np.linalg.<name>(tensor)
+# NumPy's functions of the same signature run the functions above (which compute plain
+# arrays themselves, with tp.linalg's conventions); ``svd`` takes NumPy's defaults.
+# ``tensorinv`` and ``tensorsolve`` have no tenpy_ad version: they are refused by name.
+
+for _name in ("cholesky", "cond", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv",
+              "matrix_power", "matrix_rank", "norm", "pinv", "qr", "slogdet", "solve",
+              "svdvals"):
+    implements(f"numpy.linalg.{_name}", fallback=False)(globals()[_name])
+
+
+@implements("numpy.linalg.svd")
+def _numpy_svd(a, full_matrices: bool = True, compute_uv: bool = True,
+               hermitian: bool = False):
+    """``np.linalg.svd`` with NumPy's defaults (``full_matrices=True``: a non-square matrix
+    then has extra singular vectors without a derivative, and a loss that uses them raises
+    and says to pass ``full_matrices=False``).  ``hermitian`` is NumPy's hint for a faster
+    method: the general SVD is computed (a valid SVD of ``a`` either way)."""
+    return svd(a, full_matrices=full_matrices, compute_uv=compute_uv)

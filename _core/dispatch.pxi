@@ -155,10 +155,7 @@ cpdef object bind_traced(Primitive prim, object params, tuple args):
     aval = _shape_rule_of(prim, params, args)
     if prim.n_outputs != 1:
         return intern_multi(prim, params, args, list(aval))
-    if type(aval) is TracedTensor:
-        return intern_like(prim, params, args, <TracedTensor>aval)
-    code, shape = aval
-    return intern(prim, params, args, code, shape)
+    return intern(prim, params, args, aval)
 
 
 cpdef object bind1(Primitive prim, object params, object x):
@@ -167,7 +164,7 @@ cpdef object bind1(Primitive prim, object params, object x):
     if t is TracedTensor:
         if prim.elementwise:
             _check_params(prim, params)
-            return intern_like(prim, params, (x,), <TracedTensor>x)
+            return intern(prim, params, (x,), x)
         return bind_traced(prim, params, (x,))
     if t is Tensor:
         return eager_apply(prim, params, (x,))
@@ -189,7 +186,7 @@ cpdef object bind2(Primitive prim, object params, object x, object y):
         if (prim.elementwise and tx is TracedTensor and ty is TracedTensor
                 and _meta_same((<TracedTensor>x).id, (<TracedTensor>y).id)):
             _check_params(prim, params)
-            return intern_like(prim, params, (x, y), <TracedTensor>x)
+            return intern(prim, params, (x, y), x)
         return bind_traced(prim, params, (x, y))
     if tx is Tensor or ty is Tensor:
         return eager_apply(prim, params, (x, y))
@@ -207,3 +204,21 @@ def bind(Primitive prim, object params, *args):
             return eager_apply(prim, params, args)
     _check_plain(prim, params, args)
     return prim.impl(params, *args)
+
+
+cpdef object full_like(object x, object value):
+    """A value of ``x``'s kind, shape and dtype filled with ``value`` (rules make their
+    zeros and ones with it): the broadcast of a constant node (traced), a Tensor off the
+    tape (eager), a read-only broadcast array (arrays and scalars)."""
+    cdef type t = type(x)
+    cdef TracedTensor node
+    if t is TracedTensor:
+        node = <TracedTensor>x
+        filled = _constant_fn(value, _dtype_codes[node.id])
+        shape = _meta_shape(node.id)
+        return bind1(_broadcast_p, (shape, ()), filled) if shape else filled
+    if t is Tensor:
+        data = (<Tensor>x).data
+        return _wrap(_np.full(data.shape, value, dtype=data.dtype), None, 0)
+    array = x if t is _ndarray else _asarray(x)
+    return _np.broadcast_to(_asarray(value, dtype=array.dtype), array.shape)

@@ -34,17 +34,18 @@ cdef uint8_t* _new_marks(GraphWalk walk) except NULL:
 
 # ---------------------------------------------------------------- reverse (VJP)
 
-def vjp_sweep(list outputs, list cotangents, list wrt, object accumulate, object siblings):
+def vjp_sweep(list outputs, list cotangents, list wrt):
     """Reverse sweep over the graph of ``outputs``.
 
     Returns the cotangent node of each ``wrt`` node (``None`` where it is a symbolic zero).
-    ``accumulate(a, b)`` adds two cotangents; ``siblings(node)`` returns all outputs of a
-    multi-output node.  Only nodes that depend on some ``wrt`` node are visited by rules.
+    Cotangents are added with ``add_cotangents`` and a multi-output node's rule gets all
+    its outputs from ``siblings``.  Only nodes that depend on some ``wrt`` node are visited
+    by rules.
     """
     cdef GraphWalk walk = _walk(outputs)
     cdef SiblingGroups groups = _mark_dependents(walk, wrt)
-    cdef list cts = _seed_cotangents(walk, outputs, cotangents, accumulate)
-    _reverse(walk, groups, cts, accumulate, siblings)
+    cdef list cts = _seed_cotangents(walk, outputs, cotangents)
+    _reverse(walk, groups, cts)
     return [cts[walk.position(x)] if walk.reached(x) else None for x in wrt]
 
 
@@ -70,8 +71,7 @@ cdef SiblingGroups _mark_dependents(GraphWalk walk, list wrt):
     return groups
 
 
-cdef list _seed_cotangents(GraphWalk walk, list outputs, list cotangents,
-                           object accumulate):
+cdef list _seed_cotangents(GraphWalk walk, list outputs, list cotangents):
     """Per position, the cotangent given for that output (summed over repeats), or None."""
     cdef list cts = [None] * walk.n
     cdef Py_ssize_t k, i
@@ -79,12 +79,11 @@ cdef list _seed_cotangents(GraphWalk walk, list outputs, list cotangents,
         if cotangents[k] is None:
             continue
         i = walk.position(<TracedTensor>outputs[k])
-        cts[i] = cotangents[k] if cts[i] is None else accumulate(cts[i], cotangents[k])
+        cts[i] = cotangents[k] if cts[i] is None else add_cotangents(cts[i], cotangents[k])
     return cts
 
 
-cdef int _reverse(GraphWalk walk, SiblingGroups groups, list cts, object accumulate,
-                  object siblings) except -1:
+cdef int _reverse(GraphWalk walk, SiblingGroups groups, list cts) except -1:
     """Users before inputs: run the rule of each marked node that holds a cotangent and
     add what it returns into its inputs' cotangents."""
     cdef TracedTensor node
@@ -103,7 +102,7 @@ cdef int _reverse(GraphWalk walk, SiblingGroups groups, list cts, object accumul
             ct = _take_group_cotangent(walk, members, cts, node.prim.n_outputs)
             if ct is None:
                 continue
-            out = tuple(siblings(node))
+            out = siblings(node)
         else:
             ct = cts[i]
             if ct is None:
@@ -111,7 +110,7 @@ cdef int _reverse(GraphWalk walk, SiblingGroups groups, list cts, object accumul
             if not walk.marks[i] & IS_WRT:
                 cts[i] = None     # released as the sweep passes
             out = node
-        _apply_vjp(walk, node, ct, out, cts, accumulate)
+        _apply_vjp(walk, node, ct, out, cts)
     return 0
 
 
@@ -130,8 +129,8 @@ cdef object _take_group_cotangent(GraphWalk walk, list members, list cts, int n_
     return tuple(ct) if any_ct else None
 
 
-cdef int _apply_vjp(GraphWalk walk, TracedTensor node, object ct, object out, list cts,
-                    object accumulate) except -1:
+cdef int _apply_vjp(GraphWalk walk, TracedTensor node, object ct, object out,
+                    list cts) except -1:
     """Run ``node``'s VJP rule on ``ct`` and accumulate the cotangents of its inputs."""
     cdef TracedTensor item
     cdef Py_ssize_t j, k
@@ -148,17 +147,17 @@ cdef int _apply_vjp(GraphWalk walk, TracedTensor node, object ct, object out, li
         item = <TracedTensor>node.inputs[j]
         _check_cotangent(c, item, node, "VJP")
         k = walk.index[item.id]
-        cts[k] = c if cts[k] is None else accumulate(cts[k], c)
+        cts[k] = c if cts[k] is None else add_cotangents(cts[k], c)
     return 0
 
 
 # ---------------------------------------------------------------- forward (JVP)
 
-def jvp_sweep(list outputs, list wrt, list tangents, object siblings):
+def jvp_sweep(list outputs, list wrt, list tangents):
     """Forward sweep: the tangent node of each output (``None`` = symbolic zero)."""
     cdef GraphWalk walk = _walk(outputs)
     cdef list tans = _seed_tangents(walk, wrt, tangents)
-    _forward(walk, tans, siblings)
+    _forward(walk, tans)
     return [tans[walk.position(<TracedTensor>o)] for o in outputs]
 
 
@@ -178,7 +177,7 @@ cdef list _seed_tangents(GraphWalk walk, list wrt, list tangents):
     return tans
 
 
-cdef int _forward(GraphWalk walk, list tans, object siblings) except -1:
+cdef int _forward(GraphWalk walk, list tans) except -1:
     """Inputs before users: run the JVP rule of each node with a nonzero input tangent."""
     cdef SiblingGroups groups = SiblingGroups.__new__(SiblingGroups)
     cdef dict group_tangents = {}       # leader position -> tangents of all its siblings
@@ -199,7 +198,7 @@ cdef int _forward(GraphWalk walk, list tans, object siblings) except -1:
             result = group_tangents.get(leader)
             if result is None:
                 _counters.rules_applied += 1
-                outs = tuple(siblings(node))
+                outs = siblings(node)
                 result = tuple(node.prim.jvp(node.params, in_tans, outs, node.inputs))
                 group_tangents[leader] = result
             tans[i] = result[node.slot]

@@ -72,6 +72,8 @@ bind_traced = _core.bind_traced
 bind = _core.bind
 bind1 = _core.bind1
 bind2 = _core.bind2
+#: full_like(x, value): x's kind, shape and dtype filled with value (the rules' zeros)
+full_like = _core.full_like
 
 
 # ------------------------------------------------------------------ operand facts
@@ -143,5 +145,5 @@ def constant(value, code: int | None = None) -> TracedTensor:
             if array.dtype != dtypes.DTYPES[target]:
                 array = array.astype(dtypes.DTYPES[target])
             params = ConstValue(array)
-    return _intern(constant_p, params, (), dtypes.code_of(params.array.dtype),
-                   params.array.shape)
+    return _intern(constant_p, params, (), (dtypes.code_of(params.array.dtype),
+                                            params.array.shape))

@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ._compiled import _core
-from .primitive import Primitive, bind, bind1, primitive
+from .primitive import Primitive, bind, bind1, full_like, primitive
 
 __all__ = ["defjvp", "defvjp", "deflinear", "defrules", "linear_jvp", "zero_rule"]
 
@@ -92,11 +92,6 @@ def linear_jvp(prim: Primitive) -> Callable:
     def jvp(params, tangents, out, xs):
         if len(tangents) == 1:
             return bind1(prim, params, tangents[0])
-        return bind(prim, params, *[_zeros_like(x) if t is None else t
+        return bind(prim, params, *[full_like(x, 0) if t is None else t
                                     for t, x in zip(tangents, xs)])
     return jvp
-
-
-def _zeros_like(x):
-    from .ops.structural import full_like
-    return full_like(x, 0)

@@ -19,11 +19,10 @@ from .._compiled import _core
 from ..errors import DTypeError, ShapeError
 from ..param_schema import Int, ScalarOf
 from ..primitive import (Tensor, TracedTensor, bind, bind1, bind2, code_of_value, describe,
-                         is_complex_value, primitive, same_meta, shape_of)
+                         full_like, is_complex_value, primitive, same_meta, shape_of)
 from ..rules import deflinear, defjvp, defrules, defvjp, zero_rule
 from ..small_kernels import register_elementwise
 from ..tree import tree_map
-from . import structural as st
 
 Scalar = _core.Scalar
 
@@ -199,13 +198,13 @@ def _power_derivative(exponent, x):
 
 def _power_jvp(exponent, t, out, x):
     if exponent.value == 0:
-        return st.full_like(out, 0)    # x ** 0 is 1 everywhere, also at x = 0: slope 0
+        return full_like(out, 0)    # x ** 0 is 1 everywhere, also at x = 0: slope 0
     return mul(t, _power_derivative(exponent.value, x))
 
 
 def _power_vjp(exponent, ct, out, x):
     if exponent.value == 0:
-        return st.full_like(x, 0)      # (0 * x**-1 would be NaN at x = 0)
+        return full_like(x, 0)      # (0 * x**-1 would be NaN at x = 0)
     return mul(ct, conj(_power_derivative(exponent.value, x)))
 
 
@@ -229,7 +228,7 @@ def power(x, exponent):
 # ------------------------------------------------------------------ analytic functions
 
 def _tanh_derivative(x, out):
-    return sub(st.full_like(out, 1), mul(out, out))
+    return sub(full_like(out, 1), mul(out, out))
 
 
 exp_p = unary("exp", np.exp, lambda x, out: out)
@@ -305,7 +304,7 @@ def imag(x):
     if is_complex_value(x):
         return bind1(imag_p, None, x)
     if isinstance(x, (TracedTensor, Tensor)):
-        return st.full_like(x, 0)
+        return full_like(x, 0)
     return np.imag(x)
 
 
@@ -320,8 +319,8 @@ def _complex_sign_derivative(x, s, t):
     size = abs(x)
     zero = is_zero(size)
     radial = mul(s, convert(real(mul(conj(s), t)), code))
-    away = div(sub(t, radial), convert(select(zero, st.full_like(size, 1), size), code))
-    return select(zero, st.full_like(away, 0), away)
+    away = div(sub(t, radial), convert(select(zero, full_like(size, 1), size), code))
+    return select(zero, full_like(away, 0), away)
 
 
 sign_p = unary("sign", np.sign)
@@ -401,7 +400,7 @@ def eq_mask(x, y):
 def _safe_sqrt_derivative(out):
     """``1/(2 sqrt)``, with 0 where the square root is 0 (the subgradient of ``|x|`` at 0
     that norms use)."""
-    zero = eq_mask(out, st.full_like(out, 0.0))
+    zero = eq_mask(out, full_like(out, 0.0))
     return 0.5 * (1.0 - zero) / (out + zero)
 
 
@@ -450,7 +449,7 @@ def equal(x, y):
 
 def is_zero(x):
     """The bool mask of the zero entries of ``x``."""
-    return equal(x, st.full_like(x, 0))
+    return equal(x, full_like(x, 0))
 
 
 # ------------------------------------------------------------------ reciprocal
@@ -478,12 +477,12 @@ def _select_jvp(params, tangents, out, xs):
     _, tx, ty = tangents                # the mask has no tangent
     if tx is None and ty is None:
         return None
-    zeros = st.full_like(out, 0)
+    zeros = full_like(out, 0)
     return select(xs[0], zeros if tx is None else tx, zeros if ty is None else ty)
 
 
 def _select_vjp(params, ct, out, xs, active):
-    mask, zeros = xs[0], st.full_like(ct, 0)
+    mask, zeros = xs[0], full_like(ct, 0)
     return (None, select(mask, ct, zeros) if active[1] else None,
             select(mask, zeros, ct) if active[2] else None)
 

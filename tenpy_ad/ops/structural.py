@@ -12,8 +12,8 @@ from ..param_schema import (AXES, AXIS, MAX_NDIM, PERMUTATION, SHAPE, SIZE, SLIC
                             Struct, TupleOf, slice_fits)
 from ..scalar_broadcasts import broadcasts_scalars
 from ..small_kernels import register_sum
-from ..primitive import (Tensor, TracedTensor, bind, bind1, code_of_value, constant,
-                         describe, primitive, shape_of)
+from ..primitive import (bind, bind1, code_of_value, describe, full_like, primitive,
+                         shape_of)
 from ..rules import deflinear, defrules, linear_jvp
 from . import elementwise as ew
 
@@ -189,16 +189,6 @@ def broadcast_to(x, shape: tuple):
 @lru_cache(maxsize=256)
 def _trailing_dims(offset: int, ndim: int) -> tuple:
     return tuple(range(offset, ndim))
-
-
-def full_like(x, value):
-    """A tensor of ``x``'s shape and dtype filled with ``value`` (a cheap broadcast)."""
-    if type(x) is TracedTensor:
-        return broadcast_in_dim(constant(value, x.dtype_code), x.shape, ())
-    if type(x) is Tensor:
-        return Tensor(np.full(x.shape, value, dtype=x.dtype))
-    array = np.asarray(x)
-    return np.broadcast_to(np.asarray(value, dtype=array.dtype), array.shape)
 
 
 # ------------------------------------------------------------------ reductions

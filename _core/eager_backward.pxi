@@ -89,7 +89,7 @@ def eager_cotangents(Tensor root, object seed, list tensors, bint retain_graph,
                          "grad_of")
     for key, entry in leaves.items():
         for k in wanted.get(key, ()):
-            captured[k] = entry[1]
+            captured[k] = _dense_of(entry[1])
     return captured
 
 
@@ -190,7 +190,7 @@ cdef int _capture(TapeNode node, object ct, dict wanted, list captured) except -
         positions = wanted.get((_address(node), j))
         if positions is not None:
             for k in positions:
-                captured[k] = (<list>ct)[j] if n_out > 1 else ct
+                captured[k] = _dense_of((<list>ct)[j] if n_out > 1 else ct)
     return 0
 
 
@@ -219,18 +219,22 @@ cdef tuple _rule_operands(TapeNode node, bint create_graph):
 
 
 cdef object _run_tape_vjp(TapeNode node, object ct, bint create_graph, str api):
-    """The input cotangents from ``node``'s VJP rule (on Tensors if ``create_graph``)."""
+    """The input cotangents from ``node``'s VJP rule (on Tensors if ``create_graph``); an
+    entrywise rule's keep the block of a BlockCotangent ``ct``."""
     cdef Py_ssize_t n_out = node.prim.n_outputs
     if node.released:
         raise _freed_tape_error(node, api)
     xs, out = _rule_operands(node, create_graph)
     _counters.eager_swept += 1
+    box = _kept_box(node.prim, ct)
+    ct = _for_rule(node.prim, ct)
     input_cts = node.prim.vjp(node.params, ct, out, xs, _parent_mask(node.parents))
     if _check_finite:
         _nonfinite_hook(f"the VJP of '{node.prim.name}' (eager backward)",
-                        tuple([c for c in input_cts if c is not None]),
-                        (ct,) if n_out == 1 else ct)
-    return input_cts
+                        tuple([_dense_of(c) for c in input_cts if c is not None]),
+                        (_dense_of(ct),) if n_out == 1 else
+                        tuple([_dense_of(c) for c in ct]))
+    return input_cts if box is None else _boxed(input_cts, box)
 
 
 cdef object _freed_tape_error(TapeNode node, str api):
@@ -276,6 +280,7 @@ cdef int _send_cotangents(TapeNode node, object input_cts, list cts, dict index,
 cdef _accumulate_leaf(Tensor leaf, object ct, bint create_graph):
     """``leaf.grad += ct`` (PyTorch's accumulation); a Tensor result, on the tape only
     when ``create_graph``."""
+    ct = _dense_of(ct)
     if create_graph:
         if type(ct) is not Tensor:
             ct = _wrap(ct, None, 0)

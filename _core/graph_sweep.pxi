@@ -1,7 +1,8 @@
 # The derivative sweeps over traced graphs: reverse (VJP) and forward (JVP).  Both start
 # from a GraphWalk (graph_walk.pxi), apply each rule once per node (once per sibling group
 # for multi-output primitives) and treat ``None`` as a symbolic zero, so nodes that no
-# derivative reaches cost no rule call.
+# derivative reaches cost no rule call.  The reverse sweep carries BlockCotangents
+# (cotangents.pxi) as it carries zeros.
 
 cdef inline tuple _active_mask(uint8_t* marks, Py_ssize_t* index, tuple inputs):
     """Which inputs depend on a wrt node (shared tuples for up to three inputs)."""
@@ -46,7 +47,7 @@ def vjp_sweep(list outputs, list cotangents, list wrt):
     cdef SiblingGroups groups = _mark_dependents(walk, wrt)
     cdef list cts = _seed_cotangents(walk, outputs, cotangents)
     _reverse(walk, groups, cts)
-    return [cts[walk.position(x)] if walk.reached(x) else None for x in wrt]
+    return [_dense_of(cts[walk.position(x)]) if walk.reached(x) else None for x in wrt]
 
 
 cdef SiblingGroups _mark_dependents(GraphWalk walk, list wrt):
@@ -131,13 +132,17 @@ cdef object _take_group_cotangent(GraphWalk walk, list members, list cts, int n_
 
 cdef int _apply_vjp(GraphWalk walk, TracedTensor node, object ct, object out,
                     list cts) except -1:
-    """Run ``node``'s VJP rule on ``ct`` and accumulate the cotangents of its inputs."""
+    """Run ``node``'s VJP rule on ``ct`` and accumulate the cotangents of its inputs (an
+    entrywise rule's keep the block of a BlockCotangent ``ct``)."""
     cdef TracedTensor item
     cdef Py_ssize_t j, k
     mask = _active_mask(walk.marks, walk.index, node.inputs)
     _counters.rules_applied += 1
     _counters.nodes_visited += 1
-    input_cts = node.prim.vjp(node.params, ct, out, node.inputs, mask)
+    box = _kept_box(node.prim, ct)
+    input_cts = node.prim.vjp(node.params, _for_rule(node.prim, ct), out, node.inputs, mask)
+    if box is not None:
+        input_cts = _boxed(input_cts, box)
     for j in range(len(node.inputs)):
         if not mask[j]:
             continue
@@ -145,7 +150,10 @@ cdef int _apply_vjp(GraphWalk walk, TracedTensor node, object ct, object out,
         if c is None:
             continue
         item = <TracedTensor>node.inputs[j]
-        _check_cotangent(c, item, node, "VJP")
+        if type(c) is BlockCotangent:
+            _check_block(c, item, node)
+        else:
+            _check_cotangent(c, item, node, "VJP")
         k = walk.index[item.id]
         cts[k] = c if cts[k] is None else add_cotangents(cts[k], c)
     return 0

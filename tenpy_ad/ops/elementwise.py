@@ -20,7 +20,7 @@ from ..errors import DTypeError, ShapeError
 from ..param_schema import Int, ScalarOf
 from ..primitive import (Tensor, TracedTensor, bind, bind1, bind2, code_of_value, describe,
                          full_like, is_complex_value, primitive, same_meta, shape_of)
-from ..rules import deflinear, defjvp, defrules, defvjp, zero_rule
+from ..rules import deflinear, defjvp, defrules, defvjp, local_cotangents, zero_rule
 from ..small_kernels import register_elementwise
 from ..tree import tree_map
 
@@ -110,7 +110,12 @@ def neg(x):
 
 # ------------------------------------------------------------------ mul, div
 
-mul_p = binary("mul", np.multiply, lambda x, y, out: y, lambda x, y, out: x)
+mul_p = binary("mul", np.multiply)
+defjvp(mul_p, lambda p, t, out, x, y: mul(t, y), lambda p, t, out, x, y: mul(t, x))
+# a product's cotangent is zero where a traced constant factor is (a mask that keeps some
+# columns): declared, so that a decomposition's rule sees the columns the loss uses
+defvjp(mul_p, lambda p, ct, out, x, y: _core.zero_where_constant(mul(ct, conj(y)), y),
+       lambda p, ct, out, x, y: _core.zero_where_constant(mul(ct, conj(x)), x))
 
 
 def _div_jvp(params, tangents, out, xs):
@@ -288,8 +293,10 @@ def _to_real(params, x):
 
 real_p = primitive("real", lambda params, x: np.real(x), _to_real, array_fn=np.real)
 deflinear(real_p, lambda params, ct, out, x: convert(ct, code_of_value(x)))
+local_cotangents(real_p)            # entrywise, as are imag, abs, convert and select
 
 imag_p = primitive("imag", lambda params, x: np.imag(x), _to_real, array_fn=np.imag)
+local_cotangents(imag_p)
 deflinear(imag_p,
           lambda params, ct, out, x: scale(convert(ct, code_of_value(x)), 1j))
 
@@ -340,6 +347,7 @@ def _abs_jvp(params, t, out, x):
 
 
 abs_p = primitive("abs", lambda params, x: np.abs(x), _to_real, array_fn=np.abs)
+local_cotangents(abs_p)
 defjvp(abs_p, _abs_jvp)
 defvjp(abs_p, lambda p, ct, out, x: mul(convert(ct, code_of_value(x)), sign(x)))
 
@@ -374,6 +382,7 @@ convert_p = primitive("convert_element_type",
 defjvp(convert_p, lambda code, t, out, x: convert(t, code) if dtypes.is_inexact(code) else None)
 defvjp(convert_p, lambda code, ct, out, x: _convert_back(ct, code_of_value(x))
        if dtypes.is_inexact(code_of_value(x)) else None)
+local_cotangents(convert_p)
 
 
 def convert(x, code: int):
@@ -489,6 +498,7 @@ def _select_vjp(params, ct, out, xs, active):
 
 select_p = primitive("select", lambda params, mask, x, y: np.where(mask, x, y), _select_rule)
 defrules(select_p, _select_jvp, _select_vjp)
+local_cotangents(select_p)
 
 
 def select(mask, x, y):

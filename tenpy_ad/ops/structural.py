@@ -7,6 +7,7 @@ from functools import lru_cache
 import numpy as np
 
 from .. import dtypes
+from .._compiled import _core
 from ..errors import DTypeError, ShapeError
 from ..param_schema import (AXES, AXIS, MAX_NDIM, PERMUTATION, SHAPE, SIZE, SLICE, Int,
                             Struct, TupleOf, slice_fits)
@@ -291,8 +292,9 @@ slice_p = primitive("slice", lambda spec, x: x[_slices(spec)], _slice_rule,
                     format_params=lambda spec: "[" + ", ".join(
                         ":".join("" if v is None else str(v) for v in s) for s in spec) + "]",
                     static_shapes=True, params=SPEC)
-deflinear(slice_p,
-          lambda spec, ct, out, x: bind1(scatter_slice_p, (shape_of(x), spec), ct))
+# the transpose is the zero padding of ``ct``, as a block cotangent: dense (a scatter_slice)
+# only for a rule that needs it, so a decomposition reads which triplets a loss uses
+deflinear(slice_p, lambda spec, ct, out, x: _core.block_cotangent(ct, shape_of(x), spec))
 
 
 def _scatter_impl(params, x):

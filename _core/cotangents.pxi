@@ -122,6 +122,8 @@ cpdef object add_cotangents(object a, object b):
     """``a + b`` of two cotangents of one shape and dtype: blocks at one place add as
     blocks, other blocks as dense values declared zero outside the hull of their boxes."""
     cdef BlockCotangent x, y
+    if type(a) is _ndarray and type(b) is _ndarray:
+        return _np_add(a, b)            # the first-order eager backward: add's array_fn
     if type(a) is not BlockCotangent and type(b) is not BlockCotangent:
         return bind2(_add_p, None, a, b)
     if type(a) is not BlockCotangent or type(b) is not BlockCotangent:
@@ -190,7 +192,7 @@ cdef object _nonzero_box(object array):
     for axis in range(ndim):
         others = tuple([i for i in range(ndim) if i != axis])
         found = _np.flatnonzero(nonzero.any(axis=others) if others else nonzero)
-        box.append((int(found[0]), int(found[-1]) + 1) if found.size
+        box.append((int(found[0]), int(found[found.size - 1]) + 1) if found.size
                    else (array.shape[axis], 0))
     box = tuple(box)
     return () if _whole(box, array.shape) else box

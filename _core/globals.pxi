@@ -11,6 +11,8 @@ cdef object _ndarray = _np.ndarray
 cdef object _ufunc = _np.ufunc
 cdef object _asarray = _np.asarray
 cdef object _array2string = _np.array2string
+cdef object _float64_dtype = _np.dtype("float64")
+cdef object _np_add = _np.add
 
 # ------------------------------------------------ installed by tenpy_ad
 
@@ -26,6 +28,9 @@ cdef Primitive _scale_p = None, _shift_p = None, _constant_p = None
 # the primitives ``bind`` folds on plain arrays and ``full_like`` builds (dispatch.pxi)
 cdef Primitive _transpose_p = None, _reshape_p = None, _broadcast_p = None
 cdef Primitive _einsum_p = None, _slice_p = None, _scatter_slice_p = None
+cdef dict _einsum_folds = {}         # einsum subscripts -> what the folds make of them
+cdef dict _identities = {}           # (n, dtype code) -> the rules' read-only identity
+cdef dict _identity_at = {}          # its address -> the same identity (the folds' test)
 
 # ------------------------------------------------ constant arrays (constants.pxi)
 

@@ -75,3 +75,16 @@ cpdef bint recorded(object x) except -1:
         inner = (<BlockCotangent>x).block
         return recorded((<BlockCotangent>x).dense if inner is None else inner)
     return False
+
+
+cpdef object concrete_value(object x):
+    """The value of ``x`` if it has one now (an array, an eager Tensor's data, a constant
+    node's array), else None (a traced value that only exists when its graph runs)."""
+    cdef type t = type(x)
+    if t is _ndarray:
+        return x
+    if t is Tensor:
+        return (<Tensor>x).data
+    if t is TracedTensor and (<TracedTensor>x).prim is _constant_p:
+        return (<ConstValue>(<TracedTensor>x).params).array
+    return None

@@ -84,6 +84,7 @@ shape_of = _core.shape_of
 code_of_value = _core.code_of_value
 is_complex_value = _core.is_complex_value
 elementwise_ready = _core.elementwise_ready
+concrete_value = _core.concrete_value
 
 
 def same_meta(x, y) -> bool:

@@ -18,8 +18,8 @@ from .. import dtypes
 from .._compiled import _core
 from ..errors import DTypeError, ShapeError
 from ..param_schema import Int, ScalarOf
-from ..primitive import (Tensor, TracedTensor, bind, bind1, bind2, code_of_value, describe,
-                         full_like, is_complex_value, primitive, same_meta, shape_of)
+from ..primitive import (bind, bind1, bind2, code_of_value, describe, full_like,
+                         is_complex_value, primitive, same_meta, shape_of)
 from ..rules import deflinear, defjvp, defrules, defvjp, local_cotangents, zero_rule
 from ..small_kernels import register_elementwise
 from ..tree import tree_map
@@ -281,9 +281,9 @@ deflinear(conj_p, lambda params, ct, out, x: conj(ct))
 
 
 def conj(x):
-    """Complex conjugate; the identity (no node, no copy) on real tensors and arrays."""
+    """Complex conjugate; the identity (no node, no copy) on real values."""
     if not is_complex_value(x):
-        return x if isinstance(x, (TracedTensor, Tensor, np.ndarray)) else np.conj(x)
+        return x
     return bind1(conj_p, None, x)
 
 
@@ -310,9 +310,7 @@ def real(x):
 def imag(x):
     if is_complex_value(x):
         return bind1(imag_p, None, x)
-    if isinstance(x, (TracedTensor, Tensor)):
-        return full_like(x, 0)
-    return np.imag(x)
+    return full_like(x, 0)
 
 
 def _complex_sign_derivative(x, s, t):

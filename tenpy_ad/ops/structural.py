@@ -1,7 +1,6 @@
 """Shape-changing primitives: reshape, transpose, broadcast_in_dim, reductions, slicing."""
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 
 import numpy as np
@@ -127,24 +126,6 @@ def _broadcast_ok(xshape: tuple, shape: tuple, dims: tuple) -> bool:
     return all(xshape[i] == 1 or xshape[i] == shape[d] for i, d in enumerate(dims))
 
 
-def _broadcast_impl(params, x):
-    shape, dims = params
-    x = np.asarray(x)
-    expanded = [1] * len(shape)
-    for i, d in enumerate(dims):
-        expanded[d] = x.shape[i]
-    x = x.reshape(expanded)
-    if math.prod(shape) < _BROADCAST_VIEW_SIZE:
-        # small: a fresh array is cheaper to make than numpy's broadcast view
-        result = np.empty(shape, dtype=x.dtype)
-        np.copyto(result, x)
-        return result
-    return np.broadcast_to(x, shape)       # large: a read-only view costs no memory
-
-
-_BROADCAST_VIEW_SIZE = 4096
-
-
 def _broadcast_transpose(params, ct, out, x):
     """Sum ``ct`` over the axes the broadcast created or stretched."""
     xshape = tuple(shape_of(x))
@@ -161,7 +142,7 @@ def _summed_axes(params, xshape: tuple) -> tuple:
 
 
 broadcast_in_dim_p = primitive(
-    "broadcast_in_dim", _broadcast_impl, _broadcast_rule,
+    "broadcast_in_dim", _core.broadcast_array, _broadcast_rule,
     format_params=lambda p: f"shape={list(p[0])} dims={list(p[1])}",
     static_shapes=True, params=Struct(SHAPE, AXES))
 deflinear(broadcast_in_dim_p, _broadcast_transpose)

@@ -27,6 +27,7 @@ every extension class.  Then, in include order:
 * ``eager_backward.pxi`` the reverse sweep over the tape (``backward``, ``grad_of``)
 * ``eager_forward.pxi`` the forward sweep over the tape (eager ``tp.jvp``)
 * ``operands.pxi``      facts about operands of any kind (shape, dtype code, complexness)
+* ``cotangents.pxi``    how the sweeps add cotangents
 * ``rule_adapters.pxi`` derivative rules assembled from one rule per input
 * ``dispatch.pxi``      applying a primitive in the mode its operands call for
 * ``arithmetic.pxi``    the operators' fast paths (+ - * / on the common operand pairs)
@@ -67,6 +68,7 @@ include "eager.pxi"
 include "eager_backward.pxi"
 include "eager_forward.pxi"
 include "operands.pxi"
+include "cotangents.pxi"
 include "rule_adapters.pxi"
 include "dispatch.pxi"
 include "arithmetic.pxi"

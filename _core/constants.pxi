@@ -58,4 +58,4 @@ cpdef object constant_params(object value, int code):
 cdef TracedTensor _constant_node(ConstValue params):
     """The (interned) constant node holding ``params``."""
     array = params.array
-    return intern(_constant_p, params, (), _array_code(array.dtype), array.shape)
+    return intern(_constant_p, params, (), (_array_code(array.dtype), array.shape))

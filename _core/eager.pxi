@@ -91,7 +91,7 @@ cdef class Tensor(ArraySurface):
         ``retain_graph`` keeps the saved values for another backward (default: same as
         ``create_graph``); ``create_graph`` records the backward so it can be differentiated.
         """
-        return _surface["backward"](self, gradient, retain_graph, create_graph)
+        backward(self, gradient, retain_graph, create_graph)
 
     def detach(self):
         """The same data, cut from the tape."""

@@ -1,20 +1,83 @@
 # The eager reverse sweep behind ``Tensor.backward()`` and ``tp.grad_of``: one sweep over the
-# tape (``_sweep_tape``) and two short entry points.  The VJP rules are the same functions
-# the traced transform uses; here they receive ndarrays (or Tensors, with
-# ``create_graph=True``, so that the backward pass is itself recorded).
+# tape (``_sweep_tape``) and its entry points.  The VJP rules are the same functions the
+# traced transform uses; here they receive ndarrays (or Tensors, with ``create_graph=True``,
+# so that the backward pass is itself recorded).
 
-def eager_backward(Tensor root, object seed, bint retain_graph, bint create_graph,
-                   object accumulate) -> None:
+cpdef object backward(Tensor t, object gradient=None, object retain_graph=None,
+                      bint create_graph=False):
+    """``t.backward(...)`` (PyTorch's ``backward``): add the cotangents that reach the
+    grad-requiring leaves from ``t``, seeded with ``gradient`` (None: ``t`` has one
+    element), into their ``.grad``."""
+    if not t._requires_grad:
+        raise _errors["GraphError"]("backward(): this tensor does not require grad and has "
+                                    "no tape; create the inputs with requires_grad=True")
+    try:
+        seed = eager_seed(t, gradient, create_graph)
+    except (_errors["GraphError"], _errors["ShapeError"], _errors["DTypeError"]) as error:
+        raise type(error)(f"backward(): {error}") from None
+    eager_backward(t, seed, create_graph if retain_graph is None else bool(retain_graph),
+                   create_graph)
+
+
+cpdef object eager_seed(Tensor t, object gradient, bint create_graph):
+    """The cotangent that seeds a sweep from ``t``: ones for a one-element ``t`` without
+    ``gradient``, else ``gradient`` checked against ``t`` and cast to its dtype; a Tensor
+    with ``create_graph``."""
+    cdef object data = t.data
+    if gradient is None:
+        if data.size != 1:
+            raise _errors["GraphError"](
+                f"the output has shape {list(data.shape)}; pass a gradient (cotangent) of "
+                "that shape for non-scalar outputs")
+        seed = _np.ones_like(data)
+    else:
+        seed = (<Tensor>gradient).data if type(gradient) is Tensor else _array_of(gradient)
+        if seed.shape != data.shape:
+            raise _errors["ShapeError"](f"the cotangent has shape {list(seed.shape)}, the "
+                                        f"output {list(data.shape)}")
+        _check_seed_dtype(seed.dtype, data.dtype)
+        seed = seed.astype(data.dtype, copy=False)
+    if create_graph:
+        return gradient if type(gradient) is Tensor else _wrap(seed, None, 0)
+    return seed
+
+
+cdef object _array_of(object value):
+    """``np.asarray(value)``, a ragged nested sequence reported as a ShapeError."""
+    if type(value) is _ndarray:
+        return value
+    try:
+        return _asarray(value)
+    except ValueError as error:
+        if "inhomogeneous" not in str(error):
+            raise
+        raise _errors["ShapeError"](
+            f"gradient: the nested sequence is ragged (its lists differ in length), so it "
+            f"is not an array; NumPy says: {error}") from None
+
+
+cdef int _check_seed_dtype(object seed, object output) except -1:
+    """A cotangent is numeric, and complex only for a complex output (no silent drop of
+    its imaginary part)."""
+    if seed.kind not in "biufc":
+        raise _errors["DTypeError"](f"the cotangent has dtype {seed}, not a number")
+    if seed.kind == "c" and output.kind != "c":
+        raise _errors["DTypeError"](f"the cotangent is complex ({seed}) but the output is "
+                                    f"{output}")
+    return 0
+
+
+def eager_backward(Tensor root, object seed, bint retain_graph, bint create_graph) -> None:
     """Add the cotangents that reach grad-requiring leaves from ``root`` (seeded with
-    ``seed``) into their ``.grad`` (PyTorch's ``backward``)."""
+    ``seed``) into their ``.grad``."""
     cdef list entry
-    for entry in _sweep_tape(root, seed, retain_graph, create_graph, accumulate,
-                             None, None, "backward").values():
-        _accumulate_leaf(<Tensor>entry[0], entry[1], accumulate, create_graph)
+    for entry in _sweep_tape(root, seed, retain_graph, create_graph, None, None,
+                             "backward").values():
+        _accumulate_leaf(<Tensor>entry[0], entry[1], create_graph)
 
 
 def eager_cotangents(Tensor root, object seed, list tensors, bint retain_graph,
-                     bint create_graph, object accumulate) -> list:
+                     bint create_graph) -> list:
     """The cotangent of each of ``tensors`` (None where it has no path to ``root``); no
     ``.grad`` is written (PyTorch's ``autograd.grad``)."""
     cdef dict wanted = {}             # _tensor_key -> positions in ``tensors``
@@ -22,11 +85,11 @@ def eager_cotangents(Tensor root, object seed, list tensors, bint retain_graph,
     cdef Py_ssize_t k
     for k in range(len(tensors)):
         wanted.setdefault(_tensor_key(<Tensor?>tensors[k]), []).append(k)
-    leaves = _sweep_tape(root, seed, retain_graph, create_graph, accumulate, wanted, captured,
+    leaves = _sweep_tape(root, seed, retain_graph, create_graph, wanted, captured,
                          "grad_of")
     for key, entry in leaves.items():
         for k in wanted.get(key, ()):
-            captured[k] = entry[1]
+            captured[k] = _dense_of(entry[1])
     return captured
 
 
@@ -36,7 +99,7 @@ cdef inline object _tensor_key(Tensor t):
 
 
 cdef dict _sweep_tape(Tensor root, object seed, bint retain_graph, bint create_graph,
-                      object accumulate, dict wanted, list captured, str api):
+                      dict wanted, list captured, str api):
     """The reverse sweep over the tape of ``root`` with cotangent ``seed``.
 
     Returns the cotangents that reach grad-requiring leaves, ``{id(leaf): [leaf, ct]}``.
@@ -75,7 +138,7 @@ cdef dict _sweep_tape(Tensor root, object seed, bint retain_graph, bint create_g
             if ct is None:
                 continue
         input_cts = _run_tape_vjp(node, ct, create_graph, api)
-        _send_cotangents(node, input_cts, cts, index, leaves, accumulate)
+        _send_cotangents(node, input_cts, cts, index, leaves)
         if not retain_graph:
             node.saved_inputs = None
             node.saved_outputs = None
@@ -127,7 +190,7 @@ cdef int _capture(TapeNode node, object ct, dict wanted, list captured) except -
         positions = wanted.get((_address(node), j))
         if positions is not None:
             for k in positions:
-                captured[k] = (<list>ct)[j] if n_out > 1 else ct
+                captured[k] = _dense_of((<list>ct)[j] if n_out > 1 else ct)
     return 0
 
 
@@ -156,18 +219,22 @@ cdef tuple _rule_operands(TapeNode node, bint create_graph):
 
 
 cdef object _run_tape_vjp(TapeNode node, object ct, bint create_graph, str api):
-    """The input cotangents from ``node``'s VJP rule (on Tensors if ``create_graph``)."""
+    """The input cotangents from ``node``'s VJP rule (on Tensors if ``create_graph``); an
+    entrywise rule's keep the block of a BlockCotangent ``ct``."""
     cdef Py_ssize_t n_out = node.prim.n_outputs
     if node.released:
         raise _freed_tape_error(node, api)
     xs, out = _rule_operands(node, create_graph)
     _counters.eager_swept += 1
+    box = _kept_box(node.prim, ct)
+    ct = _for_rule(node.prim, ct)
     input_cts = node.prim.vjp(node.params, ct, out, xs, _parent_mask(node.parents))
     if _check_finite:
         _nonfinite_hook(f"the VJP of '{node.prim.name}' (eager backward)",
-                        tuple([c for c in input_cts if c is not None]),
-                        (ct,) if n_out == 1 else ct)
-    return input_cts
+                        tuple([_dense_of(c) for c in input_cts if c is not None]),
+                        (_dense_of(ct),) if n_out == 1 else
+                        tuple([_dense_of(c) for c in ct]))
+    return input_cts if box is None else _boxed(input_cts, box)
 
 
 cdef object _freed_tape_error(TapeNode node, str api):
@@ -179,7 +246,7 @@ cdef object _freed_tape_error(TapeNode node, str api):
 
 
 cdef int _send_cotangents(TapeNode node, object input_cts, list cts, dict index,
-                          dict leaves, object accumulate) except -1:
+                          dict leaves) except -1:
     """Accumulate ``input_cts`` into the parents of ``node``: tape entries in ``cts`` (by
     slot for multi-output ones), leaves in ``leaves``."""
     cdef Py_ssize_t j, k
@@ -197,31 +264,32 @@ cdef int _send_cotangents(TapeNode node, object input_cts, list cts, dict index,
             if entry is None:
                 leaves[key] = [parent, c]
             else:
-                (<list>entry)[1] = accumulate((<list>entry)[1], c)
+                (<list>entry)[1] = add_cotangents((<list>entry)[1], c)
             continue
         k = index[_address(parent)]
         if (<TapeNode>parent).prim.n_outputs > 1:
             if cts[k] is None:
                 cts[k] = [None] * (<TapeNode>parent).prim.n_outputs
             slot = node.parent_slots[j]
-            cts[k][slot] = c if cts[k][slot] is None else accumulate(cts[k][slot], c)
+            cts[k][slot] = c if cts[k][slot] is None else add_cotangents(cts[k][slot], c)
         else:
-            cts[k] = c if cts[k] is None else accumulate(cts[k], c)
+            cts[k] = c if cts[k] is None else add_cotangents(cts[k], c)
     return 0
 
 
-cdef _accumulate_leaf(Tensor leaf, object ct, object accumulate, bint create_graph):
+cdef _accumulate_leaf(Tensor leaf, object ct, bint create_graph):
     """``leaf.grad += ct`` (PyTorch's accumulation); a Tensor result, on the tape only
     when ``create_graph``."""
+    ct = _dense_of(ct)
     if create_graph:
         if type(ct) is not Tensor:
             ct = _wrap(ct, None, 0)
-        leaf.grad = ct if leaf.grad is None else accumulate(leaf.grad, ct)
+        leaf.grad = ct if leaf.grad is None else add_cotangents(leaf.grad, ct)
         return
     if type(ct) is Tensor:
         ct = (<Tensor>ct).data
     if leaf.grad is not None:
-        ct = accumulate(_data_of(leaf.grad), ct)
+        ct = add_cotangents(_data_of(leaf.grad), ct)
     leaf.grad = _wrap(ct if type(ct) is _ndarray else _asarray(ct), None, 0)
 
 

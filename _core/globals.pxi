@@ -11,6 +11,8 @@ cdef object _ndarray = _np.ndarray
 cdef object _ufunc = _np.ufunc
 cdef object _asarray = _np.asarray
 cdef object _array2string = _np.array2string
+cdef object _float64_dtype = _np.dtype("float64")
+cdef object _np_add = _np.add
 
 # ------------------------------------------------ installed by tenpy_ad
 
@@ -23,6 +25,12 @@ cdef object _value_code = None       # tenpy_ad.dtypes.value_code, for the other
 # the primitives the operators' fast paths bind (arithmetic.pxi, constants.pxi)
 cdef Primitive _add_p = None, _sub_p = None, _mul_p = None, _div_p = None, _neg_p = None
 cdef Primitive _scale_p = None, _shift_p = None, _constant_p = None
+# the primitives ``bind`` folds on plain arrays and ``full_like`` builds (dispatch.pxi)
+cdef Primitive _transpose_p = None, _reshape_p = None, _broadcast_p = None
+cdef Primitive _einsum_p = None, _slice_p = None, _scatter_slice_p = None
+cdef dict _einsum_folds = {}         # einsum subscripts -> what the folds make of them
+cdef dict _identities = {}           # (n, dtype code) -> the rules' read-only identity
+cdef dict _identity_at = {}          # its address -> the same identity (the folds' test)
 
 # ------------------------------------------------ constant arrays (constants.pxi)
 
@@ -91,10 +99,12 @@ def install(*, dict surface, object constant, dict errors, list dtypes,
     the exception classes by name; ``dtypes``: the numpy dtype of each dtype code;
     ``value_code(dtype)``: the code values of any other dtype compute in; ``primitives``:
     by name, those the operators' fast paths bind (add, sub, mul, div, neg, scale, shift,
-    constant).
+    constant) and those the dispatch folds (transpose, reshape, broadcast_in_dim, einsum,
+    slice, scatter_slice).
     """
     global _constant_fn, _dtype_objects, _value_code
     global _add_p, _sub_p, _mul_p, _div_p, _neg_p, _scale_p, _shift_p, _constant_p
+    global _transpose_p, _reshape_p, _broadcast_p, _einsum_p, _slice_p, _scatter_slice_p
     _surface.update(surface)
     _constant_fn = constant
     _errors.update(errors)
@@ -104,6 +114,9 @@ def install(*, dict surface, object constant, dict errors, list dtypes,
                                       primitives["div"])
     _neg_p, _scale_p, _shift_p = primitives["neg"], primitives["scale"], primitives["shift"]
     _constant_p = primitives["constant"]
+    _transpose_p, _reshape_p = primitives["transpose"], primitives["reshape"]
+    _broadcast_p, _einsum_p = primitives["broadcast_in_dim"], primitives["einsum"]
+    _slice_p, _scatter_slice_p = primitives["slice"], primitives["scatter_slice"]
     _code_of_dtype.clear()
     for code, dtype in enumerate(_dtype_objects):
         _code_of_dtype[dtype] = code

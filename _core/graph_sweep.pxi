@@ -1,7 +1,8 @@
 # The derivative sweeps over traced graphs: reverse (VJP) and forward (JVP).  Both start
 # from a GraphWalk (graph_walk.pxi), apply each rule once per node (once per sibling group
 # for multi-output primitives) and treat ``None`` as a symbolic zero, so nodes that no
-# derivative reaches cost no rule call.
+# derivative reaches cost no rule call.  The reverse sweep carries BlockCotangents
+# (cotangents.pxi) as it carries zeros.
 
 cdef inline tuple _active_mask(uint8_t* marks, Py_ssize_t* index, tuple inputs):
     """Which inputs depend on a wrt node (shared tuples for up to three inputs)."""
@@ -34,18 +35,19 @@ cdef uint8_t* _new_marks(GraphWalk walk) except NULL:
 
 # ---------------------------------------------------------------- reverse (VJP)
 
-def vjp_sweep(list outputs, list cotangents, list wrt, object accumulate, object siblings):
+def vjp_sweep(list outputs, list cotangents, list wrt):
     """Reverse sweep over the graph of ``outputs``.
 
     Returns the cotangent node of each ``wrt`` node (``None`` where it is a symbolic zero).
-    ``accumulate(a, b)`` adds two cotangents; ``siblings(node)`` returns all outputs of a
-    multi-output node.  Only nodes that depend on some ``wrt`` node are visited by rules.
+    Cotangents are added with ``add_cotangents`` and a multi-output node's rule gets all
+    its outputs from ``siblings``.  Only nodes that depend on some ``wrt`` node are visited
+    by rules.
     """
     cdef GraphWalk walk = _walk(outputs)
     cdef SiblingGroups groups = _mark_dependents(walk, wrt)
-    cdef list cts = _seed_cotangents(walk, outputs, cotangents, accumulate)
-    _reverse(walk, groups, cts, accumulate, siblings)
-    return [cts[walk.position(x)] if walk.reached(x) else None for x in wrt]
+    cdef list cts = _seed_cotangents(walk, outputs, cotangents)
+    _reverse(walk, groups, cts)
+    return [_dense_of(cts[walk.position(x)]) if walk.reached(x) else None for x in wrt]
 
 
 cdef SiblingGroups _mark_dependents(GraphWalk walk, list wrt):
@@ -70,8 +72,7 @@ cdef SiblingGroups _mark_dependents(GraphWalk walk, list wrt):
     return groups
 
 
-cdef list _seed_cotangents(GraphWalk walk, list outputs, list cotangents,
-                           object accumulate):
+cdef list _seed_cotangents(GraphWalk walk, list outputs, list cotangents):
     """Per position, the cotangent given for that output (summed over repeats), or None."""
     cdef list cts = [None] * walk.n
     cdef Py_ssize_t k, i
@@ -79,12 +80,11 @@ cdef list _seed_cotangents(GraphWalk walk, list outputs, list cotangents,
         if cotangents[k] is None:
             continue
         i = walk.position(<TracedTensor>outputs[k])
-        cts[i] = cotangents[k] if cts[i] is None else accumulate(cts[i], cotangents[k])
+        cts[i] = cotangents[k] if cts[i] is None else add_cotangents(cts[i], cotangents[k])
     return cts
 
 
-cdef int _reverse(GraphWalk walk, SiblingGroups groups, list cts, object accumulate,
-                  object siblings) except -1:
+cdef int _reverse(GraphWalk walk, SiblingGroups groups, list cts) except -1:
     """Users before inputs: run the rule of each marked node that holds a cotangent and
     add what it returns into its inputs' cotangents."""
     cdef TracedTensor node
@@ -103,7 +103,7 @@ cdef int _reverse(GraphWalk walk, SiblingGroups groups, list cts, object accumul
             ct = _take_group_cotangent(walk, members, cts, node.prim.n_outputs)
             if ct is None:
                 continue
-            out = tuple(siblings(node))
+            out = siblings(node)
         else:
             ct = cts[i]
             if ct is None:
@@ -111,7 +111,7 @@ cdef int _reverse(GraphWalk walk, SiblingGroups groups, list cts, object accumul
             if not walk.marks[i] & IS_WRT:
                 cts[i] = None     # released as the sweep passes
             out = node
-        _apply_vjp(walk, node, ct, out, cts, accumulate)
+        _apply_vjp(walk, node, ct, out, cts)
     return 0
 
 
@@ -130,15 +130,19 @@ cdef object _take_group_cotangent(GraphWalk walk, list members, list cts, int n_
     return tuple(ct) if any_ct else None
 
 
-cdef int _apply_vjp(GraphWalk walk, TracedTensor node, object ct, object out, list cts,
-                    object accumulate) except -1:
-    """Run ``node``'s VJP rule on ``ct`` and accumulate the cotangents of its inputs."""
+cdef int _apply_vjp(GraphWalk walk, TracedTensor node, object ct, object out,
+                    list cts) except -1:
+    """Run ``node``'s VJP rule on ``ct`` and accumulate the cotangents of its inputs (an
+    entrywise rule's keep the block of a BlockCotangent ``ct``)."""
     cdef TracedTensor item
     cdef Py_ssize_t j, k
     mask = _active_mask(walk.marks, walk.index, node.inputs)
     _counters.rules_applied += 1
     _counters.nodes_visited += 1
-    input_cts = node.prim.vjp(node.params, ct, out, node.inputs, mask)
+    box = _kept_box(node.prim, ct)
+    input_cts = node.prim.vjp(node.params, _for_rule(node.prim, ct), out, node.inputs, mask)
+    if box is not None:
+        input_cts = _boxed(input_cts, box)
     for j in range(len(node.inputs)):
         if not mask[j]:
             continue
@@ -146,19 +150,22 @@ cdef int _apply_vjp(GraphWalk walk, TracedTensor node, object ct, object out, li
         if c is None:
             continue
         item = <TracedTensor>node.inputs[j]
-        _check_cotangent(c, item, node, "VJP")
+        if type(c) is BlockCotangent:
+            _check_block(c, item, node)
+        else:
+            _check_cotangent(c, item, node, "VJP")
         k = walk.index[item.id]
-        cts[k] = c if cts[k] is None else accumulate(cts[k], c)
+        cts[k] = c if cts[k] is None else add_cotangents(cts[k], c)
     return 0
 
 
 # ---------------------------------------------------------------- forward (JVP)
 
-def jvp_sweep(list outputs, list wrt, list tangents, object siblings):
+def jvp_sweep(list outputs, list wrt, list tangents):
     """Forward sweep: the tangent node of each output (``None`` = symbolic zero)."""
     cdef GraphWalk walk = _walk(outputs)
     cdef list tans = _seed_tangents(walk, wrt, tangents)
-    _forward(walk, tans, siblings)
+    _forward(walk, tans)
     return [tans[walk.position(<TracedTensor>o)] for o in outputs]
 
 
@@ -178,7 +185,7 @@ cdef list _seed_tangents(GraphWalk walk, list wrt, list tangents):
     return tans
 
 
-cdef int _forward(GraphWalk walk, list tans, object siblings) except -1:
+cdef int _forward(GraphWalk walk, list tans) except -1:
     """Inputs before users: run the JVP rule of each node with a nonzero input tangent."""
     cdef SiblingGroups groups = SiblingGroups.__new__(SiblingGroups)
     cdef dict group_tangents = {}       # leader position -> tangents of all its siblings
@@ -199,7 +206,7 @@ cdef int _forward(GraphWalk walk, list tans, object siblings) except -1:
             result = group_tangents.get(leader)
             if result is None:
                 _counters.rules_applied += 1
-                outs = tuple(siblings(node))
+                outs = siblings(node)
                 result = tuple(node.prim.jvp(node.params, in_tans, outs, node.inputs))
                 group_tangents[leader] = result
             tans[i] = result[node.slot]

@@ -120,27 +120,20 @@ cdef TracedTensor _finish_interned(TracedTensor node, hash_t h):
     return node
 
 
-cpdef TracedTensor intern(Primitive prim, object params, tuple inputs, int dtype_code,
-                          tuple shape):
-    """The node for ``prim(params)(*inputs)`` with the given output dtype code and shape."""
+cpdef TracedTensor intern(Primitive prim, object params, tuple inputs, object aval):
+    """The node for ``prim(params)(*inputs)``.  ``aval`` gives its dtype and shape: a
+    TracedTensor whose metadata row is copied (elementwise primitives: their first
+    operand), or ``(dtype_code, shape)``."""
     cdef hash_t h = _key_hash(prim, params, 0, inputs)
     cdef TracedTensor node = _lookup(prim, params, 0, inputs, h)
     if node is not None:
         return node
     node = _new_node(prim, params, inputs, 0)
-    _meta_set(node.id, dtype_code, shape, prim)
-    return _finish_interned(node, h)
-
-
-cpdef TracedTensor intern_like(Primitive prim, object params, tuple inputs,
-                               TracedTensor like):
-    """Like ``intern``, with the output dtype and shape copied from ``like``."""
-    cdef hash_t h = _key_hash(prim, params, 0, inputs)
-    cdef TracedTensor node = _lookup(prim, params, 0, inputs, h)
-    if node is not None:
-        return node
-    node = _new_node(prim, params, inputs, 0)
-    _meta_copy(node.id, like.id)
+    if type(aval) is TracedTensor:
+        _meta_copy(node.id, (<TracedTensor>aval).id)
+    else:
+        code, shape = aval
+        _meta_set(node.id, code, shape, prim)
     return _finish_interned(node, h)
 
 

@@ -1,5 +1,6 @@
 # Facts about an operand of any kind -- TracedTensor, eager Tensor, ndarray or Python
-# scalar -- for shape rules and derivative rules, which run on all of them.
+# scalar (and the BlockCotangents of the sweeps) -- for shape rules and derivative rules,
+# which run on all of them.
 
 cdef inline int _array_code(object dtype) except -1:
     code = _code_of_dtype.get(dtype)
@@ -17,6 +18,8 @@ cpdef tuple shape_of(object x):
         return (<Tensor>x).data.shape
     if t is _ndarray:
         return x.shape
+    if t is BlockCotangent:
+        return (<BlockCotangent>x).shape
     return _np.shape(x)
 
 
@@ -29,6 +32,8 @@ cpdef int code_of_value(object x) except -1:
         return _array_code((<Tensor>x).data.dtype)
     if t is _ndarray:
         return _array_code(x.dtype)
+    if t is BlockCotangent:
+        return (<BlockCotangent>x).dtype_code
     return _array_code(_asarray(x).dtype)
 
 
@@ -57,3 +62,29 @@ cpdef bint elementwise_ready(object a, object b) except -1:
         da, db = (<Tensor>a).data, (<Tensor>b).data
         return da.dtype == db.dtype and da.shape == db.shape
     return tb is not TracedTensor and tb is not Tensor
+
+
+cpdef bint recorded(object x) except -1:
+    """Whether computing with ``x`` is recorded -- a traced or an eager tensor, or a block
+    cotangent holding one -- so that a result computed from it may be differentiated
+    again; plain arrays and scalars (the first-order eager backward pass) are not."""
+    cdef type t = type(x)
+    if t is TracedTensor or t is Tensor:
+        return True
+    if t is BlockCotangent:
+        inner = (<BlockCotangent>x).block
+        return recorded((<BlockCotangent>x).dense if inner is None else inner)
+    return False
+
+
+cpdef object concrete_value(object x):
+    """The value of ``x`` if it has one now (an array, an eager Tensor's data, a constant
+    node's array), else None (a traced value that only exists when its graph runs)."""
+    cdef type t = type(x)
+    if t is _ndarray:
+        return x
+    if t is Tensor:
+        return (<Tensor>x).data
+    if t is TracedTensor and (<TracedTensor>x).prim is _constant_p:
+        return (<ConstValue>(<TracedTensor>x).params).array
+    return None

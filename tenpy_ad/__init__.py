@@ -22,7 +22,7 @@ from .numpy import *       # noqa: F401,F403 - NumPy's names are also tp.<name>
 from .numpy import SURFACE as _SURFACE
 from .traced import input
 from .ops.elementwise import stop_gradient
-from .eager import tensor, no_grad, is_grad_enabled, grad_of, backward as _backward
+from .eager import tensor, no_grad, is_grad_enabled, grad_of
 from . import ad
 from .numpy import linalg
 from . import scipy
@@ -36,14 +36,19 @@ from .serialize import load_graph, load_program
 from . import introspection
 from .introspection import counters, reset_counters
 from .config import config
-from .ops import elementwise as _ew
+from .ops import elementwise as _ew, structural as _st
+from .ops.contraction import einsum_p as _einsum_p
 from .primitive import constant_p as _constant_p
 
-# the primitives the operators' fast paths bind in the core (same nodes as tenpy_ad.numpy)
+# the primitives the core binds itself: the operators' fast paths (same nodes as
+# tenpy_ad.numpy), the folds of bind on plain arrays, full_like and the block cotangents
 _OPERATOR_PRIMITIVES = {"add": _ew.add_p, "sub": _ew.sub_p, "mul": _ew.mul_p,
                         "div": _ew.div_p, "neg": _ew.neg_p, "scale": _ew.scale_p,
-                        "shift": _ew.shift_p, "constant": _constant_p}
-_core.install(surface=dict(_SURFACE, backward=_backward), constant=constant,
+                        "shift": _ew.shift_p, "constant": _constant_p,
+                        "transpose": _st.transpose_p, "reshape": _st.reshape_p,
+                        "broadcast_in_dim": _st.broadcast_in_dim_p, "einsum": _einsum_p,
+                        "slice": _st.slice_p, "scatter_slice": _st.scatter_slice_p}
+_core.install(surface=_SURFACE, constant=constant,
               errors=errors.ALL, dtypes=list(_dtypes.DTYPES), value_code=_dtypes.value_code,
               primitives=_OPERATOR_PRIMITIVES)
 

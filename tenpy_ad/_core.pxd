@@ -68,6 +68,7 @@ cdef class Primitive:             # an operation with its rules (primitive.pxi)
     cdef public dict shape_cache      # (params, dtypes, shapes) -> shape rule result, or None
     cdef public object check_params   # check_params(params) raises ParamError; None: no params
     cdef public int scalar_kinds      # bit k: a Scalar of kind k fits (checked in C: scale...)
+    cdef public int block_cotangents  # how its VJP meets a BlockCotangent (cotangents.pxi)
     cdef readonly hash_t fingerprint  # of the name: stable across processes
 
 cdef class MissingRule:           # a JVP/VJP stand-in raising NotImplementedError (ditto)
@@ -79,6 +80,7 @@ cdef class ConstValue:            # a constant array as a static param (static_p
     cdef readonly hash_t fingerprint  # of dtype, shape and bytes
     cdef Py_hash_t _hash
     cdef bytes _bytes
+    cdef object _nonzero_box          # per axis the hull of the non-zero entries (cotangents.pxi)
 
 cdef class Scalar:                # a Python scalar as a static param, by its bits (ditto)
     cdef readonly object value
@@ -119,6 +121,14 @@ cdef class Tensor(ArraySurface):  # an eager tensor (eager.pxi)
     cdef object _node                 # TapeNode that produced it (None for leaves)
     cdef int _slot                    # which output of ``_node``
     cdef object __weakref__
+
+cdef class BlockCotangent:        # a cotangent zero outside one block (cotangents.pxi)
+    cdef readonly tuple shape         # of the whole cotangent
+    cdef readonly tuple box           # per axis (lo, hi); an empty axis is (size, 0)
+    cdef readonly int dtype_code
+    cdef object block                 # the entries at ``spec`` (None: only ``dense`` known)
+    cdef tuple spec                   # slice params: where ``block`` lies
+    cdef object dense                 # the whole value, once made (or given)
 
 # ---------------------------------------------------------------- traversals
 

@@ -22,10 +22,6 @@ from .ops import structural as st
 from .primitive import Tensor, TracedTensor, constant
 
 
-# all outputs of a multi-output node: the live ones, the dropped ones made again
-_siblings = _core.siblings
-
-
 def _traced_list(values, api: str, what: str) -> list:
     """One TracedTensor or a list/tuple of them, as a list."""
     values = tensor_list(values, api, what)
@@ -83,7 +79,7 @@ def vjp(outputs, inputs, cotangents) -> list:
     seeds = [_as_seed(c, o, f"vjp: cotangent {k}") for k, (c, o) in
              enumerate(zip(cotangents, outputs))]
     with paused_gc():
-        results = _core.vjp_sweep(outputs, seeds, inputs, ew.add, _siblings)
+        results = _core.vjp_sweep(outputs, seeds, inputs)
     return [_zeros_like(x) if r is None else r for r, x in zip(results, inputs)]
 
 
@@ -100,7 +96,7 @@ def jvp(outputs, inputs, tangents) -> list:
     seeds = [_as_seed(t, x, f"jvp: tangent {k}") for k, (t, x) in
              enumerate(zip(tangents, inputs))]
     with paused_gc():
-        results = _core.jvp_sweep(outputs, inputs, seeds, _siblings)
+        results = _core.jvp_sweep(outputs, inputs, seeds)
     return [_zeros_like(o) if r is None else r for r, o in zip(results, outputs)]
 
 

@@ -13,7 +13,6 @@ from . import dtypes
 from ._compiled import _core
 from ._sequences import array_of, tensor_list, value_list
 from .errors import ArgumentError, DTypeError, GraphError, ShapeError
-from .ops import elementwise as ew
 from .primitive import Tensor
 
 
@@ -60,51 +59,9 @@ class no_grad:
 is_grad_enabled = _core.is_grad_enabled
 
 
-def _accumulate(a, b):
-    return ew.add(a, b)
-
-
-def backward(t: Tensor, gradient=None, retain_graph=None, create_graph: bool = False):
-    """``t.backward(...)``: see :meth:`Tensor.backward`."""
-    if not t.requires_grad:
-        raise GraphError("backward(): this tensor does not require grad and has no tape; "
-                         "create the inputs with requires_grad=True")
-    if retain_graph is None:
-        retain_graph = create_graph
-    try:
-        seed = _seed_for(t, gradient, create_graph)
-    except (GraphError, ShapeError, DTypeError) as error:
-        raise type(error)(f"backward(): {error}") from None
-    _core.eager_backward(t, seed, bool(retain_graph), bool(create_graph),
-                         _accumulate if create_graph else np.add)
-
-
-def _seed_for(t: Tensor, gradient, create_graph: bool):
-    if gradient is None:
-        if t.data.size != 1:
-            raise GraphError(f"the output has shape {list(t.shape)}; pass a gradient "
-                             "(cotangent) of that shape for non-scalar outputs")
-        seed = np.ones_like(t.data)
-    else:
-        seed = gradient.data if type(gradient) is Tensor else array_of(gradient, "gradient",
-                                                                      copy=False)
-        if seed.shape != t.data.shape:
-            raise ShapeError(f"the cotangent has shape {list(seed.shape)}, the output "
-                             f"{list(t.data.shape)}")
-        _check_seed_dtype(seed.dtype, t.data.dtype)
-        seed = seed.astype(t.data.dtype, copy=False)
-    if create_graph:
-        return gradient if type(gradient) is Tensor else Tensor(seed)
-    return seed
-
-
-def _check_seed_dtype(seed: np.dtype, output: np.dtype) -> None:
-    """A cotangent is numeric, and complex only for a complex output (no silent drop of
-    its imaginary part)."""
-    if seed.kind not in "biufc":
-        raise DTypeError(f"the cotangent has dtype {seed}, not a number")
-    if seed.kind == "c" and output.kind != "c":
-        raise DTypeError(f"the cotangent is complex ({seed}) but the output is {output}")
+#: ``t.backward(gradient=None, retain_graph=None, create_graph=False)``, in the core:
+#: :meth:`Tensor.backward` calls it directly
+backward = _core.backward
 
 
 def grad_of(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, *,
@@ -150,14 +107,13 @@ def _cotangent_totals(api, outputs, inputs, cts, retain_graph, create_graph) -> 
             continue
         keep = retain_graph or k < len(outputs) - 1
         try:
-            seed = _seed_for(out, ct, create_graph)
+            seed = _core.eager_seed(out, ct, create_graph)
         except (GraphError, ShapeError, DTypeError) as error:
             raise type(error)(f"{api}: output {k}: {error}") from None
-        found = _core.eager_cotangents(out, seed, inputs, bool(keep), bool(create_graph),
-                                       _accumulate)
+        found = _core.eager_cotangents(out, seed, inputs, bool(keep), bool(create_graph))
         for i, g in enumerate(found):
             if g is not None:
-                totals[i] = g if totals[i] is None else _accumulate(totals[i], g)
+                totals[i] = g if totals[i] is None else _core.add_cotangents(totals[i], g)
     return totals
 
 

@@ -72,6 +72,8 @@ bind_traced = _core.bind_traced
 bind = _core.bind
 bind1 = _core.bind1
 bind2 = _core.bind2
+#: full_like(x, value): x's kind, shape and dtype filled with value (the rules' zeros)
+full_like = _core.full_like
 
 
 # ------------------------------------------------------------------ operand facts
@@ -82,6 +84,7 @@ shape_of = _core.shape_of
 code_of_value = _core.code_of_value
 is_complex_value = _core.is_complex_value
 elementwise_ready = _core.elementwise_ready
+concrete_value = _core.concrete_value
 
 
 def same_meta(x, y) -> bool:
@@ -143,5 +146,5 @@ def constant(value, code: int | None = None) -> TracedTensor:
             if array.dtype != dtypes.DTYPES[target]:
                 array = array.astype(dtypes.DTYPES[target])
             params = ConstValue(array)
-    return _intern(constant_p, params, (), dtypes.code_of(params.array.dtype),
-                   params.array.shape)
+    return _intern(constant_p, params, (), (dtypes.code_of(params.array.dtype),
+                                            params.array.shape))

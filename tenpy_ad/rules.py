@@ -18,6 +18,12 @@ pieces, and are the one place that deals with symbolic zeros and the ``active`` 
   (``svd``, ``qr``, ...): ``jvp(params, tangents, out, xs)``,
   ``vjp(params, cts, out, xs, active)``.
 
+A slice's transpose is a *block cotangent*, zero outside the slice (the core's
+``BlockCotangent``): the sweeps hand VJP rules dense values, except to the rules of
+:func:`takes_block_cotangents` (the decompositions, which read which triplets the loss
+uses from it); the input cotangents of entrywise primitives (``elementwise`` ones, and
+those of :func:`local_cotangents`) keep the block of theirs.
+
 Rules are written with the library's own operations, so one rule serves traced transforms
 (any order), eager ``.backward()`` and plain arrays.  Contributions are added with ``+``
 (they all have the output's shape and dtype).
@@ -27,9 +33,10 @@ from __future__ import annotations
 from typing import Callable
 
 from ._compiled import _core
-from .primitive import Primitive, bind, bind1, primitive
+from .primitive import Primitive, bind, bind1, full_like, primitive
 
-__all__ = ["defjvp", "defvjp", "deflinear", "defrules", "linear_jvp", "zero_rule"]
+__all__ = ["defjvp", "defvjp", "deflinear", "defrules", "linear_jvp", "zero_rule",
+           "takes_block_cotangents", "local_cotangents"]
 
 
 def defrules(prim: Primitive, jvp: Callable, vjp: Callable) -> Primitive:
@@ -92,11 +99,21 @@ def linear_jvp(prim: Primitive) -> Callable:
     def jvp(params, tangents, out, xs):
         if len(tangents) == 1:
             return bind1(prim, params, tangents[0])
-        return bind(prim, params, *[_zeros_like(x) if t is None else t
+        return bind(prim, params, *[full_like(x, 0) if t is None else t
                                     for t, x in zip(tangents, xs)])
     return jvp
 
 
-def _zeros_like(x):
-    from .ops.structural import full_like
-    return full_like(x, 0)
+def takes_block_cotangents(prim: Primitive) -> Primitive:
+    """Let ``prim``'s VJP receive block cotangents as they are (it reads their range with
+    :mod:`tenpy_ad.ops.linalg.truncation`); other VJPs get dense values."""
+    prim.block_cotangents = _core.BLOCK_COTANGENTS_TAKEN
+    return prim
+
+
+def local_cotangents(prim: Primitive) -> Primitive:
+    """Declare ``prim`` entrywise (each input cotangent entry depends on the same entry of
+    the output's cotangent only), as ``elementwise`` primitives are: its input cotangents
+    keep the block of a block cotangent."""
+    prim.block_cotangents = _core.BLOCK_COTANGENTS_LOCAL
+    return prim

@@ -23,7 +23,7 @@ from ..blas import TINY, threaded
 from ..errors import ShapeError
 from ..memory_plan import writes_into
 from ..param_schema import Text
-from ..primitive import bind, code_of_value, primitive, shape_of
+from ..primitive import bind, bind2, code_of_value, primitive, shape_of
 from ..rules import defjvp, defvjp
 from . import elementwise as ew
 from . import structural as st
@@ -369,7 +369,7 @@ writes_into(einsum_p, _einsum_storage, _einsum_into, _einsum_scratch, _einsum_ge
 def einsum_strict(subscripts: str, *xs):
     """The einsum primitive itself: 1 or 2 operands of one dtype, distinct letters."""
     if len(xs) == 2:
-        return bind(einsum_p, subscripts, *xs)
+        return bind2(einsum_p, subscripts, xs[0], xs[1])
     perm = _permutation(subscripts)
     if perm is None:
         return bind(einsum_p, subscripts, *xs)

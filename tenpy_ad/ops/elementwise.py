@@ -18,12 +18,11 @@ from .. import dtypes
 from .._compiled import _core
 from ..errors import DTypeError, ShapeError
 from ..param_schema import Int, ScalarOf
-from ..primitive import (Tensor, TracedTensor, bind, bind1, bind2, code_of_value, describe,
+from ..primitive import (bind, bind1, bind2, code_of_value, describe, full_like,
                          is_complex_value, primitive, same_meta, shape_of)
-from ..rules import deflinear, defjvp, defrules, defvjp, zero_rule
+from ..rules import deflinear, defjvp, defrules, defvjp, local_cotangents, zero_rule
 from ..small_kernels import register_elementwise
 from ..tree import tree_map
-from . import structural as st
 
 Scalar = _core.Scalar
 
@@ -111,7 +110,12 @@ def neg(x):
 
 # ------------------------------------------------------------------ mul, div
 
-mul_p = binary("mul", np.multiply, lambda x, y, out: y, lambda x, y, out: x)
+mul_p = binary("mul", np.multiply)
+defjvp(mul_p, lambda p, t, out, x, y: mul(t, y), lambda p, t, out, x, y: mul(t, x))
+# a product's cotangent is zero where a traced constant factor is (a mask that keeps some
+# columns): declared, so that a decomposition's rule sees the columns the loss uses
+defvjp(mul_p, lambda p, ct, out, x, y: _core.zero_where_constant(mul(ct, conj(y)), y),
+       lambda p, ct, out, x, y: _core.zero_where_constant(mul(ct, conj(x)), x))
 
 
 def _div_jvp(params, tangents, out, xs):
@@ -199,13 +203,13 @@ def _power_derivative(exponent, x):
 
 def _power_jvp(exponent, t, out, x):
     if exponent.value == 0:
-        return st.full_like(out, 0)    # x ** 0 is 1 everywhere, also at x = 0: slope 0
+        return full_like(out, 0)    # x ** 0 is 1 everywhere, also at x = 0: slope 0
     return mul(t, _power_derivative(exponent.value, x))
 
 
 def _power_vjp(exponent, ct, out, x):
     if exponent.value == 0:
-        return st.full_like(x, 0)      # (0 * x**-1 would be NaN at x = 0)
+        return full_like(x, 0)      # (0 * x**-1 would be NaN at x = 0)
     return mul(ct, conj(_power_derivative(exponent.value, x)))
 
 
@@ -229,7 +233,7 @@ def power(x, exponent):
 # ------------------------------------------------------------------ analytic functions
 
 def _tanh_derivative(x, out):
-    return sub(st.full_like(out, 1), mul(out, out))
+    return sub(full_like(out, 1), mul(out, out))
 
 
 exp_p = unary("exp", np.exp, lambda x, out: out)
@@ -277,9 +281,9 @@ deflinear(conj_p, lambda params, ct, out, x: conj(ct))
 
 
 def conj(x):
-    """Complex conjugate; the identity (no node, no copy) on real tensors and arrays."""
+    """Complex conjugate; the identity (no node, no copy) on real values."""
     if not is_complex_value(x):
-        return x if isinstance(x, (TracedTensor, Tensor, np.ndarray)) else np.conj(x)
+        return x
     return bind1(conj_p, None, x)
 
 
@@ -289,8 +293,10 @@ def _to_real(params, x):
 
 real_p = primitive("real", lambda params, x: np.real(x), _to_real, array_fn=np.real)
 deflinear(real_p, lambda params, ct, out, x: convert(ct, code_of_value(x)))
+local_cotangents(real_p)            # entrywise, as are imag, abs, convert and select
 
 imag_p = primitive("imag", lambda params, x: np.imag(x), _to_real, array_fn=np.imag)
+local_cotangents(imag_p)
 deflinear(imag_p,
           lambda params, ct, out, x: scale(convert(ct, code_of_value(x)), 1j))
 
@@ -304,9 +310,7 @@ def real(x):
 def imag(x):
     if is_complex_value(x):
         return bind1(imag_p, None, x)
-    if isinstance(x, (TracedTensor, Tensor)):
-        return st.full_like(x, 0)
-    return np.imag(x)
+    return full_like(x, 0)
 
 
 def _complex_sign_derivative(x, s, t):
@@ -320,8 +324,8 @@ def _complex_sign_derivative(x, s, t):
     size = abs(x)
     zero = is_zero(size)
     radial = mul(s, convert(real(mul(conj(s), t)), code))
-    away = div(sub(t, radial), convert(select(zero, st.full_like(size, 1), size), code))
-    return select(zero, st.full_like(away, 0), away)
+    away = div(sub(t, radial), convert(select(zero, full_like(size, 1), size), code))
+    return select(zero, full_like(away, 0), away)
 
 
 sign_p = unary("sign", np.sign)
@@ -341,6 +345,7 @@ def _abs_jvp(params, t, out, x):
 
 
 abs_p = primitive("abs", lambda params, x: np.abs(x), _to_real, array_fn=np.abs)
+local_cotangents(abs_p)
 defjvp(abs_p, _abs_jvp)
 defvjp(abs_p, lambda p, ct, out, x: mul(convert(ct, code_of_value(x)), sign(x)))
 
@@ -375,6 +380,7 @@ convert_p = primitive("convert_element_type",
 defjvp(convert_p, lambda code, t, out, x: convert(t, code) if dtypes.is_inexact(code) else None)
 defvjp(convert_p, lambda code, ct, out, x: _convert_back(ct, code_of_value(x))
        if dtypes.is_inexact(code_of_value(x)) else None)
+local_cotangents(convert_p)
 
 
 def convert(x, code: int):
@@ -401,7 +407,7 @@ def eq_mask(x, y):
 def _safe_sqrt_derivative(out):
     """``1/(2 sqrt)``, with 0 where the square root is 0 (the subgradient of ``|x|`` at 0
     that norms use)."""
-    zero = eq_mask(out, st.full_like(out, 0.0))
+    zero = eq_mask(out, full_like(out, 0.0))
     return 0.5 * (1.0 - zero) / (out + zero)
 
 
@@ -450,7 +456,7 @@ def equal(x, y):
 
 def is_zero(x):
     """The bool mask of the zero entries of ``x``."""
-    return equal(x, st.full_like(x, 0))
+    return equal(x, full_like(x, 0))
 
 
 # ------------------------------------------------------------------ reciprocal
@@ -478,18 +484,19 @@ def _select_jvp(params, tangents, out, xs):
     _, tx, ty = tangents                # the mask has no tangent
     if tx is None and ty is None:
         return None
-    zeros = st.full_like(out, 0)
+    zeros = full_like(out, 0)
     return select(xs[0], zeros if tx is None else tx, zeros if ty is None else ty)
 
 
 def _select_vjp(params, ct, out, xs, active):
-    mask, zeros = xs[0], st.full_like(ct, 0)
+    mask, zeros = xs[0], full_like(ct, 0)
     return (None, select(mask, ct, zeros) if active[1] else None,
             select(mask, zeros, ct) if active[2] else None)
 
 
 select_p = primitive("select", lambda params, mask, x, y: np.where(mask, x, y), _select_rule)
 defrules(select_p, _select_jvp, _select_vjp)
+local_cotangents(select_p)
 
 
 def select(mask, x, y):

@@ -36,8 +36,10 @@ from .. import dtypes
 from ..errors import DTypeError, IndexingError, NotDifferentiableError, ShapeError
 from ..param_schema import (BOOL, SHAPE, SLICE, AnyOf, Exactly, Int, Struct, TupleOf,
                             slice_fits)
-from ..primitive import (Tensor, TracedTensor, bind, code_of_value, constant, constant_p,
-                         describe, primitive, shape_of)
+# concrete_value(x): the value of ``x`` if it has one now (an array, an eager Tensor's
+# data, a constant node's array), else None (a traced value)
+from ..primitive import (bind, code_of_value, concrete_value, constant, describe, primitive,
+                         shape_of)
 from ..rules import defrules
 from . import elementwise as ew
 from . import structural as st
@@ -183,19 +185,6 @@ def format_template(params) -> str:
         else:
             text.append(":".join(str(v) for v in item))
     return "[" + ", ".join(text) + "]" + ("" if mode == "raise" else f" mode={mode}")
-
-
-def concrete_value(x):
-    """The value of ``x`` if it has one now (an array, an eager Tensor, a constant node),
-    else None (a traced value that only exists when the graph runs)."""
-    t = type(x)
-    if t is np.ndarray:
-        return x
-    if t is Tensor:
-        return x.data
-    if t is TracedTensor and x.prim is constant_p:
-        return x.params.array
-    return None
 
 
 # ------------------------------------------------------------------ shape rules

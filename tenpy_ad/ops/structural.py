@@ -1,19 +1,19 @@
 """Shape-changing primitives: reshape, transpose, broadcast_in_dim, reductions, slicing."""
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 
 import numpy as np
 
 from .. import dtypes
+from .._compiled import _core
 from ..errors import DTypeError, ShapeError
 from ..param_schema import (AXES, AXIS, MAX_NDIM, PERMUTATION, SHAPE, SIZE, SLICE, Int,
                             Struct, TupleOf, slice_fits)
 from ..scalar_broadcasts import broadcasts_scalars
 from ..small_kernels import register_sum
-from ..primitive import (Tensor, TracedTensor, bind, bind1, code_of_value, constant,
-                         describe, primitive, shape_of)
+from ..primitive import (bind, bind1, code_of_value, describe, full_like, primitive,
+                         shape_of)
 from ..rules import deflinear, defrules, linear_jvp
 from . import elementwise as ew
 
@@ -126,24 +126,6 @@ def _broadcast_ok(xshape: tuple, shape: tuple, dims: tuple) -> bool:
     return all(xshape[i] == 1 or xshape[i] == shape[d] for i, d in enumerate(dims))
 
 
-def _broadcast_impl(params, x):
-    shape, dims = params
-    x = np.asarray(x)
-    expanded = [1] * len(shape)
-    for i, d in enumerate(dims):
-        expanded[d] = x.shape[i]
-    x = x.reshape(expanded)
-    if math.prod(shape) < _BROADCAST_VIEW_SIZE:
-        # small: a fresh array is cheaper to make than numpy's broadcast view
-        result = np.empty(shape, dtype=x.dtype)
-        np.copyto(result, x)
-        return result
-    return np.broadcast_to(x, shape)       # large: a read-only view costs no memory
-
-
-_BROADCAST_VIEW_SIZE = 4096
-
-
 def _broadcast_transpose(params, ct, out, x):
     """Sum ``ct`` over the axes the broadcast created or stretched."""
     xshape = tuple(shape_of(x))
@@ -160,7 +142,7 @@ def _summed_axes(params, xshape: tuple) -> tuple:
 
 
 broadcast_in_dim_p = primitive(
-    "broadcast_in_dim", _broadcast_impl, _broadcast_rule,
+    "broadcast_in_dim", _core.broadcast_array, _broadcast_rule,
     format_params=lambda p: f"shape={list(p[0])} dims={list(p[1])}",
     static_shapes=True, params=Struct(SHAPE, AXES))
 deflinear(broadcast_in_dim_p, _broadcast_transpose)
@@ -189,16 +171,6 @@ def broadcast_to(x, shape: tuple):
 @lru_cache(maxsize=256)
 def _trailing_dims(offset: int, ndim: int) -> tuple:
     return tuple(range(offset, ndim))
-
-
-def full_like(x, value):
-    """A tensor of ``x``'s shape and dtype filled with ``value`` (a cheap broadcast)."""
-    if type(x) is TracedTensor:
-        return broadcast_in_dim(constant(value, x.dtype_code), x.shape, ())
-    if type(x) is Tensor:
-        return Tensor(np.full(x.shape, value, dtype=x.dtype))
-    array = np.asarray(x)
-    return np.broadcast_to(np.asarray(value, dtype=array.dtype), array.shape)
 
 
 # ------------------------------------------------------------------ reductions
@@ -301,8 +273,9 @@ slice_p = primitive("slice", lambda spec, x: x[_slices(spec)], _slice_rule,
                     format_params=lambda spec: "[" + ", ".join(
                         ":".join("" if v is None else str(v) for v in s) for s in spec) + "]",
                     static_shapes=True, params=SPEC)
-deflinear(slice_p,
-          lambda spec, ct, out, x: bind1(scatter_slice_p, (shape_of(x), spec), ct))
+# the transpose is the zero padding of ``ct``, as a block cotangent: dense (a scatter_slice)
+# only for a rule that needs it, so a decomposition reads which triplets a loss uses
+deflinear(slice_p, lambda spec, ct, out, x: _core.block_cotangent(ct, shape_of(x), spec))
 
 
 def _scatter_impl(params, x):

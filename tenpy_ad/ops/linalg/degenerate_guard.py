@@ -27,7 +27,7 @@ import numpy as np
 
 from ...errors import GaugeError, GaugeWarning
 from ...param_schema import BOOL, SIZE, Exactly, Int, Maybe, Struct, TupleOf
-from ...primitive import bind, primitive
+from ...primitive import bind, concrete_value, primitive
 from ...rules import defjvp, defvjp, zero_rule
 from .config import GAUGE_MODES, config
 
@@ -333,8 +333,9 @@ def checked_use(ct_a, values, name: str, j=None, k=None, lo: int = 0, hi: int | 
     mode = config.degeneracy_check
     if mode == "off" or ct_a is None or (j is None and k is None):
         return ct_a
-    if type(values) is np.ndarray and not any_degenerate(values, name, lo, hi):
-        return ct_a                     # plain arrays (a first-order eager backward): now
+    known = concrete_value(values)      # values known now (eager): decided now, for
+    if known is not None and not any_degenerate(known, name, lo, hi):    # every order
+        return ct_a
     return bind(first_order_check_p, (mode, name, int(column), int(lo),
                                       None if hi is None else int(hi)),
                 ct_a, values, _NONE if j is None else j, _NONE if k is None else k)

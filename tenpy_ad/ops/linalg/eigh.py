@@ -23,6 +23,7 @@ from ... import dtypes
 from ...errors import ShapeError
 from ...param_schema import EPS, Exactly, Maybe, Struct
 from ...primitive import code_of_value, describe, is_complex_value, primitive, shape_of
+from ...rules import takes_block_cotangents
 from .. import elementwise as ew
 from . import lapack
 from .complement_solve import coupling_hermitian, exact_hint, exact_params
@@ -34,7 +35,7 @@ from .matrix import (add_optional, adjoint, broadened_inverse_gaps, diag, diag_e
                      hermitian_from_triangle, hermitian_from_triangle_transpose, largest_abs,
                      mm)
 from .partial_eigh import kept_pairs_vjp
-from .truncation import block, cotangent_range, differentiable, outside
+from .truncation import block, cotangent_range, dense, differentiable, outside
 from .zero_size import defrules_sized
 
 
@@ -80,6 +81,7 @@ def _eigh_vjp(params, cts, out, xs, active):
         h = xs[0] if uplo is None else hermitian_from_triangle(xs[0], uplo == "L")
         ct_a = _kept_vjp(eps, lo, hi, h, w, v, gw, gv, check)
     else:
+        gw, gv = dense(gw), dense(gv)
         ct_a, j = _dense_vjp(eps, w, v, gw, gv, check)
         if again:                      # every pair, as far as the rule can see (and, in
             #                            the same node, whether a degenerate basis is used)
@@ -140,3 +142,4 @@ eigh_p = primitive("eigh", _eigh_impl, _eigh_rule, n_outputs=3,
                    format_params=lambda p: f"eps={p[0]:g} uplo={p[1]}",
                    static_shapes=True, params=Struct(EPS, Maybe(Exactly("L", "U"))))
 defrules_sized(eigh_p, _eigh_jvp, _eigh_vjp)
+takes_block_cotangents(eigh_p)          # the VJP reads the truncation (:mod:`.truncation`)

@@ -73,12 +73,9 @@ def _shape_rule(params, s_rows, s_cols):
 
 def outer_operands(v_rows, v_cols):
     """The vectors ``v_rows`` (as a column) and ``v_cols`` (as a row), of one batch shape,
-    broadcast to the rows x cols matrices (arrays stay as they are: NumPy broadcasts
-    them)."""
+    broadcast to the rows x cols matrices."""
     rows = st.reshape(v_rows, tuple(shape_of(v_rows)) + (1,))
     cols = st.reshape(v_cols, tuple(shape_of(v_cols)[:-1]) + (1, shape_of(v_cols)[-1]))
-    if type(rows) is np.ndarray and type(cols) is np.ndarray:
-        return rows, cols
     shape = tuple(shape_of(rows)[:-1]) + tuple(shape_of(cols)[-1:])
     return st.broadcast_to(rows, shape), st.broadcast_to(cols, shape)
 

@@ -2,8 +2,10 @@
 
 Every helper acts on the last two axes and carries any leading (batch) axes along, so one
 rule serves a matrix and a stack of matrices alike; a 2-d operand takes exactly the path it
-always took (the same nodes).  Each works on TracedTensors, eager Tensors and ndarrays
-(ndarrays take a direct NumPy path: the eager backward pass runs these on arrays).
+always took (the same nodes).  Each binds primitives on any operand -- TracedTensors,
+eager Tensors and ndarrays alike: on ndarrays (the eager backward pass) ``bind`` folds
+the transposes, reshapes, products and diagonals into NumPy's own calls
+(``_core/dispatch.pxi``).
 """
 from __future__ import annotations
 
@@ -12,11 +14,11 @@ import functools
 import numpy as np
 
 from ... import dtypes
-from ...blas import matmul as blas_matmul
-from ...primitive import TracedTensor, bind, bind1, code_of_value, shape_of
+from ..._compiled import _core
+from ...primitive import bind1, bind2, code_of_value, shape_of
 from .. import elementwise as ew
 from .. import structural as st
-from ..contraction import einsum_p, einsum_strict
+from ..contraction import einsum_p
 from .gaps import outer_operands, spectral_gaps
 
 _BATCH_LETTERS = "ABCDEFGHLMNOPQRSTUVWXYZ"
@@ -29,86 +31,82 @@ def batch_letters(ndim: int) -> str:
     return _BATCH_LETTERS[:ndim - 2]
 
 
-@functools.lru_cache(maxsize=64)
-def _swap_last(ndim: int) -> tuple:
-    return tuple(range(ndim - 2)) + (ndim - 1, ndim - 2)
+def _by_rank(form) -> tuple:
+    """``form(letters)`` for every rank of a matrix or stack (index: its ndim)."""
+    return (None, None) + tuple(form(_BATCH_LETTERS[:n]) for n in
+                                range(len(_BATCH_LETTERS) + 1))
+
+
+# per ndim: the permutation swapping the last two axes, and the einsums of the products
+_SWAP_LAST = (None, None) + tuple(tuple(range(n)) + (n + 1, n) for n in
+                                  range(len(_BATCH_LETTERS) + 1))
+_MM = _by_rank(lambda z: f"{z}ij,{z}jk->{z}ik")
+_ADJOINT_MM = _by_rank(lambda z: f"{z}ji,{z}jk->{z}ik")
+_MM_ADJOINT = _by_rank(lambda z: f"{z}ij,{z}kj->{z}ik")
+_DIAG = _by_rank(lambda z: f"{z}ij,ij->{z}i")
+_DIAG_EMBED = (None,) + _by_rank(lambda z: f"{z}i,ij->{z}ij")[2:]     # by the vector's
 
 
 def matrix_transpose(x):
     """Transpose of the last two axes (no conjugation)."""
-    if type(x) is np.ndarray:
-        return x.T if x.ndim == 2 else np.swapaxes(x, -1, -2)
-    return st.transpose(x, _swap_last(len(shape_of(x))))
+    return bind1(st.transpose_p, _SWAP_LAST[x.ndim], x)
 
 
 def adjoint(x):
     """Conjugate transpose of (each) matrix."""
-    if type(x) is np.ndarray:
-        x = x.T if x.ndim == 2 else np.swapaxes(x, -1, -2)     # .T: the cheap common case
-        return x.conj() if x.dtype.kind == "c" else x
-    if type(x) is TracedTensor and x.ndim == 2:                # what transpose binds
-        x = bind1(st.transpose_p, (1, 0), x)
-        return _conj_if_complex(x)
-    return ew.conj(st.transpose(x, _swap_last(len(shape_of(x)))))
+    return ew.conj(bind1(st.transpose_p, _SWAP_LAST[x.ndim], x))
+
+
+def _one_stack(a, b) -> bool:
+    """Whether ``a`` and ``b`` are matrices, or stacks of one batch shape, of one dtype."""
+    n = a.ndim
+    return n == b.ndim and a.dtype == b.dtype and (n == 2 or a.shape[:-2] == b.shape[:-2])
 
 
 def adjoint_mm(a, b):
-    """``a^H @ b``; of two traced matrices one einsum (no transpose node)."""
-    if (type(a) is TracedTensor and type(b) is TracedTensor and a.ndim == 2 and b.ndim == 2
-            and a.dtype_code == b.dtype_code):
-        return bind(einsum_p, "ji,jk->ik", _conj_if_complex(a), b)
+    """``a^H @ b``, one einsum (no transpose)."""
+    if a.ndim == 2 == b.ndim and a.dtype is b.dtype or _one_stack(a, b):
+        return bind2(einsum_p, _ADJOINT_MM[a.ndim], ew.conj(a), b)
     return mm(adjoint(a), b)
 
 
 def mm_adjoint(a, b):
-    """``a @ b^H``; of two traced matrices one einsum (no transpose node)."""
-    if (type(a) is TracedTensor and type(b) is TracedTensor and a.ndim == 2 and b.ndim == 2
-            and a.dtype_code == b.dtype_code):
-        return bind(einsum_p, "ij,kj->ik", a, _conj_if_complex(b))
+    """``a @ b^H``, one einsum (no transpose)."""
+    if a.ndim == 2 == b.ndim and a.dtype is b.dtype or _one_stack(a, b):
+        return bind2(einsum_p, _MM_ADJOINT[a.ndim], a, ew.conj(b))
     return mm(a, adjoint(b))
 
 
-def _conj_if_complex(x):
-    return ew.conj(x) if x.dtype_code > dtypes.FLOAT64 else x
-
-
 def mm(a, b):
-    """Matrix product (of stacks of one batch shape, or with NumPy's ``@`` broadcasting)."""
-    ta, tb = type(a), type(b)
-    if ta is np.ndarray and tb is np.ndarray:
-        return blas_matmul(a, b)            # with the BLAS threads its size calls for
-    if ta is TracedTensor and tb is TracedTensor and a.dtype_code == b.dtype_code:
-        if a.ndim == 2 and b.ndim == 2:                # the primitive: nothing to promote
-            return bind(einsum_p, "ij,jk->ik", a, b)
-        if a.ndim == b.ndim and a.shape[:-2] == b.shape[:-2]:
-            z = batch_letters(a.ndim)
-            return einsum_strict(f"{z}ij,{z}jk->{z}ik", a, b)
+    """Matrix product (of stacks of one batch shape, or with NumPy's ``@`` broadcasting and
+    promotion)."""
+    if a.dtype is b.dtype and a.ndim == 2 == b.ndim:       # the common case, at a glance
+        return bind2(einsum_p, "ij,jk->ik", a, b)
+    if _one_stack(a, b):
+        return bind2(einsum_p, _MM[a.ndim], a, b)
     return a @ b
 
 
 def row(v):
     """A (stack of) vector(s) as 1 x k matrices."""
-    if type(v) is np.ndarray:
-        return v[None, :] if v.ndim == 1 else v[..., None, :]
     shape = shape_of(v)
-    return st.reshape(v, shape[:-1] + (1, shape[-1]))
+    return bind1(st.reshape_p, shape[:-1] + (1, shape[-1]), v)
 
 
 def col(v):
     """A (stack of) vector(s) as k x 1 matrices."""
-    if type(v) is np.ndarray:
-        return v[:, None] if v.ndim == 1 else v[..., :, None]
-    shape = shape_of(v)
-    return st.reshape(v, shape + (1,))
+    return bind1(st.reshape_p, shape_of(v) + (1,), v)
 
 
 @functools.lru_cache(maxsize=256)
 def frozen(kind: str, n: int, code: int = dtypes.FLOAT64) -> np.ndarray:
     """Read-only rule constants (so traced mode hashes each one once): the identity
-    (``eye``), the strictly lower (``tril``) or upper (``triu``) masks of ones, and the
-    weights ``W`` of :func:`hermitian_from_triangle` (``lower_half``, ``upper_half``)."""
-    array = {"eye": np.eye,
-             "tril": lambda n: np.tril(np.ones((n, n)), -1),
+    (``eye``, the core's, which ``bind`` recognises), the strictly lower (``tril``) or
+    upper (``triu``) masks of ones, and the weights ``W`` of
+    :func:`hermitian_from_triangle` (``lower_half``, ``upper_half``)."""
+    if kind == "eye":
+        return _core.identity_matrix(n, code)
+    array = {"tril": lambda n: np.tril(np.ones((n, n)), -1),
              "triu": lambda n: np.triu(np.ones((n, n)), 1),
              "lower_half": lambda n: np.tril(np.ones((n, n)), -1) + 0.5 * np.eye(n),
              "upper_half": lambda n: np.triu(np.ones((n, n)), 1) + 0.5 * np.eye(n)}[kind](n)
@@ -119,30 +117,15 @@ def frozen(kind: str, n: int, code: int = dtypes.FLOAT64) -> np.ndarray:
 
 def diag(x):
     """The diagonal of (each) square matrix."""
-    if type(x) is np.ndarray:
-        return np.diagonal(x) if x.ndim == 2 else np.diagonal(x, axis1=-2, axis2=-1)
     shape = shape_of(x)
-    eye = frozen("eye", shape[-1], code_of_value(x))
-    if len(shape) == 2:
-        return einsum_strict("ij,ij->i", x, eye)
-    z = batch_letters(len(shape))
-    return einsum_strict(f"{z}ij,ij->{z}i", x, eye)
+    return bind2(einsum_p, _DIAG[len(shape)], x, frozen("eye", shape[-1], code_of_value(x)))
 
 
 def diag_embed(v):
     """The square matrix (or stack) with diagonal ``v``."""
-    if type(v) is np.ndarray:
-        if v.ndim == 1:
-            return np.diag(v)
-        out = np.zeros(v.shape + v.shape[-1:], dtype=v.dtype)
-        np.einsum("...ii->...i", out)[...] = v
-        return out
     shape = shape_of(v)
-    eye = frozen("eye", shape[-1], code_of_value(v))
-    if len(shape) == 1:
-        return einsum_strict("i,ij->ij", v, eye)
-    z = batch_letters(len(shape) + 1)
-    return einsum_strict(f"{z}i,ij->{z}ij", v, eye)
+    return bind2(einsum_p, _DIAG_EMBED[len(shape)], v,
+                 frozen("eye", shape[-1], code_of_value(v)))
 
 
 def mask(kind: str, x) -> np.ndarray:
@@ -212,7 +195,7 @@ def place_block(block, shape: tuple, offset: tuple):
         return block
     spec = tuple((0, d, 1) for d in full[:-2]) + (
         (offset[0], offset[0] + r, 1), (offset[1], offset[1] + c, 1))
-    return bind(st.scatter_slice_p, (full[:-2] + tuple(shape), spec), block)
+    return bind1(st.scatter_slice_p, (full[:-2] + tuple(shape), spec), block)
 
 
 # ---------------------------------------------------- spectral gaps (svd, eigh, partial)

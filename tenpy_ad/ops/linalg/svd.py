@@ -18,7 +18,7 @@ that depends on the basis within a degenerate subspace makes the numerator itsel
 ``eps = 0`` gives the plain formulas (NaN at exact degeneracy).
 
 Truncation: only the triplets that receive cotangents enter the VJP (``u[:, :k]`` makes
-the others' cotangents zero, :mod:`.truncation` reads that off), so a rank-k use of an
+the others' cotangents zero, a block cotangent that :mod:`.truncation` reads), so a rank-k use of an
 n x n SVD costs O(n^2 k) in the backward pass, not O(n^3).  On plain arrays (a
 first-order eager backward) the kept triplets couple to each discarded one by its gap
 factors.  That VJP is a smooth function of ``a`` but not written as one: its derivative
@@ -46,6 +46,7 @@ from ...errors import InternalError, ShapeError
 from ...param_schema import BOOL, EPS, Struct
 from ...primitive import (bind, code_of_value, describe, is_complex_value, primitive,
                          shape_of)
+from ...rules import takes_block_cotangents
 from .. import elementwise as ew
 from .. import structural as st
 from . import lapack
@@ -231,10 +232,9 @@ def _dense_vjp(eps, k1, a, u, s, vh, gu, gs, gvh, again: bool, check: bool):
     s_shape = shape_of(s)
     kk, last = s_shape[-1], len(s_shape)
     partial = k1 < kk
-    if partial:
-        gu = block(gu, last, 0, k1, kk)
-        gs = block(gs, last - 1, 0, k1, kk)
-        gvh = block(gvh, last - 1, 0, k1, kk)
+    gu = block(gu, last, 0, k1, kk)         # dense (the blocks themselves when partial)
+    gs = block(gs, last - 1, 0, k1, kk)
+    gvh = block(gvh, last - 1, 0, k1, kk)
     u1, s1, vh1 = (u[..., :k1], s[..., :k1], vh[..., :k1, :]) if partial else (u, s, vh)
     complex_input = is_complex_value(a)
     j = None if gu is None else adjoint_mm(u, gu)               # kk x k1
@@ -317,6 +317,7 @@ svd_p = primitive("svd", _svd_impl, _svd_rule, n_outputs=4,
                   format_params=lambda p: f"full_matrices={p[0]} eps={p[1]:g}",
                   static_shapes=True, params=Struct(BOOL, EPS))
 defrules_sized(svd_p, _svd_jvp, _svd_vjp)
+takes_block_cotangents(svd_p)           # the VJP reads the truncation (:mod:`.truncation`)
 
 
 def svd(a, full_matrices: bool, eps: float):

@@ -1,6 +1,6 @@
 # The compiler's pass over a graph: order the nodes "as late as possible", give each a
 # buffer, and describe the work as a Plan of Instruction rows (one per node, one per
-# sibling group of a multi-output primitive).  tenpy_ad.program builds a Program from it.
+# sibling group of a multi-output primitive).  tenpy_ad/compiler/program.py builds a Program from it.
 #
 # A plan of a 10^6-node graph holds millions of rows and small tuples of buffer numbers:
 # none can be part of a reference cycle, so they are kept out of the cycle collector

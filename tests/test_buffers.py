@@ -1,4 +1,4 @@
-"""Compiled programs with planned buffers (tenpy_ad.memory_plan): results bit-identical to
+"""Compiled programs with planned buffers (tenpy_ad.compiler.memory_plan): results bit-identical to
 runs that allocate every result, nothing handed to the caller is overwritten by a later
 call, views of a planned array keep it reserved, concurrent calls of one Program get
 their own arrays, and the decompositions' results are new arrays as the plan assumes.
@@ -11,9 +11,9 @@ import pytest
 import tenpy_ad as tp
 
 from concurrency import run_threads
-from tenpy_ad import memory_plan
+from tenpy_ad.compiler import memory_plan
 from tenpy_ad.errors import TenpyAdError
-from tenpy_ad.memory_plan import _fresh
+from tenpy_ad.compiler.memory_plan import _fresh
 from tenpy_ad.models.trg import trg_lnz
 
 from specs import SPECS, make_args

@@ -4,7 +4,7 @@ else reads, or that are outputs, still run."""
 import numpy as np
 
 import tenpy_ad as tp
-from tenpy_ad import scalar_broadcasts
+from tenpy_ad.compiler import scalar_broadcasts
 
 
 def _normalised_chain(x, steps):

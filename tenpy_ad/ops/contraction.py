@@ -7,7 +7,7 @@ or more operands are contracted pairwise in the order ``np.einsum_path`` picks.
 The implementation turns each binary contraction into transpose + reshape + one batched
 ``matmul`` (BLAS), planned once per (subscripts, shapes) and cached; its BLAS threads
 follow the size of that matmul (:mod:`tenpy_ad.blas`), and a compiled program's step
-writes the product into its planned array (:mod:`tenpy_ad.memory_plan`).
+writes the product into its planned array (:mod:`tenpy_ad.compiler.memory_plan`).
 """
 from __future__ import annotations
 
@@ -17,11 +17,11 @@ from typing import Callable
 
 import numpy as np
 
-from .. import small_kernels
 from .._compiled import _core
 from ..blas import TINY, threaded
 from ..errors import ShapeError
-from ..memory_plan import writes_into
+from ..compiler import small_kernels
+from ..compiler.memory_plan import writes_into
 from ..param_schema import Text
 from ..primitive import bind, code_of_value, primitive, shape_of
 from ..rules import defjvp, defvjp

@@ -21,7 +21,7 @@ from ..param_schema import Int, ScalarOf
 from ..primitive import (Tensor, TracedTensor, bind, bind1, bind2, code_of_value, describe,
                          is_complex_value, primitive, same_meta, shape_of)
 from ..rules import deflinear, defjvp, defrules, defvjp, zero_rule
-from ..small_kernels import register_elementwise
+from ..compiler.small_kernels import register_elementwise
 from ..tree import tree_map
 from . import structural as st
 

@@ -10,8 +10,8 @@ from .. import dtypes
 from ..errors import DTypeError, ShapeError
 from ..param_schema import (AXES, AXIS, MAX_NDIM, PERMUTATION, SHAPE, SIZE, SLICE, Int,
                             Struct, TupleOf, slice_fits)
-from ..scalar_broadcasts import broadcasts_scalars
-from ..small_kernels import register_sum
+from ..compiler.scalar_broadcasts import broadcasts_scalars
+from ..compiler.small_kernels import register_sum
 from ..primitive import (Tensor, TracedTensor, bind, bind1, code_of_value, constant,
                          describe, primitive, shape_of)
 from ..rules import deflinear, defrules, linear_jvp

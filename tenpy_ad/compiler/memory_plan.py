@@ -7,7 +7,7 @@ and dtypes of the values — computed once, when the program is compiled.
   primitives whose ``array_fn`` is a NumPy ufunc (with no params, one output, the dtype
   NumPy itself would give): ``ufunc(*xs, out=array)``; and of primitives registered with
   :func:`writes_into` (einsum: its ``np.matmul``).  Steps of any size that get one of the
-  core's C kernels (:mod:`tenpy_ad.small_kernels`: small float64 elementwise steps, small
+  core's C kernels (:mod:`tenpy_ad.compiler.small_kernels`: small float64 elementwise steps, small
   contractions), which write only into planned arrays.  These always return new memory,
   never a view of an operand.
 * **Aliasing.**  Other steps may return views of their operands (transpose, reshape,
@@ -38,8 +38,9 @@ from typing import Callable
 
 import numpy as np
 
-from . import dtypes, small_kernels
-from ._compiled import _core
+from .. import dtypes
+from .._compiled import _core
+from . import small_kernels
 
 #: results smaller than this are not planned (NumPy's cache and the heap serve them cheaply)
 MIN_BYTES = MIN_BYTES_DEFAULT = 16 << 10

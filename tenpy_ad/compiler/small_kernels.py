@@ -27,9 +27,9 @@ from typing import Callable
 
 import numpy as np
 
-from . import dtypes
-from ._compiled import _core
-from .errors import ArgumentError
+from .. import dtypes
+from .._compiled import _core
+from ..errors import ArgumentError
 
 #: whether programs compiled from now on use the C kernels (False: NumPy for every step,
 #: for comparisons)

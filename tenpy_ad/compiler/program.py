@@ -7,37 +7,35 @@ dropping a graph frees it even while its Program lives on.
 
 Two plans are made when it is compiled and used on every call:
 
-* a memory plan (:mod:`tenpy_ad.memory_plan`): steps that can write into arrays allocated
+* a memory plan (:mod:`tenpy_ad.compiler.memory_plan`): steps that can write into arrays allocated
   once (ufuncs, einsum's matmul) reuse them from call to call and from step to step, so
   repeated runs do not page-fault fresh temporaries.  Concurrent calls of one Program get
   separate sets of arrays; nothing returned to the caller is ever overwritten.
 * BLAS threads per step (:mod:`tenpy_ad.blas`), for the current ``tp.config.blas_threads``:
   a run switches only where the count changes and restores the process's setting at the
   end.
-* C kernels for small steps (:mod:`tenpy_ad.small_kernels`): float64 elementwise
+* C kernels for small steps (:mod:`tenpy_ad.compiler.small_kernels`): float64 elementwise
   arithmetic and sums, float64/complex128 contractions skip NumPy's per-call machinery.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from . import blas, dtypes, small_kernels
-from ._compiled import _core
-from ._gcpause import paused_gc
-from .config import config
-from ._sequences import array_of, is_tensor, tensor_list
-from .errors import ArgumentError, GraphError, ProgramInputError, ShapeError
+from .. import blas
+from .._compiled import _core
+from .._gcpause import paused_gc
+from .._sequences import array_of, is_tensor, tensor_list
+from ..config import config
+from ..errors import (ArgumentError, GraphError, ProgramInputError, SaveFormatError,
+                      ShapeError, TenpyAdError)
+from ..primitive import TracedTensor, constant_p
+from ..runtime import blas_control
+from ..traced import input_p
+from . import small_kernels
+from .listing import listing
 from .memory_plan import MemoryPlan
+from .saved_programs import load_graph, save_program
 from .scalar_broadcasts import pass_through, skippable
-from .primitive import TracedTensor, constant_p
-from .runtime import blas_control
-from .traced import input_p
-
-
-def _type_label(code: int, shape: tuple) -> str:
-    short = {"float32": "f32", "float64": "f64", "complex64": "c64", "complex128": "c128",
-             "bool": "bool", "int64": "i64"}
-    return f"{short[dtypes.DTYPES[code].name]}[{','.join(str(d) for d in shape)}]"
 
 
 class Program:
@@ -172,8 +170,7 @@ class Program:
     def save(self, path) -> None:
         """Write the program to ``path`` in a safe format (JSON structure and .npy
         constants in a zip; nothing is unpickled on load).  See :func:`load_program`."""
-        from .serialize import save_program
-        save_program(self, path)
+        save_program(self._plan, self._input_specs, self._single, path)
 
     # ------------------------------------------------------------------ introspection
 
@@ -204,7 +201,7 @@ class Program:
 
     def kernel_kinds(self) -> list:
         """Per step what computes it: the kind of the core's C kernel ("add", "scale",
-        "gemm", ...; see :mod:`tenpy_ad.small_kernels`; "pass" for a skipped broadcast)
+        "gemm", ...; see :mod:`tenpy_ad.compiler.small_kernels`; "pass" for a skipped broadcast)
         or "numpy"."""
         kernels, _ = self._kernels(config.blas_threads)
         if kernels is None:
@@ -221,25 +218,7 @@ class Program:
                 f"outputs, {self.n_instructions} instructions>")
 
     def __str__(self):
-        lines = []
-        ins = ", ".join(f"%{buf}:{_type_label(dtypes.code_of(dtype), shape)}"
-                        for buf, shape, dtype, name in self._input_specs)
-        lines.append(f"program({ins}) {{")
-        for row in self._plan.rows:
-            targets = ", ".join(f"%{b}:{_type_label(*self._plan.metadata[b])}"
-                                for _, b in row.outputs)
-            prim, params = row.prim, row.params
-            if prim is input_p:
-                text = "input" if params is None else f"input {params!r}"
-            else:
-                text = prim.name
-                if prim.format_params is not None and params is not None:
-                    text += " " + prim.format_params(params)
-            operands = " ".join(f"%{a}" for a in row.inputs)
-            lines.append(f"  {targets} = {text}" + (f" {operands}" if row.inputs else ""))
-        lines.append("  return " + ", ".join(f"%{b}" for b in self._plan.outputs))
-        lines.append("}")
-        return "\n".join(lines)
+        return listing(self._plan, self._input_specs)
 
 
 def compile(outputs, inputs, reuse_buffers: bool = True) -> Program:  # noqa: A001
@@ -261,4 +240,23 @@ def evaluate(outputs, feed: dict):
     return program(*feed.values())
 
 
-__all__ = ["Program", "compile", "evaluate"]
+def load_program(path, *, max_bytes: int | None = None, max_json_bytes: int | None = None,
+                 max_depth: int | None = None, max_nodes: int | None = None,
+                 max_members: int | None = None) -> Program:
+    """A Program compiled from a file written by ``Program.save``.
+
+    The keywords raise the loading limits (defaults:
+    :data:`tenpy_ad.compiler.saved_programs.LIMITS`; see :func:`load_graph`), e.g.
+    ``tp.load_program(path, max_bytes=4 << 30)`` for 4 GiB of constants.  Any failure raises
+    :class:`~tenpy_ad.errors.SaveFormatError` naming the archive member and, for a limit,
+    the limit and its value."""
+    inputs, outputs = load_graph(path, max_bytes=max_bytes, max_json_bytes=max_json_bytes,
+                                 max_depth=max_depth, max_nodes=max_nodes,
+                                 max_members=max_members)
+    try:
+        return Program(outputs, inputs)
+    except (TenpyAdError, ValueError, TypeError, LookupError, ArithmeticError) as error:
+        raise SaveFormatError(f"{path}: the saved graph does not compile ({error})") from error
+
+
+__all__ = ["Program", "compile", "evaluate", "load_program"]

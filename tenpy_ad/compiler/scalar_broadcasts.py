@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._compiled import _core
+from .._compiled import _core
 
 _broadcasts: set = set()
 

@@ -68,6 +68,7 @@ cdef class Primitive:             # an operation with its rules (primitive.pxi)
     cdef public dict shape_cache      # (params, dtypes, shapes) -> shape rule result, or None
     cdef public object check_params   # check_params(params) raises ParamError; None: no params
     cdef public int scalar_kinds      # bit k: a Scalar of kind k fits (checked in C: scale...)
+    cdef public object step_facts     # what compiling its steps needs (tenpy_ad.step_facts)
     cdef readonly hash_t fingerprint  # of the name: stable across processes
 
 cdef class MissingRule:           # a JVP/VJP stand-in raising NotImplementedError (ditto)

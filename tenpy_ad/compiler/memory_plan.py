@@ -5,14 +5,14 @@ and dtypes of the values — computed once, when the program is compiled.
 * **Who writes into a planned array.**  Steps with a result of at least ``MIN_BYTES`` (16
   KiB; smaller ones come cheaply from NumPy's cache and the heap) of
   primitives whose ``array_fn`` is a NumPy ufunc (with no params, one output, the dtype
-  NumPy itself would give): ``ufunc(*xs, out=array)``; and of primitives registered with
-  :func:`writes_into` (einsum: its ``np.matmul``).  Steps of any size that get one of the
+  NumPy itself would give): ``ufunc(*xs, out=array)``; and of primitives that declare a
+  ``writes_into`` (:mod:`tenpy_ad.step_facts`; einsum: its ``np.matmul``).  Steps of any size that get one of the
   core's C kernels (:mod:`tenpy_ad.compiler.small_kernels`: small float64 elementwise steps, small
   contractions), which write only into planned arrays.  These always return new memory,
   never a view of an operand.
 * **Aliasing.**  Other steps may return views of their operands (transpose, reshape,
   slicing, ...), so their results join their operands' *alias class* (union-find over the
-  buffers), unless the primitive is registered with :func:`fresh_outputs`.  A planned
+  buffers), unless the primitive declares ``fresh_outputs``.  A planned
   array stays reserved until the last read of any value of its class; a class holding a
   program output gets no planned array at all (its steps allocate as usual), so nothing
   handed to the caller is overwritten by a later call.
@@ -34,49 +34,23 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Callable
 
 import numpy as np
 
 from .. import dtypes
 from .._compiled import _core
+from ..primitive import PRIMITIVES
 from . import small_kernels
 
 #: results smaller than this are not planned (NumPy's cache and the heap serve them cheaply)
 MIN_BYTES = MIN_BYTES_DEFAULT = 16 << 10
 
-_writers: dict = {}
-_fresh: set = set()
-
-
-def writes_into(prim, storage_shape: Callable, kernel: Callable,
-                scratch: Callable | None = None, small: Callable | None = None) -> None:
-    """Let program steps of ``prim`` write into a planned array.
-
-    ``storage_shape(params, operand_shapes, output_shape)`` -> the shape of the array the
-    kernel needs (of the output's dtype and size), or None when it cannot for these
-    operands; ``scratch(params, operand_shapes)`` -> element counts (of the output's dtype)
-    of scratch arrays the kernel may use during the step.  ``kernel(out, params, *arrays)``
-    computes the step into ``out`` — the array, or ``(array, *scratch)`` with flat scratch
-    arrays (None for a count 0) — and returns the result (the array or a view of it).
-    ``small(params, operand_shapes, output_shape, dtype_code)`` -> ``(kernel, scratch
-    counts)``: a C kernel (a ``StepKernel`` of the core) for a step of any size whose
-    operands and result have that dtype, writing into an array of the output's shape;
-    or None.
-    """
-    _writers[prim] = (storage_shape, kernel, scratch, small)
-    _fresh.add(prim)
-
-
-def fresh_outputs(prim) -> None:
-    """Declare that ``prim``'s impl never returns memory shared with its operands."""
-    _fresh.add(prim)
-
-
 def _is_fresh(prim, params) -> bool:
     """Whether the impl's results never share memory with its operands (a ufunc always
     allocates its result)."""
-    return prim in _fresh or (params is None and isinstance(prim.array_fn, np.ufunc))
+    facts = prim.step_facts
+    return (facts is not None and facts.fresh_outputs) or \
+        (params is None and isinstance(prim.array_fn, np.ufunc))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -108,17 +82,17 @@ def writer(prim, params, operands: list, output: tuple):
                 _ufunc_result_code(ufunc, tuple(c for c, _ in operands)) == code:
             return ufunc, shape, ()
         return None
-    registered = _writers.get(prim)
-    if registered is None:
+    facts = prim.step_facts
+    write = None if facts is None else facts.writes_into
+    if write is None:
         return None
-    storage_shape, kernel, scratch, _ = registered
     shapes = [s for _, s in operands]
-    planned_shape = storage_shape(params, shapes, shape)
+    planned_shape = write.storage_shape(params, shapes, shape)
     if planned_shape is None:
         return None
     itemsize = dtypes.DTYPES[code].itemsize
-    counts = () if scratch is None else scratch(params, shapes)
-    return kernel, planned_shape, tuple(c * itemsize for c in counts)
+    counts = () if write.scratch is None else write.scratch(params, shapes)
+    return write.kernel, planned_shape, tuple(c * itemsize for c in counts)
 
 
 def _c_kernel(prim, params, operands: list, output: tuple):
@@ -127,17 +101,18 @@ def _c_kernel(prim, params, operands: list, output: tuple):
     kernel = small_kernels.elementwise(prim, params, operands, output)
     if kernel is not None:
         return kernel, ()
-    registered = _writers.get(prim)
-    if registered is None or registered[3] is None or \
+    choose = prim.step_facts.c_kernel if prim.step_facts is not None else None
+    if not small_kernels.ENABLED or not callable(choose) or \
             any(code != output[0] for code, _ in operands):
         return None
-    return registered[3](params, [s for _, s in operands], output[1], output[0])
+    return choose(params, [s for _, s in operands], output[1], output[0])
 
 
 def _c_kernel_primitives() -> set:
     """The primitives whose steps may get a C kernel, whatever their size."""
     return small_kernels.elementwise_primitives() | {
-        prim for prim, registered in _writers.items() if registered[3] is not None}
+        prim for prim in PRIMITIVES.values()
+        if prim.step_facts is not None and callable(prim.step_facts.c_kernel)}
 
 
 class MemoryPlan:
@@ -199,4 +174,4 @@ class MemoryPlan:
         return outs
 
 
-__all__ = ["MemoryPlan", "writes_into", "fresh_outputs", "writer"]
+__all__ = ["MemoryPlan", "writer"]

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import blas
 from .._compiled import _core
 from .._gcpause import paused_gc
 from .._sequences import array_of, is_tensor, tensor_list
@@ -31,7 +30,7 @@ from ..errors import (ArgumentError, GraphError, ProgramInputError, SaveFormatEr
 from ..primitive import TracedTensor, constant_p
 from ..runtime import blas_control
 from ..traced import input_p
-from . import small_kernels
+from . import small_kernels, step_choice
 from .listing import listing
 from .memory_plan import MemoryPlan
 from .saved_programs import load_graph, save_program
@@ -121,12 +120,12 @@ class Program:
                 kernels[k] = pass_through
             for k, kernel in self._scalar_kernels.items():
                 kernels[k] = kernel
-            for k in _core.steps_using(steps, blas.THREADED_PRIMITIVES):
+            for k in _core.steps_using(steps, step_choice.threaded_primitives()):
                 step = steps[k]
-                kernel, count = blas.planned(step.prim, step.params,
-                                             [metadata[b] for b in step.inputs], setting)
+                operands = [metadata[b] for b in step.inputs]
+                count = step_choice.blas_threads(step.prim, step.params, operands, setting)
                 if kernels[k] is None:
-                    kernels[k] = kernel
+                    kernels[k] = step_choice.blas_kernel(step.prim, step.params, operands)
                 if count is not None:
                     threads = threads or [None] * len(steps)
                     threads[k] = count

@@ -15,16 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._compiled import _core
-
-_broadcasts: set = set()
+from ..primitive import PRIMITIVES
 
 #: below this share of steps the search for skippable broadcasts costs more than it saves
 MIN_SHARE = 0.01
-
-
-def broadcasts_scalars(prim) -> None:
-    """Register a broadcast primitive (its operand is its only input, its output one)."""
-    _broadcasts.add(prim)
 
 
 #: the kernel of a skipped broadcast: its 0-d operand (run by the core, no Python call)
@@ -35,7 +29,9 @@ def skippable(plan) -> list:
     """The indices of the steps of ``plan`` that may pass their 0-d operand through."""
     steps, metadata = plan.steps, plan.metadata
     candidates = {}
-    for k in _core.steps_using(steps, _broadcasts):
+    broadcasts = {prim for prim in PRIMITIVES.values()
+                  if prim.step_facts is not None and prim.step_facts.broadcasts_scalar}
+    for k in _core.steps_using(steps, broadcasts):
         step = steps[k]
         if metadata[step.inputs[0]][1] == ():
             candidates[step.outputs[0][1]] = k

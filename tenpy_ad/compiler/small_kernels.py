@@ -29,7 +29,8 @@ import numpy as np
 
 from .. import dtypes
 from .._compiled import _core
-from ..errors import ArgumentError
+from ..primitive import PRIMITIVES
+from ..step_facts import ElementwiseLoop, FullSum
 
 #: whether programs compiled from now on use the C kernels (False: NumPy for every step,
 #: for comparisons)
@@ -44,8 +45,6 @@ SMALL_BYTES = 32 << 10
 FLOAT64 = dtypes.code_of(np.dtype(np.float64))
 COMPLEX128 = dtypes.code_of(np.dtype(np.complex128))
 
-_elementwise: dict = {}     # primitive -> (op name, params -> constant, NumPy's way)
-_sums: set = set()          # reductions by addition, params: the summed axes
 
 
 #: NumPy's CBLAS products by the names its BLAS builds give them: (dgemm, zgemm, 64-bit
@@ -95,28 +94,16 @@ _install_gemm()
 has_gemm: Callable[[], bool] = _core.has_gemm
 
 
-def register_elementwise(prim, op: str, constant: Callable | None = None,
-                         numpy_fn: Callable | None = None) -> None:
-    """Let small float64 steps of ``prim`` run C kernel ``op`` (add, sub, mul, div, neg,
-    scale, shift).  ``constant(params)`` gives scale's factor or shift's term (a float,
-    else the step keeps NumPy); ``numpy_fn`` is NumPy's ufunc for it (default: the
-    primitive's ``array_fn``), which a declined step calls into its planned array."""
-    numpy_fn = numpy_fn or prim.array_fn
-    if not isinstance(numpy_fn, np.ufunc):
-        raise ArgumentError(f"register_elementwise: {prim.name} needs a NumPy ufunc")
-    _elementwise[prim] = (op, constant, numpy_fn)
-
-
-def register_sum(prim) -> None:
-    """Let small float64 steps of ``prim`` (a sum over the axes its params give) that sum
-    every value run the C kernel of NumPy's summation order."""
-    _sums.add(prim)
+def _c_kernel_of(prim):
+    """The C kernel ``prim`` declares (:mod:`tenpy_ad.step_facts`), or None."""
+    return None if prim.step_facts is None else prim.step_facts.c_kernel
 
 
 def sum_kernel(prim, params, operands: list, output: tuple):
-    """The C kernel of a step of a registered sum of all values of a float64 operand
-    (a 0-d result), or None."""
-    if not ENABLED or prim not in _sums or output != (FLOAT64, ()) or len(operands) != 1:
+    """The C kernel of a step of a sum (declared ``FULL_SUM``) of all values of a float64
+    operand (a 0-d result), or None."""
+    if not ENABLED or not isinstance(_c_kernel_of(prim), FullSum) or \
+            output != (FLOAT64, ()) or len(operands) != 1:
         return None
     code, shape = operands[0]
     size = math.prod(shape)
@@ -127,19 +114,21 @@ def sum_kernel(prim, params, operands: list, output: tuple):
 
 
 def elementwise_primitives() -> set:
-    """The primitives registered with :func:`register_elementwise`."""
-    return set(_elementwise)
+    """The primitives that declare an elementwise loop."""
+    return {prim for prim in PRIMITIVES.values()
+            if isinstance(_c_kernel_of(prim), ElementwiseLoop)}
 
 
 def elementwise(prim, params, operands: list, output: tuple, planned: bool = True):
     """The C kernel of a step of ``prim`` with ``operands`` and ``output`` given as
     ``(dtype code, shape)``, or None.  ``planned``: it writes into the step's planned
     array (a result with a shape); else its result is 0-d."""
-    found = _elementwise.get(prim)
+    found = _c_kernel_of(prim)
     code, shape = output
-    if not ENABLED or found is None or any(c != code for c, _ in operands):
+    if not ENABLED or not isinstance(found, ElementwiseLoop) or \
+            any(c != code for c, _ in operands):
         return None
-    op, constant_of, numpy_fn = found
+    op, constant_of, numpy_fn = found.op, found.constant, found.numpy_fn
     if code == COMPLEX128:
         return _complex_elementwise(op, shape, numpy_fn) if planned else None
     if code != FLOAT64:
@@ -171,7 +160,9 @@ def scalar_steps(plan) -> dict:
     kernel computes (they have no planned array)."""
     steps, metadata = plan.steps, plan.metadata
     found, made = {}, {}            # made: one kernel per primitive, params and types
-    for k in _core.steps_using(steps, _sums | set(_elementwise), metadata):   # 0-d results
+    prims = {prim for prim in PRIMITIVES.values()
+             if isinstance(_c_kernel_of(prim), (ElementwiseLoop, FullSum))}
+    for k in _core.steps_using(steps, prims, metadata):   # 0-d results
         step = steps[k]
         prim, params = step.prim, step.params
         operands = [metadata[b] for b in step.inputs]
@@ -192,5 +183,5 @@ def kind_of(kernel) -> str:
     return kernel.kind if isinstance(kernel, _core.StepKernel) else "numpy"
 
 
-__all__ = ["SMALL_BYTES", "register_elementwise", "register_sum", "elementwise",
+__all__ = ["SMALL_BYTES", "elementwise",
            "sum_kernel", "scalar_steps", "kind_of", "has_gemm"]

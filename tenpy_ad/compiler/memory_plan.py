@@ -28,7 +28,8 @@ kernels giving NumPy's bits; only the destination differs): ``tests/test_buffers
 A small contraction whose output is its product transposed is stored in the output's order
 on every path (the C kernel, ``_Contraction.small_kernel``, ``_Contraction.into``), so a
 later sum over it adds in one order.  The passes over the steps are the compiled core's
-``plan_memory`` (linear in the number of steps).
+``plan_steps`` (linear in the number of steps); :func:`writers` answers, once per kind
+of step (:mod:`tenpy_ad.compiler.step_choice`), whether and how it writes into an array.
 """
 from __future__ import annotations
 
@@ -38,19 +39,9 @@ import math
 import numpy as np
 
 from .. import dtypes
-from .._compiled import _core
-from ..primitive import PRIMITIVES
-from . import small_kernels
 
 #: results smaller than this are not planned (NumPy's cache and the heap serve them cheaply)
 MIN_BYTES = MIN_BYTES_DEFAULT = 16 << 10
-
-def _is_fresh(prim, params) -> bool:
-    """Whether the impl's results never share memory with its operands (a ufunc always
-    allocates its result)."""
-    facts = prim.step_facts
-    return (facts is not None and facts.fresh_outputs) or \
-        (params is None and isinstance(prim.array_fn, np.ufunc))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -64,17 +55,25 @@ def _ufunc_result_code(ufunc, codes: tuple):
         return None
 
 
-def writer(prim, params, operands: list, output: tuple):
-    """``(kernel, storage shape, scratch bytes)`` of a step that can write into a planned
-    array, or None; ``operands`` and ``output`` are ``(dtype code, shape)``."""
+def writers(signatures: list, c_kernels: list) -> list:
+    """Per ``(prim, params, operand metadata, result metadata)`` of ``signatures``
+    (metadata: ``(dtype code, shape)``), how its steps write into a planned array:
+    ``(kernel, storage shape, scratch bytes)``, or None.  ``c_kernels``: per signature the
+    ``(kernel, scratch counts)`` of a C kernel that writes into one (``small_kernels``),
+    which wins, or None."""
+    return [None if result is None else _writer(prim, params, operands, result, c_kernel)
+            for (prim, params, operands, result), c_kernel in zip(signatures, c_kernels)]
+
+
+def _writer(prim, params, operands: tuple, output: tuple, c_kernel):
     code, shape = output
     if not shape or 0 in shape:
         return None                 # 0-d and empty results: nothing to gain
-    found = _c_kernel(prim, params, operands, output)
-    if found is not None:
-        kernel, counts = found
-        return kernel, shape, tuple(c * dtypes.DTYPES[code].itemsize for c in counts)
-    if dtypes.DTYPES[code].itemsize * math.prod(shape) < MIN_BYTES:
+    itemsize = dtypes.DTYPES[code].itemsize
+    if c_kernel is not None:
+        kernel, counts = c_kernel
+        return kernel, shape, tuple(c * itemsize for c in counts)
+    if itemsize * math.prod(shape) < MIN_BYTES:
         return None
     ufunc = prim.array_fn
     if params is None and isinstance(ufunc, np.ufunc):
@@ -82,71 +81,31 @@ def writer(prim, params, operands: list, output: tuple):
                 _ufunc_result_code(ufunc, tuple(c for c, _ in operands)) == code:
             return ufunc, shape, ()
         return None
-    facts = prim.step_facts
-    write = None if facts is None else facts.writes_into
+    write = None if prim.step_facts is None else prim.step_facts.writes_into
     if write is None:
         return None
     shapes = [s for _, s in operands]
     planned_shape = write.storage_shape(params, shapes, shape)
     if planned_shape is None:
         return None
-    itemsize = dtypes.DTYPES[code].itemsize
     counts = () if write.scratch is None else write.scratch(params, shapes)
-    return write.kernel, planned_shape, tuple(c * itemsize for c in counts)
-
-
-def _c_kernel(prim, params, operands: list, output: tuple):
-    """``(kernel, scratch counts)`` of a step computed by one of the core's C kernels, or
-    None."""
-    kernel = small_kernels.elementwise(prim, params, operands, output)
-    if kernel is not None:
-        return kernel, ()
-    choose = prim.step_facts.c_kernel if prim.step_facts is not None else None
-    if not small_kernels.ENABLED or not callable(choose) or \
-            any(code != output[0] for code, _ in operands):
-        return None
-    return choose(params, [s for _, s in operands], output[1], output[0])
-
-
-def _c_kernel_primitives() -> set:
-    """The primitives whose steps may get a C kernel, whatever their size."""
-    return small_kernels.elementwise_primitives() | {
-        prim for prim in PRIMITIVES.values()
-        if prim.step_facts is not None and callable(prim.step_facts.c_kernel)}
+    return write.kernel, tuple(planned_shape), tuple(c * itemsize for c in counts)
 
 
 class MemoryPlan:
-    """Per step the planned array it writes into (or none), and the arrays' sizes.
+    """The planned arrays of a program (``plan_steps`` in ``_core/schedule.pxi`` chose
+    them): ``sizes[a]``, the bytes of array ``a``; ``slots[s]``, ``(array indices, dtype,
+    shape)`` of a planned array as its steps see it (the result's array, then any scratch
+    arrays, -1 for a size 0); the step records hold the index of their slot.  Results of at
+    least ``MIN_BYTES`` are planned, and those of steps with a C kernel."""
 
-    ``kernels[k]``: the kernel of a planned step (or None); ``storage[k]``: the indices of
-    its arrays, the result's then any scratch (None: none); ``views[k]``: ``(dtype, shape)``
-    of the result's array as the kernel sees it; ``sizes[s]``: bytes of array ``s``.
-    Results of at least ``MIN_BYTES`` are planned, and those of steps with a C kernel.
-    """
-
-    def __init__(self, plan, enabled: bool = True):
-        n = len(plan.steps)
-        self.kernels, self.storage, self.views = [None] * n, [None] * n, [None] * n
-        self.sizes = []
-        if not enabled or n == 0:
-            return
-        steps, metadata = plan.steps, plan.metadata
-        # the core asks about results of MIN_BYTES (read here, not bound at import: the
-        # tests lower it), or of any size when a step may get a C kernel
-        any_size = bool(_core.steps_using(steps, _c_kernel_primitives()))
-
-        def step_writer(k):         # asked once per step signature (the core remembers)
-            step = steps[k]
-            return writer(step.prim, step.params, [metadata[b] for b in step.inputs],
-                          metadata[step.outputs[0][1]])
-
-        self.kernels, self.views, self.storage, self.sizes = _core.plan_memory(
-            plan, step_writer, _is_fresh, 0 if any_size else MIN_BYTES)
+    def __init__(self, slots: list, sizes: list, n_planned: int):
+        self.slots, self.sizes, self._n_planned = slots, sizes, n_planned
 
     @property
     def n_planned(self) -> int:
         """Steps that write into planned arrays."""
-        return sum(1 for s in self.storage if s is not None)
+        return self._n_planned
 
     @property
     def nbytes(self) -> int:
@@ -154,24 +113,22 @@ class MemoryPlan:
         return sum(self.sizes)
 
     def new_arrays(self) -> list:
-        """A fresh set of arrays, as the per-step ``outs`` list of the executor."""
+        """A fresh set of arrays, one per slot, as the interpreter takes them (None when
+        nothing is planned)."""
         if not self.sizes:
             return None
         storages = [np.empty(size, np.uint8) for size in self.sizes]
-        outs = [None] * len(self.storage)
-        views = {}                  # steps sharing an array and its shape share the view
-        for k, indices in enumerate(self.storage):
-            if indices is not None:
-                dtype, shape = self.views[k]
-                key = (indices[0], dtype, shape)
-                out = views.get(key)
-                if out is None:
-                    out = views[key] = storages[indices[0]].view(dtype).reshape(shape)
-                if len(indices) > 1:
-                    out = (out,) + tuple(None if s < 0 else storages[s].view(dtype)
-                                         for s in indices[1:])
-                outs[k] = out
-        return outs
+        arrays, views = [], {}      # slots of one array and shape share the view
+        for indices, dtype, shape in self.slots:
+            key = (indices[0], dtype, shape)
+            out = views.get(key)
+            if out is None:
+                out = views[key] = storages[indices[0]].view(dtype).reshape(shape)
+            if len(indices) > 1:
+                out = (out,) + tuple(None if s < 0 else storages[s].view(dtype)
+                                     for s in indices[1:])
+            arrays.append(out)
+        return arrays
 
 
-__all__ = ["MemoryPlan", "writer"]
+__all__ = ["MIN_BYTES", "MemoryPlan", "writers"]

@@ -2,16 +2,18 @@
 
 On small arrays a NumPy call costs its per-call machinery (~0.25-1 µs: argument parsing,
 dtype resolution, the iterator), not its arithmetic, and a program of tiny steps pays that
-per step.  So, when a program is compiled, these steps get kernels that skip it:
+per step.  So, when a program is compiled, these steps get kernels that skip it, as their
+primitives declare (``c_kernel`` in :mod:`tenpy_ad.step_facts`):
 
-* the exactly rounded elementwise operations of float64 (:func:`elementwise`: add, sub,
-  mul, div, neg, scale, shift; never sqrt, exp, ... whose vectorised NumPy loops may
-  round differently) on results up to :data:`SMALL_BYTES`, into the step's planned array,
-  or a 0-d result returned as a NumPy float64; complex128 add, sub and neg of arrays;
-* float64 sums of every value of an array up to :data:`SMALL_BYTES` (:func:`sum_kernel`),
+* the exactly rounded elementwise operations of float64 (an ``ElementwiseLoop``: add,
+  sub, mul, div, neg, scale, shift; never sqrt, exp, ... whose vectorised NumPy loops may
+  round differently) on results up to :data:`SMALL_BYTES`, into the step's planned array
+  or a 0-d result returned as a NumPy float64 (:func:`choose`); complex128 add, sub and
+  neg of arrays;
+* float64 sums of every value of an array up to :data:`SMALL_BYTES` (``FULL_SUM``),
   added in NumPy's own order (its pairwise summation from 0.0);
 * small float64 and complex128 contractions as one call of NumPy's own CBLAS
-  ``dgemm``/``zgemm`` (``ops/contraction.py`` decides the layout).
+  ``dgemm``/``zgemm`` (einsum's chooser in ``ops/contraction.py`` decides the layout).
 
 The values are NumPy's to the last bit (one IEEE operation per value; NumPy's order of
 additions; the gemm call NumPy's ``matmul`` makes).  A kernel checks at run time what only
@@ -29,7 +31,6 @@ import numpy as np
 
 from .. import dtypes
 from .._compiled import _core
-from ..primitive import PRIMITIVES
 from ..step_facts import ElementwiseLoop, FullSum
 
 #: whether programs compiled from now on use the C kernels (False: NumPy for every step,
@@ -99,7 +100,44 @@ def _c_kernel_of(prim):
     return None if prim.step_facts is None else prim.step_facts.c_kernel
 
 
-def sum_kernel(prim, params, operands: list, output: tuple):
+def choose(signatures: list) -> tuple:
+    """``(into, scalar)``: per ``(prim, params, operand metadata, result metadata)`` of
+    ``signatures`` (metadata: ``(dtype code, shape)``), ``into``: ``(kernel, scratch
+    counts)`` of a C kernel that computes a result with a shape into its planned array,
+    and ``scalar``: the C kernel of a 0-d result (a NumPy float64, no planned array); None
+    where there is none."""
+    into, scalar = [None] * len(signatures), [None] * len(signatures)
+    if ENABLED:
+        for s, (prim, params, operands, result) in enumerate(signatures):
+            if result is None or _c_kernel_of(prim) is None:
+                continue
+            if result[1] == ():
+                scalar[s] = _scalar_kernel(prim, params, operands, result)
+            elif 0 not in result[1]:
+                into[s] = _planned_kernel(prim, params, operands, result)
+    return into, scalar
+
+
+def _planned_kernel(prim, params, operands: tuple, output: tuple):
+    """``(kernel, scratch counts)`` of a step whose result, of a shape, one of the core's
+    C kernels computes into its planned array, or None."""
+    kernel = _elementwise(prim, params, operands, output, planned=True)
+    if kernel is not None:
+        return kernel, ()
+    choose = _c_kernel_of(prim)
+    if not ENABLED or not callable(choose) or any(code != output[0] for code, _ in operands):
+        return None
+    return choose(params, [shape for _, shape in operands], output[1], output[0])
+
+
+def _scalar_kernel(prim, params, operands: tuple, output: tuple):
+    """The C kernel of a step with a 0-d result (a NumPy float64, no planned array), or
+    None."""
+    return _sum_kernel(prim, params, operands, output) or \
+        _elementwise(prim, params, operands, output, planned=False)
+
+
+def _sum_kernel(prim, params, operands: list, output: tuple):
     """The C kernel of a step of a sum (declared ``FULL_SUM``) of all values of a float64
     operand (a 0-d result), or None."""
     if not ENABLED or not isinstance(_c_kernel_of(prim), FullSum) or \
@@ -113,13 +151,7 @@ def sum_kernel(prim, params, operands: list, output: tuple):
     return _core.SumKernel(size, prim.impl)
 
 
-def elementwise_primitives() -> set:
-    """The primitives that declare an elementwise loop."""
-    return {prim for prim in PRIMITIVES.values()
-            if isinstance(_c_kernel_of(prim), ElementwiseLoop)}
-
-
-def elementwise(prim, params, operands: list, output: tuple, planned: bool = True):
+def _elementwise(prim, params, operands: list, output: tuple, planned: bool):
     """The C kernel of a step of ``prim`` with ``operands`` and ``output`` given as
     ``(dtype code, shape)``, or None.  ``planned``: it writes into the step's planned
     array (a result with a shape); else its result is 0-d."""
@@ -155,33 +187,10 @@ def _complex_elementwise(op: str, shape: tuple, numpy_fn):
     return _core.ComplexElementwiseKernel(op, size, numpy_fn)
 
 
-def scalar_steps(plan) -> dict:
-    """``{step: kernel}`` for the steps of ``plan`` with a 0-d float64 result that a C
-    kernel computes (they have no planned array)."""
-    steps, metadata = plan.steps, plan.metadata
-    found, made = {}, {}            # made: one kernel per primitive, params and types
-    prims = {prim for prim in PRIMITIVES.values()
-             if isinstance(_c_kernel_of(prim), (ElementwiseLoop, FullSum))}
-    for k in _core.steps_using(steps, prims, metadata):   # 0-d results
-        step = steps[k]
-        prim, params = step.prim, step.params
-        operands = [metadata[b] for b in step.inputs]
-        key = (prim, params, *operands)
-        kernel = made.get(key)
-        if kernel is None:
-            output = metadata[step.outputs[0][1]]
-            kernel = made[key] = sum_kernel(prim, params, operands, output) or \
-                elementwise(prim, params, operands, output, planned=False) or False
-        if kernel is not False:
-            found[k] = kernel
-    return found
-
-
 def kind_of(kernel) -> str:
     """What computes a step with ``kernel``: a C kernel's kind ("add", "gemm", ...;
     "pass" for a skipped broadcast), or "numpy"."""
     return kernel.kind if isinstance(kernel, _core.StepKernel) else "numpy"
 
 
-__all__ = ["SMALL_BYTES", "elementwise",
-           "sum_kernel", "scalar_steps", "kind_of", "has_gemm"]
+__all__ = ["ENABLED", "SMALL_BYTES", "choose", "kind_of", "has_gemm"]

@@ -303,9 +303,9 @@ cdef inline bint _same_operands(tuple operands, tuple ins, list metadata):
 # here are the linear passes over the steps that apply them.
 
 def plan_steps(Plan plan, list choices, bint reuse_buffers, double min_share) -> tuple:
-    """Fill in each step's record from ``choices`` (the StepChoice of each of the plan's
-    signatures) and return the memory plan and whether any step sets BLAS threads:
-    ``(slots, sizes, n_planned, threaded)``.
+    """Fill in each step's record (once per plan) from ``choices`` (the StepChoice of each
+    of the plan's signatures) and return the memory plan and whether any step sets BLAS
+    threads: ``(slots, sizes, n_planned, threaded)``.
 
     * ``frees``: the buffers whose last read the step is (program outputs excluded);
     * skipped broadcasts: when at least ``min_share`` of the steps are broadcasts of a 0-d

@@ -144,7 +144,7 @@ cdef enum StepCall:               # how the interpreter calls a step's kernel (e
     CALL_IMPL = 0                 # kernel(params, *inputs): the impl, or a chosen kernel
     CALL_UFUNC = 1                # kernel(*inputs): a ufunc primitive without params
     CALL_C = 2                    # a StepKernel, run in C (with its planned array or None)
-    CALL_UFUNC_INTO = 3           # kernel(*inputs, out=array) where NumPy would allocate C order
+    CALL_UFUNC_INTO = 3           # kernel(*inputs, out=array), if NumPy would allocate C order
     CALL_INTO = 4                 # kernel(array, params, *inputs)
 
 cdef class Instruction:           # one row of a Plan, and a step's record (schedule.pxi)

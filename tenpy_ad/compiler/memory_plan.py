@@ -3,13 +3,13 @@ once and reused on every call, and which steps share an array, from the liveness
 and dtypes of the values — computed once, when the program is compiled.
 
 * **Who writes into a planned array.**  Steps with a result of at least ``MIN_BYTES`` (16
-  KiB; smaller ones come cheaply from NumPy's cache and the heap) of
-  primitives whose ``array_fn`` is a NumPy ufunc (with no params, one output, the dtype
-  NumPy itself would give): ``ufunc(*xs, out=array)``; and of primitives that declare a
-  ``writes_into`` (:mod:`tenpy_ad.step_facts`; einsum: its ``np.matmul``).  Steps of any size that get one of the
-  core's C kernels (:mod:`tenpy_ad.compiler.small_kernels`: small float64 elementwise steps, small
-  contractions), which write only into planned arrays.  These always return new memory,
-  never a view of an operand.
+  KiB; smaller ones come cheaply from NumPy's cache and the heap) of primitives whose
+  ``array_fn`` is a NumPy ufunc (with no params, one output, the dtype NumPy itself would
+  give): ``ufunc(*xs, out=array)``; and of primitives that declare a ``writes_into``
+  (:mod:`tenpy_ad.step_facts`; einsum: its ``np.matmul``).  Steps of any size that get
+  one of the core's C kernels (:mod:`tenpy_ad.compiler.small_kernels`: small float64
+  elementwise steps, small contractions), which write only into planned arrays.  These
+  always return new memory, never a view of an operand.
 * **Aliasing.**  Other steps may return views of their operands (transpose, reshape,
   slicing, ...), so their results join their operands' *alias class* (union-find over the
   buffers), unless the primitive declares ``fresh_outputs``.  A planned

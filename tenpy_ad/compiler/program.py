@@ -121,12 +121,9 @@ class Program:
         sets BLAS threads."""
         found = self._by_setting.get(setting)
         if found is None:
-            threads, changed = [None] * len(self._choices), False
-            for s, (prim, params, operands, _) in enumerate(self._plan.signatures):
-                if prim.step_facts is not None and prim.step_facts.blas is not None:
-                    count = step_choice.blas_threads(prim, params, operands, setting)
-                    threads[s] = -1 if count is None else count
-                    changed = changed or threads[s] != self._choices[s].threads
+            threads = step_choice.threads_of(self._plan.signatures, setting)
+            changed = any(count is not None and count != choice.threads
+                          for count, choice in zip(threads, self._choices))
             steps = _core.rethreaded(self._plan.steps, threads) if changed else \
                 self._plan.steps
             found = self._by_setting[setting] = (steps, bool(_core.threaded_steps(steps)))

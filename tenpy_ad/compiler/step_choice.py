@@ -69,6 +69,17 @@ def _choice(signature: tuple, write, kernel, setting):
                       fresh, passes)
 
 
+def threads_of(signatures: list, setting) -> list:
+    """Per signature the BLAS threads its steps set under ``setting`` (-1: as they are),
+    None for one whose primitive declares no BLAS work."""
+    threads = [None] * len(signatures)
+    for s, (prim, params, operands, _) in enumerate(signatures):
+        if prim.step_facts is not None and prim.step_facts.blas is not None:
+            count = blas_threads(prim, params, operands, setting)
+            threads[s] = -1 if count is None else count
+    return threads
+
+
 def blas_threads(prim, params, operands, setting):
     """The BLAS threads of a step of ``prim`` on ``operands`` (``(dtype code, shape)``
     each) under ``setting``: None (as they are), ``runtime.PROCESS`` or a count."""
@@ -88,4 +99,4 @@ def blas_kernel(prim, params, operands):
     return specialized or work.impl
 
 
-__all__ = ["MIN_SHARE", "StepChoice", "choose", "blas_threads", "blas_kernel"]
+__all__ = ["MIN_SHARE", "StepChoice", "choose", "threads_of", "blas_threads", "blas_kernel"]

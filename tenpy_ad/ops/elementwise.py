@@ -187,7 +187,8 @@ def shift(x, term):
 for _prim, _op in ((add_p, "add"), (sub_p, "sub"), (mul_p, "mul"), (div_p, "div"),
                    (neg_p, "neg")):
     declare_steps(_prim, c_kernel=ElementwiseLoop(_op))
-declare_steps(scale_p, c_kernel=ElementwiseLoop("scale", lambda factor: factor.value, np.multiply))
+declare_steps(scale_p, c_kernel=ElementwiseLoop("scale", lambda factor: factor.value,
+                                                np.multiply))
 declare_steps(shift_p, c_kernel=ElementwiseLoop("shift", lambda term: term.value, np.add))
 
 

@@ -152,14 +152,15 @@ cdef class Instruction:           # one row of a Plan, and a step's record (sche
     cdef readonly object params
     cdef readonly tuple inputs        # buffer of each operand
     cdef readonly tuple outputs       # (slot, buffer) pairs, by slot
+    cdef readonly object kernel       # what computes it (set by plan_steps) ...
+    cdef readonly tuple frees         # the buffers dead after it
     cdef Py_ssize_t single_output     # its buffer if there is one output, else -1 (for
                                       # the interpreter: one C read, no tuple unpacking)
-    cdef readonly Py_ssize_t signature    # its index in Plan.signatures (-1: none asked)
-    cdef readonly object kernel       # what computes it (set by plan_steps) ...
     cdef readonly int call            # ... called as this StepCall says (-1: not yet set)
-    cdef readonly Py_ssize_t planned  # its planned array: index in a call's set (-1: none)
+    cdef readonly int planned         # its planned array: index in a call's set (-1: none)
     cdef readonly int threads         # the BLAS threads it sets (-1: as they are)
-    cdef readonly tuple frees         # the buffers dead after it
+    cdef readonly int signature       # its index in Plan.signatures (-1: none asked)
+                                      # (ints: the record of a step in 96 bytes)
 
 cdef class StepChoice:            # how the steps of one signature run (schedule.pxi)
     cdef readonly object kernel       # without a planned array (None: impl or ufunc)

@@ -1,7 +1,7 @@
-# The Program interpreter: the steps of a Plan (schedule.pxi) over a buffer list.  Buffers
-# are released right after their last use (the compiler computes ``frees``); planned
-# arrays, BLAS thread counts and the functions to call per step come from
-# tenpy_ad/program.py.
+# The Program interpreter: it reads each step's record (an Instruction as plan_steps in
+# schedule.pxi filled it in: what to call and how, its planned array, its BLAS threads,
+# the buffers dead after it) and runs it on a buffer list, as an evaluator reads a list
+# of equations.
 
 
 def set_nonfinite_check(object hook) -> None:
@@ -12,46 +12,23 @@ def set_nonfinite_check(object hook) -> None:
     _check_finite = hook is not None
 
 
-def execute(list steps, list frees, list buffers, list kernels=None, list outs=None,
-            list threads=None, BlasThreads blas=None) -> None:
-    """Run each Instruction of ``steps`` in turn on ``buffers``; ``frees[k]`` lists the
-    buffers dead after step ``k``.  Optional per-step lists (None: plain impl calls):
-
-    * ``kernels[k]``: what computes step k instead of ``prim.impl`` (None: the impl, or
-      for a ufunc primitive without params its ufunc), called as the impl is,
-      ``kernel(params, *inputs)``, or a StepKernel (small_kernels.pxi), run in C;
-    * ``outs[k]``: an array step k writes its result into, or None; the kernel is then a
-      ufunc, called as ``kernel(*inputs, out=out)``, or ``kernel(out, params, *inputs)``;
-    * ``threads[k]``: the BLAS threads of step k (None: as they are), switched through
-      ``blas``, which the caller has entered.
-    """
+def execute(list steps, list buffers, list arrays=None, BlasThreads blas=None) -> None:
+    """Run each step of ``steps`` (Instructions whose records ``plan_steps`` filled in) in
+    turn on ``buffers``: its ``kernel`` called as its ``call`` says, into its planned array
+    ``arrays[step.planned]`` (``arrays``: a set of the program's planned arrays, as
+    ``MemoryPlan.new_arrays`` makes it) if it has one; then the buffers it ``frees`` are
+    released.  With ``blas`` (entered by the caller) each step that sets BLAS threads
+    switches them first."""
     cdef Py_ssize_t k, n = len(steps)
     cdef Instruction step
-    cdef object kernel, out, count
-    cdef bint plain_ufunc
+    cdef object out, result
     for k in range(n):
         step = <Instruction>steps[k]
-        kernel = None if kernels is None else kernels[k]
-        plain_ufunc = False
-        if kernel is None:
-            # a ufunc primitive without params: its array_fn is its impl (as bind takes
-            # it for arrays), called without the impl's Python frame
-            plain_ufunc = step.params is None and type(step.prim.array_fn) is _ufunc
-            kernel = step.prim.array_fn if plain_ufunc else step.prim.impl
-        out = None if outs is None else outs[k]
-        if threads is not None:
-            count = threads[k]
-            if count is not None:
-                blas.switch(<int>count)
+        if blas is not None and step.threads >= 0:
+            blas.switch(step.threads)
+        out = None if step.planned < 0 else arrays[step.planned]
         try:
-            if isinstance(kernel, StepKernel):
-                result = (<StepKernel>kernel).run(out, step.params, step.inputs, buffers)
-            elif plain_ufunc:
-                result = _call_ufunc(kernel, step.inputs, buffers)
-            elif out is None:
-                result = _call(kernel, step.params, step.inputs, buffers)
-            else:
-                result = _call_into(kernel, out, step.params, step.inputs, buffers)
+            result = _run_step(step, out, buffers)
         except Exception as error:
             if hasattr(error, "add_note"):
                 error.add_note(f"tenpy_ad: raised by instruction {k} ({step.prim.name})")
@@ -64,9 +41,23 @@ def execute(list steps, list frees, list buffers, list kernels=None, list outs=N
         if _check_finite:
             _nonfinite_hook(f"'{step.prim.name}' (program instruction {k})", result,
                             [buffers[<Py_ssize_t>s] for s in step.inputs])
-        for s in <tuple>frees[k]:
+        for s in step.frees:
             buffers[<Py_ssize_t>s] = None
     _counters.instructions_run += n
+
+
+cdef inline object _run_step(Instruction step, object out, list buffers):
+    """The result of ``step`` (see StepCall in tenpy_ad/_core.pxd)."""
+    cdef int call = step.call
+    if call == CALL_C:
+        return (<StepKernel>step.kernel).run(out, step.params, step.inputs, buffers)
+    if call == CALL_UFUNC:
+        return _call_ufunc(step.kernel, step.inputs, buffers)
+    if call == CALL_IMPL:
+        return _call(step.kernel, step.params, step.inputs, buffers)
+    if call == CALL_UFUNC_INTO:
+        return _call_ufunc_into(step.kernel, out, step.inputs, buffers)
+    return step.kernel(out, step.params, *[buffers[<Py_ssize_t>s] for s in step.inputs])
 
 
 cdef inline object _call(object kernel, object params, tuple ins, list buffers):
@@ -87,15 +78,12 @@ cdef inline object _call_ufunc(object ufunc, tuple ins, list buffers):
     return ufunc(*[buffers[<Py_ssize_t>s] for s in ins])
 
 
-cdef inline object _call_into(object kernel, object out, object params, tuple ins,
-                              list buffers):
+cdef inline object _call_ufunc_into(object ufunc, object out, tuple ins, list buffers):
     cdef Py_ssize_t m = len(ins)
-    if isinstance(kernel, _np.ufunc):
-        if not _numpy_allocates_c_order(ins, buffers):
-            return _call_ufunc(kernel, ins, buffers)     # NumPy's layout, as without a plan
-        if m == 1:
-            return kernel(buffers[<Py_ssize_t>ins[0]], out=out)
-        if m == 2:
-            return kernel(buffers[<Py_ssize_t>ins[0]], buffers[<Py_ssize_t>ins[1]], out=out)
-        return kernel(*[buffers[<Py_ssize_t>s] for s in ins], out=out)
-    return kernel(out, params, *[buffers[<Py_ssize_t>s] for s in ins])
+    if not _numpy_allocates_c_order(ins, buffers):
+        return _call_ufunc(ufunc, ins, buffers)          # NumPy's layout, as without a plan
+    if m == 1:
+        return ufunc(buffers[<Py_ssize_t>ins[0]], out=out)
+    if m == 2:
+        return ufunc(buffers[<Py_ssize_t>ins[0]], buffers[<Py_ssize_t>ins[1]], out=out)
+    return ufunc(*[buffers[<Py_ssize_t>s] for s in ins], out=out)

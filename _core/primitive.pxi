@@ -22,6 +22,9 @@ cdef class Primitive:
                                             None: the primitive takes no params
     ``scalar_kinds``                     -> bit k set: a Scalar of kind k is valid params,
                                             accepted in C (scale, shift, pow: hot paths)
+    ``step_facts``                       -> what compiling its program steps needs (fresh
+                                            results, planned writes, C kernels, BLAS work:
+                                            tenpy_ad.step_facts), or None
 
     ``jvp`` and ``vjp`` start as :class:`MissingRule` stubs that raise MissingRuleError
     (a NotImplementedError).
@@ -34,6 +37,7 @@ cdef class Primitive:
         self.vjp = MissingRule(name, "VJP")
         self.check_params = None
         self.scalar_kinds = 0
+        self.step_facts = None
         self.fingerprint = _mix(0x7072696D, _fp_bytes(name.encode("utf-8")))
 
     def __repr__(self):

@@ -402,13 +402,16 @@ cdef class StepKernel:
 @cython.final
 cdef class PassThrough(StepKernel):
     """A step whose result is its operand (a skipped broadcast of a 0-d value:
-    tenpy_ad/scalar_broadcasts.py)."""
+    tenpy_ad/compiler/step_choice.py)."""
 
     def __init__(self):
         StepKernel.__init__(self, "pass", None)
 
     cdef object run(self, object out, object params, tuple ins, list buffers):
         return buffers[<Py_ssize_t>ins[0]]
+
+
+cdef PassThrough _PASS_THROUGH = PassThrough()   # the kernel of every skipped broadcast
 
 
 @cython.final

@@ -8,7 +8,7 @@ One line per D and engine: median ms of one value+grad call, and the ratio to JA
 ``jax.jit(jax.value_and_grad)`` (when JAX is installed).  Ours: ``tp.jit`` of
 ``tp.value_and_grad`` (a compiled program), a hand-compiled traced program
 (``tp.ad.grad`` + ``tp.compile``), the same compiled without the core's C kernels
-(``no-C``: every step NumPy's call, ``tenpy_ad.small_kernels.ENABLED = False``), and
+(``no-C``: every step NumPy's call, ``tenpy_ad.compiler.small_kernels.ENABLED = False``), and
 eager ``.backward()``; PyTorch eager beside.  BLAS runs single-threaded for every engine
 (threadpoolctl; JAX's XLA with one thread).
 
@@ -29,7 +29,7 @@ import sys
 import numpy as np
 
 import tenpy_ad as tp
-from tenpy_ad import small_kernels
+from tenpy_ad.compiler import small_kernels
 from peers import has_module, load_jax, load_torch
 from timing import median_laps
 

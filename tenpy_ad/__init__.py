@@ -26,13 +26,12 @@ from .eager import tensor, no_grad, is_grad_enabled, grad_of
 from . import ad
 from .numpy import linalg
 from . import scipy
-from .program import Program, compile, evaluate
+from .compiler import Program, compile, evaluate, load_graph, load_program
 from .functional import grad, value_and_grad, vjp, jvp, jit
 from .tree import tree_flatten, tree_unflatten, tree_map
 from .checkpoint import checkpoint
 from .fixed_point import fixed_point
 from .debug import debug_nans
-from .serialize import load_graph, load_program
 from . import introspection
 from .introspection import counters, reset_counters
 from .config import config

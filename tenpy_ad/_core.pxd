@@ -69,6 +69,7 @@ cdef class Primitive:             # an operation with its rules (primitive.pxi)
     cdef public object check_params   # check_params(params) raises ParamError; None: no params
     cdef public int scalar_kinds      # bit k: a Scalar of kind k fits (checked in C: scale...)
     cdef public int block_cotangents  # how its VJP meets a BlockCotangent (cotangents.pxi)
+    cdef public object step_facts     # what compiling its steps needs (tenpy_ad.step_facts)
     cdef readonly hash_t fingerprint  # of the name: stable across processes
 
 cdef class MissingRule:           # a JVP/VJP stand-in raising NotImplementedError (ditto)
@@ -149,13 +150,36 @@ cdef class SiblingGroups:         # the nodes of each multi-output operation, gr
 
 # ---------------------------------------------------------------- compiled programs
 
-cdef class Instruction:           # one row of a Plan (schedule.pxi)
+cdef enum StepCall:               # how the interpreter calls a step's kernel (execute.pxi)
+    CALL_IMPL = 0                 # kernel(params, *inputs): the impl, or a chosen kernel
+    CALL_UFUNC = 1                # kernel(*inputs): a ufunc primitive without params
+    CALL_C = 2                    # a StepKernel, run in C (with its planned array or None)
+    CALL_UFUNC_INTO = 3           # kernel(*inputs, out=array), if NumPy would allocate C order
+    CALL_INTO = 4                 # kernel(array, params, *inputs)
+
+cdef class Instruction:           # one row of a Plan, and a step's record (schedule.pxi)
     cdef readonly Primitive prim
     cdef readonly object params
     cdef readonly tuple inputs        # buffer of each operand
     cdef readonly tuple outputs       # (slot, buffer) pairs, by slot
+    cdef readonly object kernel       # what computes it (set by plan_steps) ...
+    cdef readonly tuple frees         # the buffers dead after it
     cdef Py_ssize_t single_output     # its buffer if there is one output, else -1 (for
                                       # the interpreter: one C read, no tuple unpacking)
+    cdef readonly int call            # ... called as this StepCall says (-1: not yet set)
+    cdef readonly int planned         # its planned array: index in a call's set (-1: none)
+    cdef readonly int threads         # the BLAS threads it sets (-1: as they are)
+    cdef readonly int signature       # its index in Plan.signatures (-1: none asked)
+                                      # (ints: the record of a step in 96 bytes)
+
+cdef class StepChoice:            # how the steps of one signature run (schedule.pxi)
+    cdef readonly object kernel       # without a planned array (None: impl or ufunc)
+    cdef readonly object into         # into a planned array (None: cannot)
+    cdef readonly tuple shape         # the planned array's shape as ``into`` sees it
+    cdef readonly tuple scratch       # bytes of each scratch array ``into`` uses
+    cdef readonly int threads         # BLAS threads (-1: as they are)
+    cdef readonly bint fresh          # results never share memory with the operands
+    cdef readonly bint passes_scalar  # a broadcast of a 0-d value that may be skipped
 
 cdef class BlasThreads:           # BLAS thread counts during engine calls (blas_threads.pxi)
     cdef set_threads_t* set_fns       # libraries called directly (pthreads OpenBLAS)
@@ -201,7 +225,13 @@ cdef class GemmKernel(StepKernel):
     cdef (int, int) a_layouts, b_layouts  # C-, F-contiguous operand: row-major 1, column 0, -1
     cdef bint transposed_out, is_complex
 
-cdef class Plan:                  # what ``schedule`` returns to tenpy_ad.program
+cdef class Signatures:            # the distinct kinds of a plan's steps (schedule.pxi)
+    cdef list found                   # (prim, params, operand metas, result meta)
+    cdef dict index_of                # that, as a key -> its position in ``found``
+    cdef dict last_of                 # prim -> (params, result meta, operand metas, position)
+    cdef Py_ssize_t index(self, Instruction row, list metadata) except -1
+
+cdef class Plan:                  # what ``schedule`` returns to tenpy_ad.compiler
     cdef readonly list rows           # Instructions in schedule order (inputs, constants too)
     cdef readonly list steps          # the rows that compute (not inputs or constants)
     cdef readonly list metadata       # by buffer: (dtype code, shape)
@@ -209,3 +239,4 @@ cdef class Plan:                  # what ``schedule`` returns to tenpy_ad.progra
     cdef readonly list inputs         # buffer of each requested input (-1: unused)
     cdef readonly list outputs        # buffer of each output
     cdef readonly object unbound      # first placeholder not among the inputs, or None
+    cdef readonly list signatures     # (prim, params, operand metas, result meta) per kind

@@ -19,7 +19,8 @@ CPU) from there on.  The thresholds were measured with ``bench/threads.py --cros
 (bench/README.md).
 
 An impl declares its work with :func:`threaded`: eager calls then decide per call, and a
-compiled program decides per instruction when it is compiled (:func:`planned`).
+compiled program decides per instruction when it is compiled, from the work declared on
+the primitive (``prim.step_facts.blas``; :mod:`tenpy_ad.compiler.step_choice`).
 """
 from __future__ import annotations
 
@@ -27,9 +28,9 @@ from typing import Callable
 
 import numpy as np
 
-from . import dtypes
 from .config import config
 from .runtime import PROCESS, blas_control
+from .step_facts import BlasWork, declare_steps
 
 #: below this work a call is left alone: the libraries run it on one thread by themselves
 #: (OpenBLAS threads a gemm from 64^3, and eigh already at n = 32 on this machine class)
@@ -87,19 +88,13 @@ def matvec_work(params, shape, *others):
     return "matvec", shape[-2] * shape[-1]
 
 
-_work_rules: dict = {}
-_raw_impls: dict = {}
-_specializers: dict = {}
-#: the primitives registered with :func:`threaded` (a view: read-only for callers)
-THREADED_PRIMITIVES = _work_rules
-
-
 def threaded(prim, work: Callable, specialize: Callable | None = None) -> None:
     """Declare that ``prim``'s impl runs BLAS/LAPACK with ``work(params, *shapes)`` ->
     ``(kind, work)`` (or None: no BLAS call for these operands).  Its eager calls then
-    decide their threads per call; programs call the impl undecorated (:func:`planned`),
-    or ``specialize(params, *shapes)`` when given: a kernel for those shapes, made when
-    the program is compiled (None: the impl)."""
+    decide their threads per call; programs call the impl undecorated, or
+    ``specialize(params, *shapes)`` when given: a kernel for those shapes, made when the
+    program is compiled (None: the impl).  The work is declared on the primitive
+    (:class:`tenpy_ad.step_facts.BlasWork`)."""
     raw = prim.impl
 
     def impl(params, *xs):
@@ -116,32 +111,17 @@ def threaded(prim, work: Callable, specialize: Callable | None = None) -> None:
 
     impl.__doc__ = raw.__doc__
     prim.impl = impl
-    _work_rules[prim] = work
-    _raw_impls[prim] = raw
-    if specialize is not None:
-        _specializers[prim] = specialize
+    declare_steps(prim, blas=BlasWork(work, raw, specialize))
 
 
-def _decide(work: Callable, params, shapes, is_complex: bool, setting=None):
+def threads_of_work(work: Callable, params, shapes, is_complex: bool, setting=None):
+    """The threads of one call whose work rule is ``work``, on operands of ``shapes``
+    (complex: ``is_complex``), for ``setting``: see :func:`threads_for`."""
     found = work(params, *shapes)
     if found is None:
         return None
     kind, amount = found
     return threads_for(kind, amount * _COMPLEX_FACTOR if is_complex else amount, setting)
-
-
-def planned(prim, params, operands: list, setting) -> tuple:
-    """``(kernel, threads)`` of a program instruction: what to call (``kernel(params,
-    *arrays)``) and its BLAS threads for ``setting``, from ``operands``' ``(dtype code,
-    shape)``."""
-    work = _work_rules.get(prim)
-    if work is None:
-        return prim.impl, None
-    shapes = [shape for _, shape in operands]
-    threads = _decide(work, params, shapes, dtypes.is_complex(operands[0][0]), setting)
-    specialize = _specializers.get(prim)
-    kernel = None if specialize is None else specialize(params, *shapes)
-    return kernel or _raw_impls[prim], threads
 
 
 def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -159,4 +139,4 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 __all__ = ["TINY", "THREADED_FROM", "threads_for", "matmul_work", "matrix_work",
-           "matvec_work", "threaded", "planned", "matmul"]
+           "matvec_work", "threaded", "threads_of_work", "matmul"]

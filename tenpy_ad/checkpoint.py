@@ -30,7 +30,7 @@ from .ops import structural as st
 from .primitive import Tensor, TracedTensor, bind, bind1, constant, primitive, shape_of
 from .param_schema import Instance, Int
 from .rules import deflinear, per_output_count
-from .program import compile as compile_program
+from .compiler import compile as compile_program
 from .traced import input as placeholder
 
 _barrier_ids = itertools.count()

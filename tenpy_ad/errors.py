@@ -115,7 +115,7 @@ class GaugeWarning(UserWarning):
 class SaveFormatError(TenpyAdError, ValueError):
     """A saved program could not be read: corrupt, truncated, of another version, with
     params that do not fit their primitive, or beyond a loading limit
-    (``tenpy_ad.serialize.LIMITS``).  The message names the archive member
+    (``tenpy_ad.compiler.saved_programs.LIMITS``).  The message names the archive member
     (``program.json``, ``constant_12.npy``) and, for a limit, the limit and its value."""
 
 

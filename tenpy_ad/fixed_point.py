@@ -33,7 +33,7 @@ from .errors import ArgumentError, ConvergenceError, DTypeError, GraphError, Sha
 from .functional import jvp as function_jvp, vjp as function_vjp
 from .ops import structural as st
 from .primitive import Tensor, TracedTensor, bind, code_of_value, constant, shape_of
-from .program import compile as compile_program
+from .compiler import compile as compile_program
 from .param_schema import Instance
 from .rules import per_output_count
 from .solvers import solve_affine, solve_by_iteration

@@ -27,7 +27,7 @@ from ._compiled import _core
 from ._sequences import array_of
 from .errors import ArgumentError, ArgumentValueError, DTypeError, GraphError, ShapeError
 from .primitive import Tensor, TracedTensor, constant
-from .program import compile as compile_program
+from .compiler import compile as compile_program
 from .traced import input as placeholder
 from .tree import tree_flatten, tree_map, tree_unflatten
 

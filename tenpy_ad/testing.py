@@ -20,7 +20,7 @@ from . import ad
 from .errors import ArgumentError
 from .eager import tensor
 from .primitive import TracedTensor
-from .program import compile as compile_program
+from .compiler import compile as compile_program
 from .traced import input as placeholder
 
 

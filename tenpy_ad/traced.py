@@ -2,7 +2,7 @@
 
 :class:`TracedTensor` is the interned graph node defined in the compiled core; operations on
 it (``+``, ``@``, ``tp.exp``, ...) intern new nodes.  Nothing is computed until a graph is
-compiled into a :class:`~tenpy_ad.program.Program` or evaluated.
+compiled into a :class:`~tenpy_ad.compiler.Program` or evaluated.
 """
 from __future__ import annotations
 

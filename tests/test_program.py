@@ -46,7 +46,7 @@ def test_buffers_are_freed_after_last_use():
         y = tp.sin(y)
     f = tp.compile(y, inputs=[x])
     # every intermediate buffer is dropped at its single use
-    assert [len(fr) for fr in f._frees] == [1] * 10
+    assert [len(step.frees) for step in f._plan.steps] == [1] * 10
 
 
 def test_symbolic_zeros_cost_no_work():

@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tenpy_ad as tp
-from tenpy_ad import safe_archive, serialize
+from tenpy_ad.compiler import safe_archive, saved_programs
 from tenpy_ad.errors import ArgumentError, SaveFormatError
 from tenpy_ad.introspection import structurally_equal
 from tenpy_ad.models import trg
@@ -137,12 +137,12 @@ def _peak_while_failing(path, **limits) -> int:
 # ------------------------------------------------------------------ the limits
 
 def test_defaults_are_documented_and_raised_by_keyword(tmp_path, sample):
-    limits = serialize.LIMITS
-    assert limits == tp.serialize.LoadLimits()
+    limits = saved_programs.LIMITS
+    assert limits == saved_programs.LoadLimits()
     assert (limits.max_bytes, limits.max_json_bytes, limits.max_depth, limits.max_nodes,
             limits.max_members) == (GiB, 256 * MiB, 64, 1 << 24, 1 << 16)
     assert safe_archive.limits_with(max_bytes=5, max_depth=None) == \
-        tp.serialize.LoadLimits(max_bytes=5)
+        saved_programs.LoadLimits(max_bytes=5)
     for bad in (-1, 1.5, True, "8"):
         with pytest.raises(ArgumentError, match="max_bytes must be an int >= 0"):
             tp.load_program(sample[0], max_bytes=bad)

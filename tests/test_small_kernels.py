@@ -1,4 +1,4 @@
-"""The core's C kernels for small float64 program steps (tenpy_ad.small_kernels): which
+"""The core's C kernels for small float64 program steps (tenpy_ad.compiler.small_kernels): which
 steps get one, values equal to NumPy's (the same bits for elementwise steps, full sums and
 a contraction's product; tight allclose against np.einsum), and NumPy's way for what a
 kernel declines at run time (other layouts, non-finite results)."""
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tenpy_ad as tp
-from tenpy_ad import small_kernels
+from tenpy_ad.compiler import small_kernels
 from tenpy_ad.ops import elementwise as ew
 from tenpy_ad.ops.contraction import einsum_strict
 

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 import tenpy_ad as tp
-from tenpy_ad import blas, dtypes
+from tenpy_ad import dtypes
 from tenpy_ad.blas import THREADED_FROM, TINY, matmul_work, threads_for
+from tenpy_ad.compiler import step_choice
 from tenpy_ad.config import Config
 from tenpy_ad.errors import ArgumentError
 from tenpy_ad.ops.contraction import einsum_p
@@ -50,7 +51,7 @@ def test_threads_for_reads_the_config(blas_setting):
 
 
 def _planned(prim, params, *operands, setting="auto"):
-    return blas.planned(prim, params, list(operands), setting)[1]
+    return step_choice.blas_threads(prim, params, list(operands), setting)
 
 
 def _side_with_work(target):

@@ -7,7 +7,7 @@ or more operands are contracted pairwise in the order ``np.einsum_path`` picks.
 The implementation turns each binary contraction into transpose + reshape + one batched
 ``matmul`` (BLAS), planned once per (subscripts, shapes) and cached; its BLAS threads
 follow the size of that matmul (:mod:`tenpy_ad.blas`), and a compiled program's step
-writes the product into its planned array (:mod:`tenpy_ad.memory_plan`).
+writes the product into its planned array (:mod:`tenpy_ad.compiler.memory_plan`).
 """
 from __future__ import annotations
 
@@ -17,14 +17,14 @@ from typing import Callable
 
 import numpy as np
 
-from .. import small_kernels
+from .. import dtypes
 from .._compiled import _core
 from ..blas import TINY, threaded
 from ..errors import ShapeError
-from ..memory_plan import writes_into
 from ..param_schema import Text
 from ..primitive import bind, bind2, code_of_value, primitive, shape_of
 from ..rules import defjvp, defvjp
+from ..step_facts import PlannedWrite, declare_steps
 from . import elementwise as ew
 from . import structural as st
 
@@ -300,13 +300,12 @@ def _einsum_kernel(subscripts, *shapes):
 def _einsum_gemm(subscripts, shapes, out_shape, code):
     """A program step's C kernel and scratch counts: one BLAS product of small float64 or
     complex128 operands (or None)."""
-    if len(shapes) != 2 or not small_kernels.ENABLED or \
-            code not in (small_kernels.FLOAT64, small_kernels.COMPLEX128):
+    if len(shapes) != 2 or code not in (dtypes.FLOAT64, dtypes.COMPLEX128):
         return None
     plan = _plan(subscripts, tuple(shapes[0]), tuple(shapes[1]))
     if max(plan.operand_sizes) > _SMALL_OPERANDS:
         return None
-    return plan.gemm_kernel(code == small_kernels.COMPLEX128)
+    return plan.gemm_kernel(code == dtypes.COMPLEX128)
 
 
 def _einsum_work(subscripts, *shapes):
@@ -363,7 +362,8 @@ defjvp(einsum_p, lambda subscripts, t, out, *xs: einsum_strict(subscripts, t, *x
        lambda subscripts, t, out, a, b: einsum_strict(subscripts, a, t))
 defvjp(einsum_p, _first_operand_cotangent, _second_operand_cotangent)
 threaded(einsum_p, _einsum_work, _einsum_kernel)
-writes_into(einsum_p, _einsum_storage, _einsum_into, _einsum_scratch, _einsum_gemm)
+declare_steps(einsum_p, fresh_outputs=True, c_kernel=_einsum_gemm,
+              writes_into=PlannedWrite(_einsum_storage, _einsum_into, _einsum_scratch))
 
 
 def einsum_strict(subscripts: str, *xs):

@@ -21,7 +21,7 @@ from ..param_schema import Int, ScalarOf
 from ..primitive import (bind, bind1, bind2, code_of_value, describe, full_like,
                          is_complex_value, primitive, same_meta, shape_of)
 from ..rules import deflinear, defjvp, defrules, defvjp, local_cotangents, zero_rule
-from ..small_kernels import register_elementwise
+from ..step_facts import ElementwiseLoop, declare_steps
 from ..tree import tree_map
 
 Scalar = _core.Scalar
@@ -190,9 +190,10 @@ def shift(x, term):
 # small float64 steps of the exactly rounded operations skip NumPy's per-call machinery
 for _prim, _op in ((add_p, "add"), (sub_p, "sub"), (mul_p, "mul"), (div_p, "div"),
                    (neg_p, "neg")):
-    register_elementwise(_prim, _op)
-register_elementwise(scale_p, "scale", lambda factor: factor.value, np.multiply)
-register_elementwise(shift_p, "shift", lambda term: term.value, np.add)
+    declare_steps(_prim, c_kernel=ElementwiseLoop(_op))
+declare_steps(scale_p, c_kernel=ElementwiseLoop("scale", lambda factor: factor.value,
+                                                np.multiply))
+declare_steps(shift_p, c_kernel=ElementwiseLoop("shift", lambda term: term.value, np.add))
 
 
 # ------------------------------------------------------------------ power (static exponent)

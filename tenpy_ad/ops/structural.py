@@ -10,11 +10,9 @@ from .._compiled import _core
 from ..errors import DTypeError, ShapeError
 from ..param_schema import (AXES, AXIS, MAX_NDIM, PERMUTATION, SHAPE, SIZE, SLICE, Int,
                             Struct, TupleOf, slice_fits)
-from ..scalar_broadcasts import broadcasts_scalars
-from ..small_kernels import register_sum
-from ..primitive import (bind, bind1, code_of_value, describe, full_like, primitive,
-                         shape_of)
+from ..primitive import bind, bind1, code_of_value, describe, primitive, shape_of
 from ..rules import deflinear, defrules, linear_jvp
+from ..step_facts import FULL_SUM, declare_steps
 from . import elementwise as ew
 
 
@@ -146,7 +144,7 @@ broadcast_in_dim_p = primitive(
     format_params=lambda p: f"shape={list(p[0])} dims={list(p[1])}",
     static_shapes=True, params=Struct(SHAPE, AXES))
 deflinear(broadcast_in_dim_p, _broadcast_transpose)
-broadcasts_scalars(broadcast_in_dim_p)      # programs skip it before ufuncs that broadcast
+declare_steps(broadcast_in_dim_p, broadcasts_scalar=True)   # programs skip it before ufuncs
 
 
 def broadcast_in_dim(x, shape: tuple, dims: tuple):
@@ -196,7 +194,7 @@ reduce_sum_p = primitive("reduce_sum", lambda axes, x: np.add.reduce(x, axis=axe
                          params=AXES)
 deflinear(reduce_sum_p, lambda axes, ct, out, x: broadcast_in_dim(
     ct, shape_of(x), _kept_dims(axes, len(shape_of(x)))))
-register_sum(reduce_sum_p)        # in programs: small full sums in C, in NumPy's order
+declare_steps(reduce_sum_p, c_kernel=FULL_SUM)   # programs: small full sums in C, NumPy's order
 
 
 def reduce_sum(x, axes: tuple):

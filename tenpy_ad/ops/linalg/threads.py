@@ -1,11 +1,11 @@
 """The BLAS/LAPACK work of the decomposition primitives, for their threads
 (:mod:`tenpy_ad.blas`), and the promise that their results are new arrays (for the memory
-plan of compiled programs, :mod:`tenpy_ad.memory_plan`; ``tests/test_buffers.py`` checks
+plan of compiled programs, :mod:`tenpy_ad.step_facts`; ``tests/test_buffers.py`` checks
 it on every spec entry)."""
 from __future__ import annotations
 
 from ...blas import matrix_work, matvec_work, threaded
-from ...memory_plan import fresh_outputs
+from ...step_facts import declare_steps
 from .cholesky import cholesky_p
 from .complement_solve import complement_solve_p
 from .det import det_p, slogdet_p
@@ -51,4 +51,4 @@ _WORK = ((svd_p, matrix_work("svd")), (pinv_p, matrix_work("svd")),
 
 for _prim, _work in _WORK:
     threaded(_prim, _work)
-    fresh_outputs(_prim)
+    declare_steps(_prim, fresh_outputs=True)

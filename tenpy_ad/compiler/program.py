@@ -1,43 +1,44 @@
-"""Compiled programs: a traced graph scheduled into a flat instruction list.
+"""Compiled programs: a traced graph scheduled into a flat list of step records.
 
-``tp.compile(outputs, inputs=[...])`` orders the graph topologically (iteratively), keeps
-only what the outputs need (dead-code elimination), computes each buffer's last use so it is
-released right after, and pre-evaluates constants.  The Program holds no graph nodes, so
-dropping a graph frees it even while its Program lives on.
+``tp.compile(outputs, inputs=[...])`` goes to the core twice and keeps no graph node:
 
-Two plans are made when it is compiled and used on every call:
+1. the core's ``schedule`` orders the graph topologically (iteratively, "as late as
+   possible"), keeps only what the outputs need (dead-code elimination), gives each value a
+   buffer and lists the distinct signatures of the steps (primitive, params, dtypes and
+   shapes);
+2. :func:`step_choice.choose <tenpy_ad.compiler.step_choice.choose>` answers each signature
+   once from the facts its primitive declares (:mod:`tenpy_ad.step_facts`): whether it
+   writes into a planned array and how, a C kernel for small steps
+   (:mod:`tenpy_ad.compiler.small_kernels`), what a BLAS-calling step calls and its
+   threads for the current ``tp.config.blas_threads`` (:mod:`tenpy_ad.blas`), whether a
+   broadcast may be skipped;
+3. the core's ``plan_steps`` applies the answers to every step: the buffers dead after it,
+   the skipped broadcasts, the memory plan (:mod:`tenpy_ad.compiler.memory_plan`: steps
+   that can write into arrays allocated once reuse them from call to call and from step to
+   step, so repeated runs do not page-fault fresh temporaries) and each step's record.
 
-* a memory plan (:mod:`tenpy_ad.memory_plan`): steps that can write into arrays allocated
-  once (ufuncs, einsum's matmul) reuse them from call to call and from step to step, so
-  repeated runs do not page-fault fresh temporaries.  Concurrent calls of one Program get
-  separate sets of arrays; nothing returned to the caller is ever overwritten.
-* BLAS threads per step (:mod:`tenpy_ad.blas`), for the current ``tp.config.blas_threads``:
-  a run switches only where the count changes and restores the process's setting at the
-  end.
-* C kernels for small steps (:mod:`tenpy_ad.small_kernels`): float64 elementwise
-  arithmetic and sums, float64/complex128 contractions skip NumPy's per-call machinery.
+A call runs the records in the core's interpreter (``execute``), one set of planned arrays
+per concurrent call (nothing returned to the caller is ever overwritten), switching BLAS
+threads only where a step sets them and restoring the process's setting at the end.
+Dropping a graph frees it even while its Program lives on.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from . import blas, dtypes, small_kernels
-from ._compiled import _core
-from ._gcpause import paused_gc
-from .config import config
-from ._sequences import array_of, is_tensor, tensor_list
-from .errors import ArgumentError, GraphError, ProgramInputError, ShapeError
+from .._compiled import _core
+from .._gcpause import paused_gc
+from .._sequences import array_of, is_tensor, tensor_list
+from ..config import config
+from ..errors import (ArgumentError, GraphError, ProgramInputError, SaveFormatError,
+                      ShapeError, TenpyAdError)
+from ..primitive import TracedTensor, constant_p
+from ..runtime import blas_control
+from ..traced import input_p
+from . import small_kernels, step_choice
+from .listing import listing
 from .memory_plan import MemoryPlan
-from .scalar_broadcasts import pass_through, skippable
-from .primitive import TracedTensor, constant_p
-from .runtime import blas_control
-from .traced import input_p
-
-
-def _type_label(code: int, shape: tuple) -> str:
-    short = {"float32": "f32", "float64": "f64", "complex64": "c64", "complex128": "c128",
-             "bool": "bool", "int64": "i64"}
-    return f"{short[dtypes.DTYPES[code].name]}[{','.join(str(d) for d in shape)}]"
+from .saved_programs import load_graph, save_program
 
 
 class Program:
@@ -67,12 +68,14 @@ class Program:
         self._plan = plan                  # holds no graph node once ``unbound`` is None
         self._input_specs = [(buf, x.shape, x.dtype, x.name)
                              for buf, x in zip(plan.inputs, inputs)]
-        self._frees = _core.last_uses(plan)  # per step: the buffers dead after it
-        self._memory = MemoryPlan(plan, enabled=reuse_buffers)
-        self._skipped = skippable(plan)    # broadcasts of scalars the readers make
-        self._scalar_kernels = small_kernels.scalar_steps(plan)   # 0-d results in C
+        setting = config.blas_threads
+        self._choices = step_choice.choose(plan.signatures, reuse_buffers, setting)
+        slots, sizes, n_planned, threaded = _core.plan_steps(
+            plan, self._choices, reuse_buffers, step_choice.MIN_SHARE)
+        self._memory = MemoryPlan(slots, sizes, n_planned)
         self._idle_arrays = []            # sets of planned arrays not in use by a call
-        self._by_setting = {}             # blas_threads setting -> (kernels, threads)
+        # blas_threads setting -> (the step records, whether any sets BLAS threads)
+        self._by_setting = {setting: (plan.steps, threaded)}
 
     # ------------------------------------------------------------------ running
 
@@ -112,51 +115,39 @@ class Program:
                                     f"{array.dtype} (from {type(value).__name__})")
         return array
 
-    def _kernels(self, setting) -> tuple:
-        """Per step what to call instead of its impl (None: the impl) and its BLAS threads
-        (None if no step switches)."""
+    def _steps_for(self, setting) -> tuple:
+        """The step records for a ``tp.config.blas_threads`` setting (those of another
+        setting than the compile's are copies where the threads differ), and whether any
+        sets BLAS threads."""
         found = self._by_setting.get(setting)
         if found is None:
-            steps, metadata = self._plan.steps, self._plan.metadata
-            kernels, threads = list(self._memory.kernels), None
-            for k in self._skipped:
-                kernels[k] = pass_through
-            for k, kernel in self._scalar_kernels.items():
-                kernels[k] = kernel
-            for k in _core.steps_using(steps, blas.THREADED_PRIMITIVES):
-                step = steps[k]
-                kernel, count = blas.planned(step.prim, step.params,
-                                             [metadata[b] for b in step.inputs], setting)
-                if kernels[k] is None:
-                    kernels[k] = kernel
-                if count is not None:
-                    threads = threads or [None] * len(steps)
-                    threads[k] = count
-            if all(kernel is None for kernel in kernels):
-                kernels = None                     # every step calls its impl
-            found = self._by_setting[setting] = (kernels, threads)
+            threads = step_choice.threads_of(self._plan.signatures, setting)
+            changed = any(count is not None and count != choice.threads
+                          for count, choice in zip(threads, self._choices))
+            steps = _core.rethreaded(self._plan.steps, threads) if changed else \
+                self._plan.steps
+            found = self._by_setting[setting] = (steps, bool(_core.threaded_steps(steps)))
         return found
 
     def _run(self, buffers) -> None:
-        kernels, threads = self._kernels(config.blas_threads)
+        steps, threaded = self._steps_for(config.blas_threads)
         try:
-            outs = self._idle_arrays.pop()        # atomic: each call gets its own set
+            arrays = self._idle_arrays.pop()      # atomic: each call gets its own set
         except IndexError:
-            outs = self._memory.new_arrays()
+            arrays = self._memory.new_arrays()
         try:
-            if threads is None:
-                _core.execute(self._plan.steps, self._frees, buffers, kernels, outs)
+            if not threaded:
+                _core.execute(steps, buffers, arrays)
                 return
             control = blas_control()
             control.enter_call()
             try:
-                _core.execute(self._plan.steps, self._frees, buffers, kernels, outs,
-                              threads, control)
+                _core.execute(steps, buffers, arrays, control)
             finally:
                 control.leave_call()
         finally:
-            if outs is not None:
-                self._idle_arrays.append(outs)
+            if arrays is not None:
+                self._idle_arrays.append(arrays)
 
     def __call__(self, *args):
         buffers = self._bind_inputs(args)
@@ -172,8 +163,7 @@ class Program:
     def save(self, path) -> None:
         """Write the program to ``path`` in a safe format (JSON structure and .npy
         constants in a zip; nothing is unpickled on load).  See :func:`load_program`."""
-        from .serialize import save_program
-        save_program(self, path)
+        save_program(self._plan, self._input_specs, self._single, path)
 
     # ------------------------------------------------------------------ introspection
 
@@ -196,20 +186,15 @@ class Program:
         """``(step, primitive name, threads)`` of every step that sets BLAS threads under
         ``setting`` (default ``tp.config.blas_threads``): ``0`` is the process's own
         setting (see :mod:`tenpy_ad.blas`)."""
-        _, threads = self._kernels(config.blas_threads if setting is None else setting)
-        steps = self._plan.steps
-        return [] if threads is None else [(k, steps[k].prim.name, count)
-                                           for k, count in enumerate(threads)
-                                           if count is not None]
+        steps, _ = self._steps_for(config.blas_threads if setting is None else setting)
+        return [(k, steps[k].prim.name, steps[k].threads)
+                for k in _core.threaded_steps(steps)]
 
     def kernel_kinds(self) -> list:
         """Per step what computes it: the kind of the core's C kernel ("add", "scale",
-        "gemm", ...; see :mod:`tenpy_ad.small_kernels`; "pass" for a skipped broadcast)
-        or "numpy"."""
-        kernels, _ = self._kernels(config.blas_threads)
-        if kernels is None:
-            return ["numpy"] * len(self._plan.steps)
-        return [small_kernels.kind_of(kernel) for kernel in kernels]
+        "gemm", ...; see :mod:`tenpy_ad.compiler.small_kernels`; "pass" for a skipped
+        broadcast) or "numpy"."""
+        return [small_kernels.kind_of(step.kernel) for step in self._plan.steps]
 
     @property
     def n_nodes(self) -> int:
@@ -221,25 +206,7 @@ class Program:
                 f"outputs, {self.n_instructions} instructions>")
 
     def __str__(self):
-        lines = []
-        ins = ", ".join(f"%{buf}:{_type_label(dtypes.code_of(dtype), shape)}"
-                        for buf, shape, dtype, name in self._input_specs)
-        lines.append(f"program({ins}) {{")
-        for row in self._plan.rows:
-            targets = ", ".join(f"%{b}:{_type_label(*self._plan.metadata[b])}"
-                                for _, b in row.outputs)
-            prim, params = row.prim, row.params
-            if prim is input_p:
-                text = "input" if params is None else f"input {params!r}"
-            else:
-                text = prim.name
-                if prim.format_params is not None and params is not None:
-                    text += " " + prim.format_params(params)
-            operands = " ".join(f"%{a}" for a in row.inputs)
-            lines.append(f"  {targets} = {text}" + (f" {operands}" if row.inputs else ""))
-        lines.append("  return " + ", ".join(f"%{b}" for b in self._plan.outputs))
-        lines.append("}")
-        return "\n".join(lines)
+        return listing(self._plan, self._input_specs)
 
 
 def compile(outputs, inputs, reuse_buffers: bool = True) -> Program:  # noqa: A001
@@ -261,4 +228,23 @@ def evaluate(outputs, feed: dict):
     return program(*feed.values())
 
 
-__all__ = ["Program", "compile", "evaluate"]
+def load_program(path, *, max_bytes: int | None = None, max_json_bytes: int | None = None,
+                 max_depth: int | None = None, max_nodes: int | None = None,
+                 max_members: int | None = None) -> Program:
+    """A Program compiled from a file written by ``Program.save``.
+
+    The keywords raise the loading limits (defaults:
+    :data:`tenpy_ad.compiler.saved_programs.LIMITS`; see :func:`load_graph`), e.g.
+    ``tp.load_program(path, max_bytes=4 << 30)`` for 4 GiB of constants.  Any failure raises
+    :class:`~tenpy_ad.errors.SaveFormatError` naming the archive member and, for a limit,
+    the limit and its value."""
+    inputs, outputs = load_graph(path, max_bytes=max_bytes, max_json_bytes=max_json_bytes,
+                                 max_depth=max_depth, max_nodes=max_nodes,
+                                 max_members=max_members)
+    try:
+        return Program(outputs, inputs)
+    except (TenpyAdError, ValueError, TypeError, LookupError, ArithmeticError) as error:
+        raise SaveFormatError(f"{path}: the saved graph does not compile ({error})") from error
+
+
+__all__ = ["Program", "compile", "evaluate", "load_program"]

@@ -2,16 +2,18 @@
 
 On small arrays a NumPy call costs its per-call machinery (~0.25-1 µs: argument parsing,
 dtype resolution, the iterator), not its arithmetic, and a program of tiny steps pays that
-per step.  So, when a program is compiled, these steps get kernels that skip it:
+per step.  So, when a program is compiled, these steps get kernels that skip it, as their
+primitives declare (``c_kernel`` in :mod:`tenpy_ad.step_facts`):
 
-* the exactly rounded elementwise operations of float64 (:func:`elementwise`: add, sub,
-  mul, div, neg, scale, shift; never sqrt, exp, ... whose vectorised NumPy loops may
-  round differently) on results up to :data:`SMALL_BYTES`, into the step's planned array,
-  or a 0-d result returned as a NumPy float64; complex128 add, sub and neg of arrays;
-* float64 sums of every value of an array up to :data:`SMALL_BYTES` (:func:`sum_kernel`),
+* the exactly rounded elementwise operations of float64 (an ``ElementwiseLoop``: add,
+  sub, mul, div, neg, scale, shift; never sqrt, exp, ... whose vectorised NumPy loops may
+  round differently) on results up to :data:`SMALL_BYTES`, into the step's planned array
+  or a 0-d result returned as a NumPy float64 (:func:`choose`); complex128 add, sub and
+  neg of arrays;
+* float64 sums of every value of an array up to :data:`SMALL_BYTES` (``FULL_SUM``),
   added in NumPy's own order (its pairwise summation from 0.0);
 * small float64 and complex128 contractions as one call of NumPy's own CBLAS
-  ``dgemm``/``zgemm`` (``ops/contraction.py`` decides the layout).
+  ``dgemm``/``zgemm`` (einsum's chooser in ``ops/contraction.py`` decides the layout).
 
 The values are NumPy's to the last bit (one IEEE operation per value; NumPy's order of
 additions; the gemm call NumPy's ``matmul`` makes).  A kernel checks at run time what only
@@ -27,9 +29,9 @@ from typing import Callable
 
 import numpy as np
 
-from . import dtypes
-from ._compiled import _core
-from .errors import ArgumentError
+from .. import dtypes
+from .._compiled import _core
+from ..step_facts import ElementwiseLoop, FullSum
 
 #: whether programs compiled from now on use the C kernels (False: NumPy for every step,
 #: for comparisons)
@@ -44,8 +46,6 @@ SMALL_BYTES = 32 << 10
 FLOAT64 = dtypes.code_of(np.dtype(np.float64))
 COMPLEX128 = dtypes.code_of(np.dtype(np.complex128))
 
-_elementwise: dict = {}     # primitive -> (op name, params -> constant, NumPy's way)
-_sums: set = set()          # reductions by addition, params: the summed axes
 
 
 #: NumPy's CBLAS products by the names its BLAS builds give them: (dgemm, zgemm, 64-bit
@@ -95,28 +95,53 @@ _install_gemm()
 has_gemm: Callable[[], bool] = _core.has_gemm
 
 
-def register_elementwise(prim, op: str, constant: Callable | None = None,
-                         numpy_fn: Callable | None = None) -> None:
-    """Let small float64 steps of ``prim`` run C kernel ``op`` (add, sub, mul, div, neg,
-    scale, shift).  ``constant(params)`` gives scale's factor or shift's term (a float,
-    else the step keeps NumPy); ``numpy_fn`` is NumPy's ufunc for it (default: the
-    primitive's ``array_fn``), which a declined step calls into its planned array."""
-    numpy_fn = numpy_fn or prim.array_fn
-    if not isinstance(numpy_fn, np.ufunc):
-        raise ArgumentError(f"register_elementwise: {prim.name} needs a NumPy ufunc")
-    _elementwise[prim] = (op, constant, numpy_fn)
+def _c_kernel_of(prim):
+    """The C kernel ``prim`` declares (:mod:`tenpy_ad.step_facts`), or None."""
+    return None if prim.step_facts is None else prim.step_facts.c_kernel
 
 
-def register_sum(prim) -> None:
-    """Let small float64 steps of ``prim`` (a sum over the axes its params give) that sum
-    every value run the C kernel of NumPy's summation order."""
-    _sums.add(prim)
+def choose(signatures: list) -> tuple:
+    """``(into, scalar)``: per ``(prim, params, operand metadata, result metadata)`` of
+    ``signatures`` (metadata: ``(dtype code, shape)``), ``into``: ``(kernel, scratch
+    counts)`` of a C kernel that computes a result with a shape into its planned array,
+    and ``scalar``: the C kernel of a 0-d result (a NumPy float64, no planned array); None
+    where there is none."""
+    into, scalar = [None] * len(signatures), [None] * len(signatures)
+    if ENABLED:
+        for s, (prim, params, operands, result) in enumerate(signatures):
+            if result is None or _c_kernel_of(prim) is None:
+                continue
+            if result[1] == ():
+                scalar[s] = _scalar_kernel(prim, params, operands, result)
+            elif 0 not in result[1]:
+                into[s] = _planned_kernel(prim, params, operands, result)
+    return into, scalar
 
 
-def sum_kernel(prim, params, operands: list, output: tuple):
-    """The C kernel of a step of a registered sum of all values of a float64 operand
-    (a 0-d result), or None."""
-    if not ENABLED or prim not in _sums or output != (FLOAT64, ()) or len(operands) != 1:
+def _planned_kernel(prim, params, operands: tuple, output: tuple):
+    """``(kernel, scratch counts)`` of a step whose result, of a shape, one of the core's
+    C kernels computes into its planned array, or None."""
+    kernel = _elementwise(prim, params, operands, output, planned=True)
+    if kernel is not None:
+        return kernel, ()
+    choose = _c_kernel_of(prim)
+    if not ENABLED or not callable(choose) or any(code != output[0] for code, _ in operands):
+        return None
+    return choose(params, [shape for _, shape in operands], output[1], output[0])
+
+
+def _scalar_kernel(prim, params, operands: tuple, output: tuple):
+    """The C kernel of a step with a 0-d result (a NumPy float64, no planned array), or
+    None."""
+    return _sum_kernel(prim, params, operands, output) or \
+        _elementwise(prim, params, operands, output, planned=False)
+
+
+def _sum_kernel(prim, params, operands: list, output: tuple):
+    """The C kernel of a step of a sum (declared ``FULL_SUM``) of all values of a float64
+    operand (a 0-d result), or None."""
+    if not ENABLED or not isinstance(_c_kernel_of(prim), FullSum) or \
+            output != (FLOAT64, ()) or len(operands) != 1:
         return None
     code, shape = operands[0]
     size = math.prod(shape)
@@ -126,20 +151,16 @@ def sum_kernel(prim, params, operands: list, output: tuple):
     return _core.SumKernel(size, prim.impl)
 
 
-def elementwise_primitives() -> set:
-    """The primitives registered with :func:`register_elementwise`."""
-    return set(_elementwise)
-
-
-def elementwise(prim, params, operands: list, output: tuple, planned: bool = True):
+def _elementwise(prim, params, operands: list, output: tuple, planned: bool):
     """The C kernel of a step of ``prim`` with ``operands`` and ``output`` given as
     ``(dtype code, shape)``, or None.  ``planned``: it writes into the step's planned
     array (a result with a shape); else its result is 0-d."""
-    found = _elementwise.get(prim)
+    found = _c_kernel_of(prim)
     code, shape = output
-    if not ENABLED or found is None or any(c != code for c, _ in operands):
+    if not ENABLED or not isinstance(found, ElementwiseLoop) or \
+            any(c != code for c, _ in operands):
         return None
-    op, constant_of, numpy_fn = found
+    op, constant_of, numpy_fn = found.op, found.constant, found.numpy_fn
     if code == COMPLEX128:
         return _complex_elementwise(op, shape, numpy_fn) if planned else None
     if code != FLOAT64:
@@ -166,31 +187,10 @@ def _complex_elementwise(op: str, shape: tuple, numpy_fn):
     return _core.ComplexElementwiseKernel(op, size, numpy_fn)
 
 
-def scalar_steps(plan) -> dict:
-    """``{step: kernel}`` for the steps of ``plan`` with a 0-d float64 result that a C
-    kernel computes (they have no planned array)."""
-    steps, metadata = plan.steps, plan.metadata
-    found, made = {}, {}            # made: one kernel per primitive, params and types
-    for k in _core.steps_using(steps, _sums | set(_elementwise), metadata):   # 0-d results
-        step = steps[k]
-        prim, params = step.prim, step.params
-        operands = [metadata[b] for b in step.inputs]
-        key = (prim, params, *operands)
-        kernel = made.get(key)
-        if kernel is None:
-            output = metadata[step.outputs[0][1]]
-            kernel = made[key] = sum_kernel(prim, params, operands, output) or \
-                elementwise(prim, params, operands, output, planned=False) or False
-        if kernel is not False:
-            found[k] = kernel
-    return found
-
-
 def kind_of(kernel) -> str:
     """What computes a step with ``kernel``: a C kernel's kind ("add", "gemm", ...;
     "pass" for a skipped broadcast), or "numpy"."""
     return kernel.kind if isinstance(kernel, _core.StepKernel) else "numpy"
 
 
-__all__ = ["SMALL_BYTES", "register_elementwise", "register_sum", "elementwise",
-           "sum_kernel", "scalar_steps", "kind_of", "has_gemm"]
+__all__ = ["ENABLED", "SMALL_BYTES", "choose", "kind_of", "has_gemm"]

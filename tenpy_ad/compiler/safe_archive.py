@@ -36,9 +36,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.lib import format as npy_format
 
-from . import dtypes
-from .errors import ArgumentError, SaveFormatError
-from .param_schema import short_repr
+from .. import dtypes
+from ..errors import ArgumentError, SaveFormatError
+from ..param_schema import short_repr
 
 PROGRAM = "program.json"
 CONSTANT_NAME = re.compile(r"constant_(?:0|[1-9][0-9]{0,18})\.npy")

@@ -7,10 +7,10 @@ looks primitives up by name in the registry, checks each node's params against i
 primitive's schema (:mod:`tenpy_ad.param_schema`), rebuilds the graph through the ordinary
 shape-checked interning, then compiles it.
 
-Loading is bounded (:mod:`tenpy_ad.safe_archive`): every size is checked against
+Loading is bounded (:mod:`tenpy_ad.compiler.safe_archive`): every size is checked against
 :data:`LIMITS` before it is allocated or decompressed (the archive's members, program.json's
 size, nesting and number of values, each constant's declared shape, all constants together);
-the keywords of :func:`load_program` and :func:`load_graph` raise a limit.  A corrupt,
+the keywords of ``tp.load_program`` and :func:`load_graph` raise a limit.  A corrupt,
 truncated, foreign or oversized file raises :class:`~tenpy_ad.errors.SaveFormatError`
 naming the member (``program.json``, ``constant_12.npy``) and, for a limit, the limit.
 """
@@ -22,15 +22,15 @@ import zipfile
 
 import numpy as np
 
-from . import dtypes
-from .errors import SaveFormatError, TenpyAdError
-from ._compiled import _core
-from .param_schema import MAX_NDIM, check_params
-from .param_schema import short_repr as _short
-from .primitive import PRIMITIVES, TracedTensor, bind, constant, constant_p
+from .. import dtypes
+from .._compiled import _core
+from ..errors import SaveFormatError, TenpyAdError
+from ..param_schema import MAX_NDIM, check_params
+from ..param_schema import short_repr as _short
+from ..primitive import PRIMITIVES, TracedTensor, bind, constant, constant_p
+from ..traced import input as placeholder
+from ..traced import input_p
 from .safe_archive import LIMITS, PROGRAM, Archive, LoadLimits, json_structure, limits_with
-from .traced import input as placeholder
-from .traced import input_p
 
 Scalar = _core.Scalar
 FORMAT = "tenpy_ad-program"
@@ -87,8 +87,10 @@ def _decode(value):
 
 # ------------------------------------------------------------------ save
 
-def save_program(program, path) -> None:
-    plan = program._plan
+def save_program(plan, input_specs: list, single: bool, path) -> None:
+    """Write a scheduled ``plan`` (its rows, metadata and constants) to ``path``;
+    ``input_specs`` are the program's ``(buffer, shape, dtype, name)`` per input, ``single``
+    whether it returns one array rather than a list."""
     nodes, arrays = [], {}
     for row in plan.rows:
         if row.prim is input_p:
@@ -107,10 +109,10 @@ def save_program(program, path) -> None:
                           "meta": [[dtypes.DTYPES[plan.metadata[b][0]].name,
                                     list(plan.metadata[b][1])] for _, b in row.outputs]})
     document = {"format": FORMAT, "version": VERSION, "nodes": nodes,
-                "inputs": [spec[0] for spec in program._input_specs],
+                "inputs": [spec[0] for spec in input_specs],
                 "input_specs": [{"name": name, "dtype": dtype.name, "shape": list(shape)}
-                                for _, shape, dtype, name in program._input_specs],
-                "outputs": list(plan.outputs), "single": program._single}
+                                for _, shape, dtype, name in input_specs],
+                "outputs": list(plan.outputs), "single": single}
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("program.json", json.dumps(document))
         for name, array in arrays.items():
@@ -334,23 +336,4 @@ def _message(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
-def load_program(path, *, max_bytes: int | None = None, max_json_bytes: int | None = None,
-                 max_depth: int | None = None, max_nodes: int | None = None,
-                 max_members: int | None = None):
-    """A Program compiled from a file written by ``Program.save``.
-
-    The keywords raise the loading limits (defaults: :data:`LIMITS`; see
-    :func:`load_graph`), e.g. ``tp.load_program(path, max_bytes=4 << 30)`` for 4 GiB of
-    constants.  Any failure raises :class:`~tenpy_ad.errors.SaveFormatError` naming the
-    archive member and, for a limit, the limit and its value."""
-    from .program import Program
-    inputs, outputs = load_graph(path, max_bytes=max_bytes, max_json_bytes=max_json_bytes,
-                                 max_depth=max_depth, max_nodes=max_nodes,
-                                 max_members=max_members)
-    try:
-        return Program(outputs, inputs)
-    except (TenpyAdError, ValueError, TypeError, LookupError, ArithmeticError) as error:
-        raise SaveFormatError(f"{path}: the saved graph does not compile ({error})") from error
-
-
-__all__ = ["load_program", "load_graph", "LoadLimits", "LIMITS"]
+__all__ = ["save_program", "load_graph", "LoadLimits", "LIMITS"]

@@ -10,7 +10,8 @@ from .._compiled import _core
 from ..errors import DTypeError, ShapeError
 from ..param_schema import (AXES, AXIS, MAX_NDIM, PERMUTATION, SHAPE, SIZE, SLICE, Int,
                             Struct, TupleOf, slice_fits)
-from ..primitive import bind, bind1, code_of_value, describe, primitive, shape_of
+from ..primitive import (bind, bind1, code_of_value, describe, full_like, primitive,  # noqa: F401
+                         shape_of)         # full_like: the rules' st.full_like
 from ..rules import deflinear, defrules, linear_jvp
 from ..step_facts import FULL_SUM, declare_steps
 from . import elementwise as ew

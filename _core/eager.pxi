@@ -53,7 +53,13 @@ cdef class Tensor(ArraySurface):
         self._requires_grad = bool(requires_grad)
 
     @property
+    def data(self):
+        """The value, an ndarray (shared, not copied: write to it only off the tape)."""
+        return self.data
+
+    @property
     def requires_grad(self) -> bool:
+        """Whether operations on this tensor are recorded for ``backward``."""
         return self._requires_grad
 
     @requires_grad.setter
@@ -65,6 +71,7 @@ cdef class Tensor(ArraySurface):
 
     @property
     def is_leaf(self) -> bool:
+        """Whether no recorded operation produced this tensor (``.grad`` is kept on leaves)."""
         return self._node is None
 
     @property
@@ -74,14 +81,17 @@ cdef class Tensor(ArraySurface):
 
     @property
     def shape(self) -> tuple:
+        """The shape, as a tuple of ints."""
         return self.data.shape
 
     @property
     def dtype(self):
+        """The NumPy dtype."""
         return self.data.dtype
 
     @property
     def ndim(self) -> int:
+        """The number of axes."""
         return self.data.ndim
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False):

@@ -43,19 +43,54 @@ cdef class TracedTensor(ArraySurface):
             _drain_release_queue()
 
     @property
+    def prim(self) -> Primitive:
+        """The primitive that computes this node."""
+        return self.prim
+
+    @property
+    def params(self):
+        """The primitive's static parameters (axes, shapes, subscripts, ...)."""
+        return self.params
+
+    @property
+    def inputs(self):
+        """The operand nodes (a tuple of TracedTensors; None once the node is released)."""
+        return self.inputs
+
+    @property
+    def id(self) -> int:
+        """The node's row in the metadata table (dtype and shape): unique among live nodes."""
+        return self.id
+
+    @property
+    def slot(self) -> int:
+        """Which output of a multi-output primitive this node is (0 otherwise)."""
+        return self.slot
+
+    @property
+    def fingerprint(self) -> int:
+        """A structural hash of the whole subgraph, stable across processes (the key of
+        compiled programs and of ``tp.jit``'s cache)."""
+        return self.fingerprint
+
+    @property
     def shape(self) -> tuple:
+        """The shape, as a tuple of ints (known when the node is built)."""
         return _meta_shape(self.id)
 
     @property
     def dtype(self):
+        """The NumPy dtype (known when the node is built)."""
         return _dtype_objects[_dtype_codes[self.id]]
 
     @property
     def dtype_code(self) -> int:
+        """The engine's code of ``dtype`` (``tenpy_ad.dtypes``)."""
         return _dtype_codes[self.id]
 
     @property
     def ndim(self) -> int:
+        """The number of axes."""
         return _ndims[self.id]
 
     @property

@@ -182,6 +182,7 @@ cdef class ArraySurface:
 
     @property
     def size(self):
+        """The number of elements (the product of ``shape``)."""
         cdef Py_ssize_t n = 1
         for d in self.shape:
             n *= d
@@ -189,6 +190,7 @@ cdef class ArraySurface:
 
     @property
     def T(self):
+        """The axes reversed, as ``ndarray.T``."""
         return _fn("transpose")(self, None)
 
     @property
@@ -198,10 +200,12 @@ cdef class ArraySurface:
 
     @property
     def real(self):
+        """The real part (the tensor itself for real dtypes), as ``ndarray.real``."""
         return _fn("real")(self)
 
     @property
     def imag(self):
+        """The imaginary part (zeros for real dtypes), as ``ndarray.imag``."""
         return _fn("imag")(self)
 
     def reshape(self, *shape):

@@ -95,13 +95,13 @@ cdef class Scalar:                # a Python scalar as a static param, by its bi
 cdef class ArraySurface:          # operators shared by both tensor kinds (surface.pxi)
     pass
 
-cdef class TracedTensor(ArraySurface):   # an interned graph node (node.pxi)
-    cdef readonly Primitive prim
-    cdef readonly object params
-    cdef readonly tuple inputs        # TracedTensors; None once the node is released
-    cdef readonly node_id_t id        # metadata row (dtype, shape)
-    cdef readonly int slot            # which output of ``prim`` this node is
-    cdef readonly hash_t fingerprint  # structural hash of the whole subgraph
+cdef class TracedTensor(ArraySurface):   # an interned graph node (node.pxi; documented
+    cdef Primitive prim                      # read-only properties there)
+    cdef object params
+    cdef tuple inputs                 # TracedTensors; None once the node is released
+    cdef node_id_t id                 # metadata row (dtype, shape)
+    cdef int slot                     # which output of ``prim`` this node is
+    cdef hash_t fingerprint           # structural hash of the whole subgraph
     cdef hash_t _hash                 # key hash: locates the node's intern-table entry
     cdef bint _interned
     cdef object __weakref__
@@ -116,7 +116,7 @@ cdef class TapeNode:              # one recorded eager operation (eager.pxi)
     cdef readonly bint released
 
 cdef class Tensor(ArraySurface):  # an eager tensor (eager.pxi)
-    cdef readonly object data         # the ndarray
+    cdef object data                  # the ndarray (a read-only property, eager.pxi)
     cdef public object grad
     cdef bint _requires_grad
     cdef object _node                 # TapeNode that produced it (None for leaves)

@@ -321,6 +321,8 @@ class jit:
 
     @property
     def cache_size(self) -> int:
+        """How many compiled programs the cache holds (one per distinct argument
+        structure, shapes and dtypes seen)."""
         return len(self._cache)
 
 

@@ -96,6 +96,8 @@ def _unflatten(treedef: TreeDef, iterator):
 
 
 def tree_map(fn, tree: Any) -> Any:
+    """``tree`` with every leaf ``x`` replaced by ``fn(x)``, its structure (tuples,
+    named tuples, lists, dicts; None holds no leaf) kept: ``tree_map(lambda g: -g, {"a": ga, "b": (gb, gc)})``."""
     leaves, treedef = tree_flatten(tree)
     return tree_unflatten(treedef, [fn(x) for x in leaves])
 

@@ -10,6 +10,32 @@ from ...errors import ArgumentError, ArgumentValueError
 GAUGE_MODES = ("raise", "warn", "off")
 
 
+def _setting(name: str, check, doc: str) -> property:
+    """A validated setting of :class:`LinalgConfig`: ``check(value, "tp.linalg.config.<name>")``
+    returns the value kept, or raises."""
+    field = "_" + name
+
+    def set_value(self, value):
+        setattr(self, field, check(value, f"tp.linalg.config.{name}"))
+    return property(lambda self: getattr(self, field), set_value, doc=doc)
+
+
+def _one_of(value, name: str) -> str:
+    if value not in GAUGE_MODES:
+        raise ArgumentValueError(f"{name}: expected one of {GAUGE_MODES}, got {value!r}")
+    return value
+
+
+def _non_negative(value, name: str) -> float:
+    """A real number >= 0 (a bool or a string is refused, as ``float()`` would take
+    ``"1e-8"``)."""
+    if isinstance(value, (bool, str)) or not isinstance(value, numbers.Real):
+        raise ArgumentError(f"{name}: expected a real number >= 0, got {value!r}")
+    if not value >= 0:
+        raise ArgumentValueError(f"{name}: expected a real number >= 0, got {value!r}")
+    return float(value)
+
+
 class LinalgConfig:
     """Defaults for the linear-algebra derivatives (read when a node is built).
 
@@ -28,66 +54,31 @@ class LinalgConfig:
                     (the broadened rule's finite value, :mod:`.degenerate_guard`).
     """
 
-    _GAUGE_CHECKS = ("raise", "warn", "off")
-
     def __init__(self):
         self.broadening = 1e-16
         self.gauge_check = "raise"
         self.gauge_rtol = 1e-8
         self.degeneracy_check = "raise"
 
-    @property
-    def broadening(self) -> float:
-        return self._broadening
-
-    @broadening.setter
-    def broadening(self, value):
-        self._broadening = _non_negative(value, "tp.linalg.config.broadening")
-
-    @property
-    def gauge_check(self) -> str:
-        return self._gauge_check
-
-    @gauge_check.setter
-    def gauge_check(self, value):
-        if value not in self._GAUGE_CHECKS:
-            raise ArgumentValueError(f"tp.linalg.config.gauge_check: expected one of "
-                                     f"{self._GAUGE_CHECKS}, got {value!r}")
-        self._gauge_check = value
-
-    @property
-    def degeneracy_check(self) -> str:
-        return self._degeneracy_check
-
-    @degeneracy_check.setter
-    def degeneracy_check(self, value):
-        if value not in self._GAUGE_CHECKS:
-            raise ArgumentValueError(f"tp.linalg.config.degeneracy_check: expected one of "
-                                     f"{self._GAUGE_CHECKS}, got {value!r}")
-        self._degeneracy_check = value
-
-    @property
-    def gauge_rtol(self) -> float:
-        return self._gauge_rtol
-
-    @gauge_rtol.setter
-    def gauge_rtol(self, value):
-        self._gauge_rtol = _non_negative(value, "tp.linalg.config.gauge_rtol")
+    broadening = _setting(
+        "broadening", _non_negative,
+        "Lorentzian epsilon of ``1/(s_i - s_j)``-type terms (a real >= 0; 1e-16).")
+    gauge_check = _setting(
+        "gauge_check", _one_of,
+        "What a VJP does when a complex loss depends on the arbitrary phase of singular "
+        "vectors or eigenvectors: ``\"raise\"`` (default), ``\"warn\"`` or ``\"off\"``.")
+    gauge_rtol = _setting(
+        "gauge_rtol", _non_negative,
+        "Relative size of the phase-dependent part above which ``gauge_check`` acts (1e-8).")
+    degeneracy_check = _setting(
+        "degeneracy_check", _one_of,
+        "What a VJP does when the loss depends on the basis of an exactly degenerate "
+        "subspace: ``\"raise\"`` (default), ``\"warn\"`` or ``\"off\"``.")
 
     def __repr__(self):
         return (f"LinalgConfig(broadening={self.broadening!r}, "
                 f"gauge_check={self.gauge_check!r}, gauge_rtol={self.gauge_rtol!r}, "
                 f"degeneracy_check={self.degeneracy_check!r})")
-
-
-def _non_negative(value, name: str) -> float:
-    """A real number >= 0 (a bool or a string is refused, as ``float()`` would take
-    ``"1e-8"``)."""
-    if isinstance(value, (bool, str)) or not isinstance(value, numbers.Real):
-        raise ArgumentError(f"{name}: expected a real number >= 0, got {value!r}")
-    if not value >= 0:
-        raise ArgumentValueError(f"{name}: expected a real number >= 0, got {value!r}")
-    return float(value)
 
 
 config = LinalgConfig()

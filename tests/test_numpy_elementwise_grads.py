@@ -13,8 +13,7 @@ import tenpy_ad as tp
 import tenpy_ad.numpy as tnp
 from tenpy_ad.testing import numerical_gradient
 
-from elementwise_cases import GRAD_MODES
-from modes import grad_in
+from modes import GRAD_MODES, grad_in
 
 
 def gradient(mode, loss, a):

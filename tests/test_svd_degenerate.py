@@ -11,8 +11,8 @@ import pytest
 import tenpy_ad as tp
 from tenpy_ad.testing import check_grads, numerical_gradient
 
-from linalg_cases import DTYPES, GRAD_MODES, random_array, svd, unitary
-from modes import grad_in
+from linalg_cases import DTYPES, random_array, svd, unitary
+from modes import GRAD_MODES, grad_in
 
 
 pytestmark = pytest.mark.usefixtures("restore_linalg_config")

@@ -9,6 +9,11 @@
 
 With ``eager=True`` it also checks that eager ``.backward()`` reproduces the traced VJP.
 Directions are random, so a check costs a few function evaluations whatever the sizes.
+
+``numerical_gradient(f, x)`` is the reference the other way round: the whole gradient of a
+real scalar function by central differences, entry by entry (two evaluations per real
+coordinate), for tests against a gradient the engine computed.  ``random_array`` and
+``random_like`` draw the seeded data both use.
 """
 from __future__ import annotations
 
@@ -29,13 +34,58 @@ def inner(a, b) -> float:
     return float(np.real(np.vdot(np.asarray(a), np.asarray(b))))
 
 
+def random_array(rng: np.random.Generator | int, shape: Sequence[int] | int,
+                 dtype: np.dtype | str = "float64") -> np.ndarray:
+    """Standard-normal entries of ``shape`` and ``dtype``: for a complex dtype the real
+    parts are drawn first, then the imaginary parts (each standard normal).  ``rng`` is a
+    NumPy ``Generator`` or an int seed (the same seed gives the same array)."""
+    if not isinstance(rng, np.random.Generator):
+        rng = np.random.default_rng(rng)
+    value = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        value = value + 1j * rng.standard_normal(shape)
+    return value.astype(dtype)
+
+
 def random_like(rng: np.random.Generator, array) -> np.ndarray:
     """A standard-normal array of ``array``'s shape and dtype (complex parts if complex)."""
     array = np.asarray(array)
-    value = rng.standard_normal(array.shape)
-    if np.iscomplexobj(array):
-        value = value + 1j * rng.standard_normal(array.shape)
-    return value.astype(array.dtype)
+    return random_array(rng, array.shape, array.dtype)
+
+
+def numerical_gradient(f: Callable[[np.ndarray], float], x, eps: float = 1e-6) -> np.ndarray:
+    """The gradient of a real scalar ``f`` at ``x`` by central differences, entry by entry:
+    ``(f(x + eps e_i) - f(x - eps e_i)) / (2 eps)`` (error ``O(eps^2)``).
+
+    ``f`` is called on ndarrays of ``x``'s dtype (an integer or bool ``x`` is taken as
+    float64) and must return a real number.  For complex ``x`` the result is
+    ``dL/dRe(x) + i dL/dIm(x)``, each part differenced on its own: the convention of
+    tenpy_ad's gradients of real losses (PyTorch's; JAX's is the conjugate), so the result
+    compares directly with ``tp.grad(f)(x)`` or ``.backward()``'s ``.grad``.
+    """
+    x = np.asarray(x)
+    if x.dtype.kind not in "fc":
+        x = x.astype(np.float64)
+    grad = np.zeros_like(x)
+    units = (1.0, 1j) if x.dtype.kind == "c" else (1.0,)
+    for index in np.ndindex(x.shape):
+        for unit in units:
+            grad[index] += unit * _central_difference(f, x, index, unit * eps, eps)
+    return grad
+
+
+def _central_difference(f, x, index, step, eps) -> float:
+    """``(f(x + step e_index) - f(x - step e_index)) / (2 eps)``, checking ``f`` is real."""
+    values = []
+    for sign in (1.0, -1.0):
+        shifted = x.copy()
+        shifted[index] += sign * step
+        value = np.asarray(f(shifted))
+        if value.size != 1 or np.iscomplexobj(value):
+            raise ArgumentError("numerical_gradient: f must return a real scalar, got "
+                                f"{value.dtype}{list(value.shape)}")
+        values.append(float(value.reshape(())))
+    return (values[0] - values[1]) / (2 * eps)
 
 
 def _assert_close(actual, expected, rtol, atol, what):
@@ -101,4 +151,4 @@ def _eager_vjp(fn, zs, cotangent, k):
     return grad
 
 
-__all__ = ["check_grads", "inner", "random_like"]
+__all__ = ["check_grads", "inner", "numerical_gradient", "random_array", "random_like"]

@@ -73,6 +73,3 @@ def assert_refused_in_every_mode(fn, *arrays) -> None:
         else:
             raise AssertionError(f"{mode} mode accepted what NumPy refuses")
 
-
-#: the modes ``modes.grad_in`` differentiates in
-GRAD_MODES = ("eager", "traced", "transform")

@@ -5,23 +5,15 @@ from __future__ import annotations
 import numpy as np
 
 import tenpy_ad as tp
+from tenpy_ad.testing import random_array    # noqa: F401 - the linalg tests import it here
 
 #: the modes of ``modes.run`` the linalg tests are parametrized over
 MODES = ("numpy", "eager", "traced")
-GRAD_MODES = ("eager", "traced")
 DTYPES = ("float64", "complex128")
 SHAPES = ((4, 4), (5, 3), (3, 5))
 SHAPE_IDS = ["square", "tall", "wide"]
 #: broadening, gauge_check, gauge_rtol, degeneracy_check
 DEFAULT_CONFIG = (1e-16, "raise", 1e-8, "raise")
-
-
-def random_array(rng, shape, dtype="float64") -> np.ndarray:
-    """Standard normal entries (real and imaginary parts if complex)."""
-    x = rng.standard_normal(shape)
-    if dtype.startswith("complex"):
-        x = x + 1j * rng.standard_normal(shape)
-    return x.astype(dtype)
 
 
 def unitary(rng, n, dtype="float64") -> np.ndarray:

@@ -130,6 +130,12 @@ def check_modes(fn: Callable, *args, ref: Callable | None = None,
     return expected
 
 
+#: the ways :func:`grad_in` takes a gradient: eager ``backward()``, the traced
+#: ``tp.ad.grad`` graph, the function transform ``tp.grad`` (the one list the test files
+#: parametrize over; :data:`DERIVATIVE_MODES` adds compiled, jit and forward mode)
+GRAD_MODES = ("eager", "traced", "transform")
+
+
 def grad_in(mode: str, loss_fn: Callable, a) -> np.ndarray:
     """d loss / d a of a real scalar loss: eager ``backward()``, the traced ``tp.ad.grad``
     graph, or the function transform ``tp.grad``."""

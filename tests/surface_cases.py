@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tenpy_ad.testing import random_array
+
 DTYPES = ["float64", "float32", "complex128"]
 
 BINARY = {
@@ -19,11 +21,9 @@ def rand(shape, dtype="float64", seed=0, positive=False) -> np.ndarray:
     with imaginary parts in [0.1, 0.5] if also complex)."""
     rng = np.random.default_rng(seed)
     dtype = np.dtype(dtype)
-    if positive:
-        value = rng.uniform(0.5, 1.5, size=shape)
-    else:
-        value = rng.standard_normal(shape)
+    if not positive:
+        return random_array(rng, shape, dtype)
+    value = rng.uniform(0.5, 1.5, size=shape)
     if dtype.kind == "c":
-        value = value + 1j * (rng.uniform(0.1, 0.5, size=shape) if positive
-                              else rng.standard_normal(shape))
+        value = value + 1j * rng.uniform(0.1, 0.5, size=shape)
     return np.asarray(value).astype(dtype)

@@ -13,8 +13,7 @@ import pytest
 import tenpy_ad as tp
 from tenpy_ad.errors import GaugeError, GaugeWarning
 
-from linalg_cases import GRAD_MODES
-from modes import grad_in
+from modes import GRAD_MODES, grad_in
 
 pytestmark = pytest.mark.usefixtures("restore_linalg_config")
 

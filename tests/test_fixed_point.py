@@ -14,7 +14,7 @@ import pytest
 
 import tenpy_ad as tp
 from tenpy_ad.errors import ArgumentError, ConvergenceError, DTypeError, ShapeError
-from tenpy_ad.testing import check_grads
+from tenpy_ad.testing import check_grads, random_array
 
 from modes import ALL_MODES, run
 
@@ -77,11 +77,10 @@ def test_scalar_second_derivative_every_way():
 # ------------------------------------------------------------------ x = A x + b
 
 def linear_problem(rng, n=5, dtype=np.float64, rho=0.6):
-    a = rng.standard_normal((n, n)) + (1j * rng.standard_normal((n, n)) if
-                                       np.dtype(dtype).kind == "c" else 0)
+    wide = np.complex128 if np.dtype(dtype).kind == "c" else np.float64
+    a = random_array(rng, (n, n), wide)          # scaled before rounding to ``dtype``
     a *= rho / np.max(np.abs(np.linalg.eigvals(a)))
-    b = rng.standard_normal(n) + (1j * rng.standard_normal(n) if
-                                  np.dtype(dtype).kind == "c" else 0)
+    b = random_array(rng, n, wide)
     return a.astype(dtype), b.astype(dtype)
 
 

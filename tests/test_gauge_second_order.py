@@ -25,6 +25,7 @@ import pytest
 
 import tenpy_ad as tp
 from tenpy_ad.errors import GaugeError
+from tenpy_ad.testing import random_array
 
 from derivative_modes import FIRST_ORDER, SECOND_ORDER, TANGENTS, derivative
 
@@ -37,7 +38,7 @@ STEP = 1e-5
 
 
 def _complex(rng, shape):
-    return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    return random_array(rng, shape, "complex128")
 
 
 def _hermitian(rng, n):

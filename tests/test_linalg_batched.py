@@ -10,8 +10,8 @@ import pytest
 
 import tenpy_ad as tp
 
-from linalg_cases import DTYPES, GRAD_MODES, MODES, random_array
-from modes import grad_in, run
+from linalg_cases import DTYPES, MODES, random_array
+from modes import GRAD_MODES, grad_in, run
 
 
 pytestmark = pytest.mark.usefixtures("restore_linalg_config")

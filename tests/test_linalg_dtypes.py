@@ -10,7 +10,7 @@ import pytest
 import tenpy_ad as tp
 
 from linalg_cases import random_array
-from modes import grad_in, run
+from modes import GRAD_MODES, grad_in, run
 
 
 pytestmark = pytest.mark.usefixtures("restore_linalg_config")
@@ -69,7 +69,7 @@ def test_single_precision(name, fn, shape, dtype, rng):
         return tp.real(fn(x) * weights).sum()
 
     expected = grad_in("traced", loss, double)
-    for mode in ("eager", "traced"):
+    for mode in GRAD_MODES:
         g = grad_in(mode, loss, a)
         assert g.dtype == a.dtype
         np.testing.assert_allclose(g, expected, rtol=2e-3, atol=2e-3)

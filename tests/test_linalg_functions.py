@@ -12,7 +12,7 @@ import scipy.linalg
 import tenpy_ad as tp
 
 from linalg_cases import DTYPES, MODES, random_array
-from modes import check_modes, grad_in, run
+from modes import GRAD_MODES, check_modes, grad_in, run
 
 
 pytestmark = pytest.mark.usefixtures("restore_linalg_config")
@@ -92,7 +92,7 @@ CLOSED_FORMS = [
 ]
 
 
-@pytest.mark.parametrize("mode", ["eager", "traced", "transform"])
+@pytest.mark.parametrize("mode", GRAD_MODES)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("name,loss,gradient", CLOSED_FORMS, ids=[c[0] for c in CLOSED_FORMS])
 def test_closed_form_gradients(name, loss, gradient, dtype, mode, rng):

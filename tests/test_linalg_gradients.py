@@ -13,7 +13,7 @@ from tenpy_ad.testing import check_grads
 
 from linalg_cases import DTYPES, SHAPES, case_ids, random_array, svd
 from differential import check_source
-from modes import grad_in
+from modes import GRAD_MODES, grad_in
 
 
 pytestmark = pytest.mark.usefixtures("restore_linalg_config")
@@ -106,7 +106,7 @@ def test_svd_values_gradient_closed_form(dtype, rng):
     """d(sum s)/dA = U V^H and d(s_0)/dA = u_0 v_0^H for a generic rectangular matrix."""
     a = random_array(rng, (5, 3), dtype)
     u, s, vh = np.linalg.svd(a, full_matrices=False)
-    for mode in ("eager", "traced", "transform"):
+    for mode in GRAD_MODES:
         np.testing.assert_allclose(grad_in(mode, lambda x: svd(x)[1].sum(), a), u @ vh,
                                    atol=1e-12)
         np.testing.assert_allclose(grad_in(mode, lambda x: svd(x)[1][0], a),

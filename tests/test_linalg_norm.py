@@ -11,7 +11,7 @@ import pytest
 import tenpy_ad as tp
 
 from linalg_cases import DTYPES, MODES, random_array
-from modes import grad_in, run
+from modes import GRAD_MODES, grad_in, run
 
 
 pytestmark = pytest.mark.usefixtures("restore_linalg_config")
@@ -62,7 +62,7 @@ def test_invalid_orders_and_axes_fail_as_numpys(shape, kwargs, mode):
         run(lambda x: tp.linalg.norm(x, **kwargs), mode, np.ones(shape))
 
 
-@pytest.mark.parametrize("mode", ["eager", "traced", "transform"])
+@pytest.mark.parametrize("mode", GRAD_MODES)
 def test_norm_gradients_closed_forms(mode, rng):
     """d|x|_p = sign(x) |x|^(p-1) / |x|_p^(p-1); the nuclear norm's is u v^H."""
     x = random_array(rng, (5,))

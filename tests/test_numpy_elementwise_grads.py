@@ -11,9 +11,9 @@ import pytest
 
 import tenpy_ad as tp
 import tenpy_ad.numpy as tnp
+from tenpy_ad.testing import numerical_gradient
 
-from elementwise_cases import GRAD_MODES
-from modes import grad_in
+from modes import GRAD_MODES, grad_in
 
 
 def gradient(mode, loss, a):
@@ -28,16 +28,6 @@ def assert_grad(loss, a, expected, modes=GRAD_MODES, rtol=1e-12):
     for mode in modes:
         np.testing.assert_allclose(gradient(mode, loss, a), expected, rtol=rtol,
                                    atol=rtol, err_msg=mode)
-
-
-def numeric_grad(loss, a, step=1e-6):
-    a = np.asarray(a, float)
-    grad = np.zeros_like(a)
-    for i in np.ndindex(a.shape):
-        e = np.zeros_like(a)
-        e[i] = step
-        grad[i] = (loss(a + e) - loss(a - e)) / (2 * step)
-    return grad
 
 
 # ------------------------------------------------------------------ the chosen subgradients
@@ -87,7 +77,7 @@ def test_remainders_in_the_divisor_are_minus_the_quotient():
     assert_grad(lambda v: (v % y).sum(), x, np.ones(4))
     smooth = np.array([7.3, -6.1, 5.5])
     for f in (np.remainder, np.fmod):
-        assert_grad(lambda v: f(smooth, v).sum(), y[:3], numeric_grad(
+        assert_grad(lambda v: f(smooth, v).sum(), y[:3], numerical_gradient(
             lambda v: f(smooth, v).sum(), y[:3]), rtol=1e-7)
 
 
@@ -198,5 +188,5 @@ def test_numpy_written_losses_match_finite_differences(name):
     loss = LOSSES[name]
     total = lambda x: np.sum(loss(x))    # noqa: E731
     a = np.array([-1.3, -0.4, 0.35, 0.8, 1.7])
-    expected = numeric_grad(total, a)
+    expected = numerical_gradient(total, a)
     assert_grad(total, a, expected, rtol=1e-6)

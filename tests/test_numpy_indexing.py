@@ -13,7 +13,7 @@ import tenpy_ad.numpy as tnp
 from tenpy_ad.errors import (ArgumentError, ConcretizationError, DTypeError, IndexingError,
                              NotDifferentiableError, ShapeError)
 
-from modes import assert_matches, check_modes, grad_in
+from modes import GRAD_MODES, assert_matches, check_modes, grad_in
 from surface_cases import rand
 
 A = rand((4, 5, 6), "float64", 71)
@@ -107,7 +107,7 @@ def test_index_from_argsort_in_a_trace():
 WEIGHTS = rand((3, 2, 6), seed=74)
 
 
-@pytest.mark.parametrize("mode", ["eager", "traced", "transform"])
+@pytest.mark.parametrize("mode", GRAD_MODES)
 def test_gradient_adds_up_at_repeated_indices(mode):
     index = ([2, 0, 2], slice(None, 4, 2))
 
@@ -118,7 +118,7 @@ def test_gradient_adds_up_at_repeated_indices(mode):
     np.testing.assert_allclose(grad_in(mode, loss, A), expected, rtol=1e-14)
 
 
-@pytest.mark.parametrize("mode", ["eager", "traced", "transform"])
+@pytest.mark.parametrize("mode", GRAD_MODES)
 def test_gradient_through_a_mask(mode):
     def loss(x):
         return (x[MASK_45] ** 2).sum()
@@ -325,7 +325,7 @@ def test_at_dtypes():
         tp.tensor(A).at[4].set(0.0)
 
 
-@pytest.mark.parametrize("mode", ["eager", "traced", "transform"])
+@pytest.mark.parametrize("mode", GRAD_MODES)
 def test_set_gradient_follows_the_kept_write(mode):
     """``.set`` with repeated indices keeps the last write (NumPy's order); only the kept
     value receives a derivative, and the overwritten entries of x receive none."""
@@ -341,7 +341,7 @@ def test_set_gradient_follows_the_kept_write(mode):
     np.testing.assert_allclose(grad_in(mode, loss_x, np.arange(4.0)), [0, 10, 0, 1000])
 
 
-@pytest.mark.parametrize("mode", ["eager", "traced", "transform"])
+@pytest.mark.parametrize("mode", GRAD_MODES)
 def test_min_max_ties_split_the_derivative(mode):
     """``.max``/``.min``: the derivative is split evenly among the tied candidates (the
     original entry and every value written to it)."""

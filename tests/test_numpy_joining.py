@@ -14,7 +14,7 @@ import tenpy_ad as tp
 import tenpy_ad.numpy as tnp
 from tenpy_ad.errors import ArgumentError, ShapeError
 
-from modes import ALL_MODES, assert_matches, check_modes, grad_in, run
+from modes import ALL_MODES, GRAD_MODES, assert_matches, check_modes, grad_in, run
 from surface_cases import DTYPES, rand
 
 A = rand((3, 4, 5), seed=21)
@@ -151,7 +151,7 @@ def test_join_gradients_are_slices():
     loss = lambda x: (tnp.hstack([x, x * x]) * w[:, :8]).sum()    # noqa: E731
     a = rand((3, 4), seed=26)
     expected = w[:, :4] + 2 * a * w[:, 4:]
-    for mode in ("eager", "traced", "transform"):
+    for mode in GRAD_MODES:
         np.testing.assert_allclose(grad_in(mode, loss, a), expected, rtol=1e-12)
 
 
@@ -186,7 +186,7 @@ def test_split_errors():
 def test_split_pieces_that_miss_the_loss_get_zero_gradient():
     loss = lambda x: (tnp.split(x, [1, 3])[1] ** 2).sum()    # noqa: E731
     a = rand((5,), seed=28)
-    for mode in ("eager", "traced", "transform"):
+    for mode in GRAD_MODES:
         np.testing.assert_allclose(grad_in(mode, loss, a), [0, 2 * a[1], 2 * a[2], 0, 0])
 
 
@@ -259,7 +259,7 @@ def test_pad_other_dtypes_and_empty_mode():
 
 def test_pad_gradient_counts_the_copies():
     a = rand((4,), seed=32)
-    for mode in ("eager", "traced", "transform"):
+    for mode in GRAD_MODES:
         np.testing.assert_allclose(
             grad_in(mode, lambda x: tnp.pad(x, (2, 3), mode="wrap").sum(), a),
             np.bincount(np.pad(np.arange(4), (2, 3), mode="wrap"), minlength=4))
@@ -367,5 +367,5 @@ def test_numpy_functions_dispatch_on_tensors(call):
     weights = rand(np.shape(call(a)), seed=35)
     loss = lambda x: (call(x) * weights).sum()       # noqa: E731
     expected = grad_in("transform", loss, a)
-    for mode in ("eager", "traced"):
+    for mode in GRAD_MODES:
         np.testing.assert_allclose(grad_in(mode, loss, a), expected, rtol=1e-12)

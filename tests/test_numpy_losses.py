@@ -9,6 +9,7 @@ import pytest
 
 import tenpy_ad as tp
 from tenpy_ad.errors import NotDifferentiableError
+from tenpy_ad.testing import numerical_gradient
 
 RNG = np.random.default_rng(2024)
 FEATURES = RNG.standard_normal((8, 3))
@@ -307,16 +308,6 @@ def complex_wavefunction_energy(x):
 
 # ------------------------------------------------------------------ checks
 
-def finite_differences(fn, x0, step=1e-6):
-    """Central finite differences of ``fn`` (run by NumPy on ndarrays) entry by entry."""
-    grad = np.zeros_like(x0)
-    for i in np.ndindex(x0.shape):
-        e = np.zeros_like(x0)
-        e[i] = step
-        grad[i] = (fn(x0 + e) - fn(x0 - e)) / (2.0 * step)
-    return grad
-
-
 def values_and_gradients(fn, x0) -> dict:
     """``mode -> (value, gradient)`` by ``tp.grad`` (the value by NumPy), eager
     ``.backward()`` and a compiled traced graph."""
@@ -349,7 +340,7 @@ def test_numpy_written_loss_has_the_finite_difference_gradient(name):
     fn, x0 = LOSSES[name]
     value = fn(x0.copy())
     assert isinstance(value, (float, np.floating)) and np.isfinite(value), value
-    expected = finite_differences(fn, x0)
+    expected = numerical_gradient(fn, x0)       # fn run by NumPy on ndarrays
     tolerance = 1e-7 * max(1.0, float(np.max(np.abs(expected))))
     results = values_and_gradients(fn, x0)
     for mode, (got_value, got_grad) in results.items():

@@ -11,7 +11,7 @@ import tenpy_ad as tp
 import tenpy_ad.numpy as tnp
 from tenpy_ad.errors import ArgumentError, ShapeError
 
-from modes import assert_matches, check_modes, grad_in
+from modes import GRAD_MODES, assert_matches, check_modes, grad_in
 from surface_cases import rand
 
 SHAPE_PAIRS = {
@@ -48,7 +48,7 @@ def test_products_dispatch_and_mix_operands(name):
 def test_dot_method_and_gradients():
     a, b = rand((3, 4), seed=95), rand((4, 2), seed=96)
     assert_matches(tp.tensor(a).dot(b), a.dot(b), "method")
-    for mode in ("eager", "traced", "transform"):
+    for mode in GRAD_MODES:
         np.testing.assert_allclose(grad_in(mode, lambda x: tnp.dot(x, b).sum(), a),
                                    np.broadcast_to(b.sum(axis=1), a.shape), rtol=1e-14)
 

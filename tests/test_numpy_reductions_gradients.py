@@ -12,10 +12,8 @@ import tenpy_ad.numpy as tnp
 from tenpy_ad.errors import ArgumentError, DTypeError, ShapeError
 from tenpy_ad.testing import check_grads
 
-from modes import check_modes, grad_in
+from modes import GRAD_MODES, check_modes, grad_in
 from surface_cases import rand
-
-GRAD_MODES = ("eager", "transform", "traced")
 
 
 def assert_grad(loss_fn, a, expected):

@@ -11,7 +11,7 @@ import tenpy_ad as tp
 import tenpy_ad.numpy as tnp
 from tenpy_ad.errors import ArgumentError, ConcretizationError, ShapeError
 
-from modes import assert_matches, check_modes, grad_in
+from modes import GRAD_MODES, assert_matches, check_modes, grad_in
 from surface_cases import rand
 
 A = rand((4, 5, 3), seed=81)
@@ -44,7 +44,7 @@ def test_sort_methods_and_dispatch():
     assert not hasattr(tp.Tensor, "sort")           # NumPy's method sorts in place
 
 
-@pytest.mark.parametrize("mode", ["eager", "traced", "transform"])
+@pytest.mark.parametrize("mode", GRAD_MODES)
 def test_sort_gradient_follows_the_permutation_and_ties_keep_order(mode):
     """Tied entries keep their order: the first 3.0 of the row lands before the second,
     so it receives the weight of the earlier output position."""

@@ -12,7 +12,7 @@ import tenpy_ad.numpy as tnp
 from tenpy_ad.errors import ArgumentError, ConcretizationError, ShapeError
 from tenpy_ad.ops import structural as st
 
-from modes import ALL_MODES, TENSOR_MODES, check_modes, grad_in, run
+from modes import ALL_MODES, GRAD_MODES, TENSOR_MODES, check_modes, grad_in, run
 from surface_cases import DTYPES, rand
 
 A = rand((3, 4, 5), seed=1)
@@ -224,7 +224,7 @@ def test_repeat_counts_gradient_sums_the_copies():
     weights = rand((5, 2), seed=10)
     loss = lambda x: (tnp.repeat(x, counts, axis=0) * weights).sum()   # noqa: E731
     expected = np.stack([weights[:2].sum(0), np.zeros(2), weights[2:].sum(0)])
-    for mode in ("eager", "traced", "transform"):
+    for mode in GRAD_MODES:
         np.testing.assert_allclose(grad_in(mode, loss, rand((3, 2), seed=11)), expected)
 
 
@@ -301,7 +301,7 @@ def test_triangles_keep_infinities_out_of_the_zeros():
 
 def test_triangle_and_diagonal_gradients_are_masks():
     a = rand((3, 4), seed=15)
-    for mode in ("eager", "traced", "transform"):
+    for mode in GRAD_MODES:
         np.testing.assert_array_equal(grad_in(mode, lambda x: tnp.tril(x, 1).sum(), a),
                                       np.tril(np.ones((3, 4)), 1))
         np.testing.assert_array_equal(grad_in(mode, lambda x: tnp.trace(x, 1), a),
@@ -342,7 +342,7 @@ def test_numpy_functions_dispatch_on_tensors(call):
     weights = rand(np.shape(call(M)), seed=16)
     loss = lambda x: (call(x) * weights).sum()        # noqa: E731
     expected = grad_in("transform", loss, M)
-    for mode in ("eager", "traced"):
+    for mode in GRAD_MODES:
         np.testing.assert_allclose(grad_in(mode, loss, M), expected, rtol=1e-12)
 
 

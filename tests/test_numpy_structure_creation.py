@@ -10,7 +10,7 @@ import tenpy_ad as tp
 import tenpy_ad.numpy as tnp
 from tenpy_ad.errors import ConcretizationError, DTypeError, ShapeError
 
-from modes import ALL_MODES, TENSOR_MODES, check_modes, grad_in, run
+from modes import ALL_MODES, GRAD_MODES, TENSOR_MODES, check_modes, grad_in, run
 from surface_cases import DTYPES, rand
 
 M = rand((3, 4), seed=41)
@@ -56,7 +56,7 @@ def test_full_of_a_tensor(dtype):
 
 
 def test_full_gradient_sums_the_broadcast():
-    for mode in ("eager", "traced", "transform"):
+    for mode in GRAD_MODES:
         np.testing.assert_allclose(
             grad_in(mode, lambda x: (tnp.full((3, 2), x) * M[:, :2]).sum(), M[0, :2]),
             M[:, :2].sum(0))
@@ -88,7 +88,7 @@ def test_like_functions_of_ints_and_bools():
 
 
 def test_like_results_do_not_depend_on_the_argument():
-    for mode in ("eager", "traced", "transform"):
+    for mode in GRAD_MODES:
         g = grad_in(mode, lambda x: (tnp.zeros_like(x) + tnp.ones_like(x) * x).sum(), M)
         np.testing.assert_array_equal(g, np.ones_like(M))
 
@@ -97,7 +97,7 @@ def test_full_like_with_a_tensor_value():
     check_modes(lambda x: tnp.full_like(x, x[0]), M, ref=lambda x: np.full_like(x, x[0]))
     check_modes(lambda x: tnp.full_like(np.zeros((2, 4)), x[1]), M,
                 ref=lambda x: np.full_like(np.zeros((2, 4)), x[1]))
-    for mode in ("eager", "traced", "transform"):
+    for mode in GRAD_MODES:
         g = grad_in(mode, lambda v: (tnp.full_like(M, v) * M).sum(), np.array(0.5))
         np.testing.assert_allclose(g, M.sum())
 
@@ -139,7 +139,7 @@ def test_linspace_ends_exactly_at_stop_and_returns_the_step():
 def test_linspace_gradient_in_the_endpoints():
     weights = rand((5,), seed=46)
     ramp = np.arange(5) / 4
-    for mode in ("eager", "traced", "transform"):
+    for mode in GRAD_MODES:
         g0 = grad_in(mode, lambda a: (tnp.linspace(a, 3.0, 5) * weights).sum(), np.array(1.0))
         g1 = grad_in(mode, lambda b: (tnp.linspace(1.0, b, 5) * weights).sum(), np.array(3.0))
         np.testing.assert_allclose(g0, (weights * (1 - ramp)).sum(), rtol=1e-13)

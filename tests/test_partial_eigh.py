@@ -9,11 +9,9 @@ import tenpy_ad as tp
 from tenpy_ad.errors import ArgumentError, ConvergenceError, GaugeError, ShapeError
 
 from linalg_cases import DTYPES, unitary
-from modes import grad_in
+from modes import GRAD_MODES, grad_in
 
 pytestmark = pytest.mark.usefixtures("restore_linalg_config")
-
-GRAD_MODES = ("eager", "traced", "transform")
 
 
 def hermitian_with(rng, values, dtype="float64"):

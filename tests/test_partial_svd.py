@@ -21,12 +21,11 @@ from tenpy_ad.errors import (ArgumentError, ConvergenceError, GaugeError, ShapeE
 from tenpy_ad.ops.linalg.complement_solve import complement_solve
 
 from linalg_cases import DTYPES, traced_hvp, unitary
-from modes import grad_in
+from modes import GRAD_MODES, grad_in
 
 pytestmark = pytest.mark.usefixtures("restore_linalg_config")
 
 SHAPES = [(60, 40), (40, 60), (48, 48)]
-GRAD_MODES = ("eager", "traced", "transform")
 
 
 def decaying(rng, shape, dtype="float64", rate=0.15, values=None):

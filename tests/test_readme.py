@@ -14,7 +14,8 @@ from tenpy_ad.cli import COMMANDS
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
-DOCUMENTS = ["README.md", "ARCHITECTURE.md", "bench/README.md", "docs/README.md"]
+DOCUMENTS = ["README.md", "ARCHITECTURE.md", "bench/README.md", "docs/README.md",
+             "CONTRIBUTING.md"]
 
 
 def code_blocks(text: str, language: str) -> list:

@@ -11,7 +11,7 @@ from tenpy_ad.ops.linalg import matrix
 from tenpy_ad.param_schema import Int
 from tenpy_ad.primitive import bind1, bind2, primitive
 from tenpy_ad.rules import deflinear, defjvp, defvjp
-from tenpy_ad.testing import check_grads
+from tenpy_ad.testing import check_grads, random_array
 
 rng = np.random.default_rng(7)
 
@@ -56,8 +56,7 @@ for _prim in (cube_p, weighted_p, roll_p, both_p):     # test-only: keep the reg
 ], ids=["unary-from-derivative", "linear", "binary-from-derivatives"])
 @pytest.mark.parametrize("dtype", ["float64", "complex128"])
 def test_helpers_give_correct_derivatives_in_every_mode(fn, dtype):
-    x = rng.standard_normal(5) + (1j * rng.standard_normal(5) if dtype == "complex128" else 0)
-    check_grads(fn, [x.astype(dtype)], order=2, eager=True)
+    check_grads(fn, [random_array(rng, 5, dtype)], order=2, eager=True)
 
 
 def test_vjp_rules_run_only_for_inputs_that_need_a_cotangent():
@@ -103,9 +102,7 @@ def test_scale_real_refuses_a_complex_factor():
 def test_matrix_helpers_ndarray_path_agrees_with_the_primitives(helper, shape, dtype):
     """These helpers compute ndarrays directly (they run on every eager backward step);
     the traced path binds the primitives.  Both must give the same values."""
-    a = rng.standard_normal(shape) + (1j * rng.standard_normal(shape)
-                                      if dtype == "complex128" else 0)
-    a = a.astype(dtype)
+    a = random_array(rng, shape, dtype)
     x = tp.input(shape, dtype=dtype)
     np.testing.assert_array_equal(helper(a), tp.evaluate(helper(x), {x: a}))
 

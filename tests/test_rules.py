@@ -2,12 +2,19 @@
 adjoint identity <u, J v> = <J^T u, v>, in float64 and complex128, at first and second
 order; eager gradients must equal the traced ones to 1e-12 at both orders.
 """
+import importlib
+import importlib.util
+import pkgutil
+from collections import Counter
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import tenpy_ad as tp
 from tenpy_ad.testing import check_grads, random_like
 
+import specs
 from specs import SPECS, make_args
 
 CASES = [(s, d) for s in SPECS for d in s.dtypes]
@@ -26,19 +33,22 @@ def test_second_order(spec, dtype, rng):
 
 
 def test_every_primitive_is_covered():
-    """The spec table reaches every differentiable primitive registered so far."""
-    reached = set()
+    """The spec table reaches every differentiable primitive registered so far; a
+    primitive it misses fails naming the primitive and the spec module to add it to."""
+    reached_by: dict = {}                     # primitive family -> spec modules reaching it
     rng = np.random.default_rng(0)
     for spec in SPECS:
         args = make_args(spec, spec.dtypes[-1], rng)
         xs = [tp.input(a.shape, a.dtype) for a in args]
         out = spec.fn(*xs)
-        reached |= {node.prim.name for node in tp.introspection.graph_nodes([out])}
+        reached = {node.prim.name for node in tp.introspection.graph_nodes([out])}
         g = tp.ad.vjp([out], xs, [np.ones(out.shape, out.dtype)])
         reached |= {node.prim.name for node in tp.introspection.graph_nodes(g)}
-    missing = {_family(name) for name in tp.PRIMITIVES} - {_family(name) for name in reached}
+        for name in reached:
+            reached_by.setdefault(_family(name), set()).add(SPEC_FILES[spec.name])
+    missing = {_family(name) for name in tp.PRIMITIVES} - set(reached_by)
     missing -= {"input", "constant"} | LATER
-    assert not missing, f"primitives without a spec entry: {sorted(missing)}"
+    assert not missing, missing_spec_message(sorted(missing), reached_by)
 
 
 def _family(name: str) -> str:
@@ -48,6 +58,49 @@ def _family(name: str) -> str:
 
 
 LATER: set = set()
+
+#: spec name -> the file of tests/specs/ that holds it
+SPEC_FILES = {spec.name: f"tests/specs/{module.name}.py"
+              for module in pkgutil.iter_modules(specs.__path__) if module.name != "table"
+              for spec in importlib.import_module(f"specs.{module.name}").SPECS}
+
+
+def _defining_files() -> dict:
+    """primitive family -> the file that creates it (as docs/primitives.md lists it)."""
+    path = Path(__file__).resolve().parents[1] / "docs" / "generate_primitives_page.py"
+    loader = importlib.util.spec_from_file_location("generate_primitives_page", path)
+    page = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(page)
+    primitives, families = page.definitions()
+    found = {_family(name): where.module for name, where in primitives.items()}
+    found.update({name: where.module for name, (where, _) in families.items()})
+    return {name: module.__name__.replace(".", "/") + ".py" for name, module in found.items()}
+
+
+def missing_spec_message(missing: list, reached_by: dict) -> str:
+    """Per missing primitive: where it is defined and the spec file to add a ``Spec`` to
+    (the one covering most primitives of the same module, else a new module)."""
+    defined_in = _defining_files()
+    lines = ["primitives without a spec entry (tests/test_rules.py checks every one):"]
+    for name in missing:
+        home = defined_in.get(name, "an unknown module")
+        neighbours = Counter(f for other, files in reached_by.items()
+                             if defined_in.get(other) == home for f in files)
+        target = (neighbours.most_common(1)[0][0] if neighbours
+                  else "a new module of tests/specs/ (with its own SPECS list)")
+        lines.append(f"  {name!r} (defined in {home}): add a Spec reaching it to {target}")
+    return "\n".join(lines)
+
+
+def test_the_coverage_message_names_the_primitive_and_the_file():
+    """What a contributor sees for an uncovered primitive: its name, the module that
+    defines it and the spec file its module's other primitives are in."""
+    reached_by = {"sinh": {"tests/specs/elementwise.py"}, "qr": {"tests/specs/basic.py"}}
+    message = missing_spec_message(["cosh", "svd"], reached_by)
+    assert "'cosh' (defined in tenpy_ad/ops/transcendental.py): add a Spec reaching it " \
+           "to tests/specs/elementwise.py" in message
+    assert "'svd' (defined in tenpy_ad/ops/linalg/svd.py): add a Spec reaching it to a " \
+           "new module of tests/specs/" in message
 
 
 @pytest.mark.parametrize("spec,dtype", CASES, ids=[f"{s.name}-{d}" for s, d in CASES])

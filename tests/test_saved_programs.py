@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 import tenpy_ad as tp
 from tenpy_ad.errors import SaveFormatError
 from tenpy_ad.introspection import graph_nodes, structurally_equal
+from tenpy_ad.testing import random_array
 
 from fuzzing import FUZZ
 from specs import SPECS, make_args
@@ -42,7 +43,7 @@ def _saved_graph():
 def _saved_inputs(seed):
     rng = np.random.default_rng(seed)
     x = (rng.normal(size=(3, 4)) * 0.5).astype(np.float32)
-    z = rng.normal(size=(4, 3)) + 1j * rng.normal(size=(4, 3))
+    z = random_array(rng, (4, 3), "complex128")
     return x, z
 
 

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import tenpy_ad as tp
-from tenpy_ad.testing import check_grads
+from tenpy_ad.testing import check_grads, numerical_gradient
 
-from linalg_cases import DTYPES, GRAD_MODES, random_array, svd, unitary
-from modes import grad_in
+from linalg_cases import DTYPES, random_array, svd, unitary
+from modes import GRAD_MODES, grad_in
 
 
 pytestmark = pytest.mark.usefixtures("restore_linalg_config")
@@ -168,15 +168,6 @@ def _weighted_top_projector(eps):
     return loss, numpy_loss
 
 
-def _fd_gradient(f, a, h=1e-6):
-    g = np.zeros_like(a)
-    for index in np.ndindex(a.shape):
-        e = np.zeros_like(a)
-        e[index] = h
-        g[index] = (f(a + e) - f(a - e)) / (2 * h)
-    return g
-
-
 @pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
 @pytest.mark.parametrize("mode", GRAD_MODES)
 def test_exact_degeneracy_with_eps_zero_gives_nan(mode):
@@ -197,7 +188,7 @@ def test_exact_degeneracy_with_eps_zero_gives_nan(mode):
         loss, numpy_loss = _weighted_top_projector(eps)
         g = grad_in(mode, loss, a)
         assert np.all(np.isfinite(g))
-        np.testing.assert_allclose(g, _fd_gradient(numpy_loss, a), atol=1e-7)
+        np.testing.assert_allclose(g, numerical_gradient(numpy_loss, a), atol=1e-7)
 
 
 @pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")

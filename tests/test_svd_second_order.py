@@ -16,6 +16,7 @@ import pytest
 import tenpy_ad as tp
 from tenpy_ad import introspection
 from tenpy_ad.errors import GaugeError
+from tenpy_ad.testing import random_array
 
 pytestmark = pytest.mark.usefixtures("restore_linalg_config")
 
@@ -28,7 +29,7 @@ RTOL = 1e-6                                      # central differences reach ~1e
 
 
 def _unitary(rng, n, complex_):
-    z = rng.standard_normal((n, n)) + (1j * rng.standard_normal((n, n)) if complex_ else 0)
+    z = random_array(rng, (n, n), "complex128" if complex_ else "float64")
     return np.linalg.qr(z)[0]
 
 
@@ -91,8 +92,7 @@ def _assert_hvp(loss, a, v, mode, rtol=RTOL):
 
 
 def _direction(rng, shape, complex_):
-    v = rng.standard_normal(shape)
-    return v + 1j * rng.standard_normal(shape) if complex_ else v
+    return random_array(rng, shape, "complex128" if complex_ else "float64")
 
 
 @pytest.mark.parametrize("mode", ["traced", "eager"])

@@ -12,6 +12,8 @@ from typing import Callable
 
 import numpy as np
 
+from tenpy_ad.testing import random_array
+
 REAL = ("float64",)
 BOTH = ("float64", "complex128")
 
@@ -56,9 +58,7 @@ class Spec:
 def make_args(spec: Spec, dtype: str, rng: np.random.Generator) -> list:
     args = []
     for shape in spec.shapes:
-        x = rng.standard_normal(shape)
-        if dtype.startswith("complex"):
-            x = x + 1j * rng.standard_normal(shape)
+        x = random_array(rng, shape, dtype)
         if spec.domain == "positive":
             x = (np.abs(x) + 0.5) if not np.iscomplexobj(x) else x + 2.5
         elif spec.domain == "away_from_zero":

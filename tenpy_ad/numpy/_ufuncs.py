@@ -31,7 +31,8 @@ from .._sequences import numpy_array
 from ..errors import ArgumentError, DTypeError, InternalError, NotDifferentiableError
 from ..ops import elementwise as ew
 from ..ops import structural as st
-from ..primitive import Tensor, TracedTensor, code_of_value, elementwise_ready, shape_of
+from .._compiled import _core
+from ..primitive import code_of_value, shape_of
 from ._arrays import as_array
 from ._dispatch import implements, resolve
 from ._operands import (broadcast_shapes, dtype_key, holds_tensor, in_one_mode, operand,
@@ -41,6 +42,8 @@ _FLOAT16 = np.dtype(np.float16)
 _OPTIONS = {"where": True, "casting": "same_kind", "order": "K", "dtype": None,
             "subok": True, "signature": None}
 _loops: dict = {}
+native_tensor = _core.native_tensor      # a tensor of a dtype the loop takes as it is
+native_pair = _core.native_pair          # two, of one kind, shape and dtype
 
 
 def _carried(name: str, dtype: np.dtype) -> int:
@@ -203,17 +206,13 @@ def ufunc_function(name: str, strict: Callable, doc: str,
     native = _native_codes(ufunc)
     if ufunc.nin == 1:
         def fn(x, /, out=None, **kwargs):
-            t = type(x)                  # a tensor (inlined: the operators' hot path)
-            if (t is TracedTensor or t is Tensor) and out is None and not kwargs \
-                    and native[code_of_value(x)]:
+            if out is None and not kwargs and native_tensor(x, native):
                 return strict(x)
             return apply(ufunc, strict, (x,), out, kwargs)
     elif ufunc.nin == 2:
         def fn(x1, x2, /, out=None, **kwargs):
             if out is None and not kwargs:
-                t = type(x1)
-                if ((t is TracedTensor or t is Tensor) and elementwise_ready(x1, x2)
-                        and native[code_of_value(x1)]):
+                if native_pair(x1, x2, native):
                     return strict(x1, x2)
                 if shortcut is not None:
                     result = shortcut(x1, x2)

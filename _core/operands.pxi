@@ -124,6 +124,11 @@ cpdef bint any_traced(object xs) except -1:
     return False
 
 
+cpdef bint needs_grad(object x):
+    """Whether ``x`` is an eager Tensor that requires grad (a tape to extend)."""
+    return type(x) is Tensor and (<Tensor>x)._requires_grad
+
+
 cpdef bint any_requires_grad(object xs) except -1:
     """Whether any of ``xs`` is an eager Tensor that requires grad (a tape to extend)."""
     for x in xs:
@@ -150,10 +155,11 @@ cpdef bint holds_tensor(object x) except -1:
     return False
 
 
-cpdef bint tensor_among(tuple args, dict kwargs) except -1:
-    """Whether a tensor is among the arguments of a call, looking where NumPy's dispatch
-    looks: every positional and keyword argument, and inside (nested) lists and tuples.
-    ``like=`` is left to NumPy, which hands the call back without it."""
+cpdef bint tensor_among(object args, dict kwargs=None) except -1:
+    """Whether a tensor is among the arguments of a call (a sequence ``args``, a dict
+    ``kwargs``), looking where NumPy's dispatch looks: every positional and keyword
+    argument, and inside (nested) lists and tuples.  ``like=`` is left to NumPy, which
+    hands the call back without it."""
     cdef type t
     for x in args:
         t = type(x)
@@ -161,6 +167,8 @@ cpdef bint tensor_among(tuple args, dict kwargs) except -1:
             return True
         if (t is list or t is tuple or isinstance(x, (list, tuple))) and holds_tensor(x):
             return True
+    if kwargs is None:
+        return False
     for key, x in kwargs.items():
         if key != "like" and holds_tensor(x):
             return True
@@ -175,16 +183,13 @@ cpdef object plain_value(object x):
 
 
 cpdef object array_value(object x):
-    """The ndarray of a concrete value (an eager Tensor's data, an array, a scalar or a
-    nested list); a traced tensor has none (ValueError, as ``np.asarray`` would fail)."""
+    """The ndarray of a concrete value (an eager Tensor's data, shared; an array; a scalar
+    or a nested list); a traced tensor has none (its error, as ``np.asarray``'s)."""
     cdef type t = type(x)
     if t is Tensor:
         return (<Tensor>x).data
     if t is _ndarray:
         return x
-    if t is TracedTensor:
-        raise _errors["ArgumentError"](
-            "a traced tensor has no value until its graph runs (tp.compile)")
     return _asarray(x)
 
 

@@ -27,7 +27,7 @@ from ._compiled import _core
 from ._sequences import array_of
 from .errors import ArgumentError, ArgumentValueError, DTypeError, GraphError, ShapeError
 from .primitive import (Tensor, any_requires_grad, any_traced, array_value, as_node, is_eager,
-                        is_traced, is_value, plain_value)
+                        is_traced, is_value, needs_grad, plain_value)
 from .compiler import compile as compile_program
 from .traced import input as placeholder
 from .tree import tree_flatten, tree_map, tree_unflatten
@@ -64,7 +64,7 @@ def _eager_leaves(leaves, nested: bool) -> list:
     transforms keep their tape), fresh leaves otherwise."""
     result = []
     for x in leaves:
-        if nested and is_eager(x) and x.requires_grad:
+        if nested and needs_grad(x):
             result.append(x)
         else:
             result.append(tensor(plain_value(x), requires_grad=True))

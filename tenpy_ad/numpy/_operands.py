@@ -12,7 +12,8 @@ from .. import dtypes
 from ..errors import ArgumentError, DTypeError, NotDifferentiableError, ShapeError
 from ..ops import elementwise as ew
 from .._compiled import _core
-from ..primitive import constant, is_eager
+from ..primitive import any_traced, constant, is_eager, is_tensor
+from ..primitive import is_traced, value_like  # noqa: F401 (the families import them here)
 
 PY_SCALARS = (float, int, complex, bool)
 
@@ -31,12 +32,9 @@ PY_SCALARS = (float, int, complex, bool)
 #   or the array itself).
 # dtype_key(x): what NumPy's type resolution sees of an operand: its dtype, or the Python
 #   type of a weak scalar (a Python bool is NumPy's bool).
-is_tensor = _core.is_tensor
-is_traced = _core.is_traced
 holds_tensor = _core.holds_tensor
 tensor_among = _core.tensor_among
-traced_among = _core.any_traced
-value_like = _core.value_like
+traced_among = any_traced
 dtype_key = _core.dtype_key
 
 

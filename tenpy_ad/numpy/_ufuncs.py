@@ -35,7 +35,7 @@ from .._compiled import _core
 from ..primitive import code_of_value, shape_of
 from ._arrays import as_array
 from ._dispatch import implements, resolve
-from ._operands import (broadcast_shapes, dtype_key, holds_tensor, in_one_mode, operand,
+from ._operands import (broadcast_shapes, dtype_key, in_one_mode, operand, tensor_among,
                         traced_among)
 
 _FLOAT16 = np.dtype(np.float16)
@@ -154,7 +154,7 @@ def _listed(ufunc, x):
 def apply(ufunc, strict: Callable, operands: tuple, out=None, kwargs: dict | None = None):
     """``ufunc(*operands, out=out, **kwargs)`` computed by ``strict`` on tensors."""
     kwargs = kwargs or {}
-    if not any([holds_tensor(x) for x in operands]):
+    if not tensor_among(operands):
         return _numpy(ufunc, operands, out, kwargs)
     operands = [_listed(ufunc, x) if type(x) is list or type(x) is tuple else x
                 for x in operands]
@@ -164,7 +164,7 @@ def apply(ufunc, strict: Callable, operands: tuple, out=None, kwargs: dict | Non
 
 def apply2(ufunc, strict: Callable, x1, x2, out, kwargs: dict):
     """:func:`apply` for two operands, spelled out: ``x + 1.0`` and ``x > 0`` take it."""
-    if not (holds_tensor(x1) or holds_tensor(x2)):
+    if not tensor_among((x1, x2)):
         return _numpy(ufunc, (x1, x2), out, kwargs)
     if type(x1) is list or type(x1) is tuple:
         x1 = _listed(ufunc, x1)

@@ -204,7 +204,8 @@ def jvp(fn: Callable, primals: Sequence, tangents: Sequence):
     out = fn(*tree_unflatten(treedef, xs))
     out_leaves, out_def = tree_flatten(out)
     t_out = _core.eager_tangents(out_leaves, xs, seeds, nested)
-    t_out = [np.zeros_like(array_value(o)) if t is None else t for o, t in zip(out_leaves, t_out)]
+    t_out = [np.zeros_like(array_value(o)) if t is None else t
+             for o, t in zip(out_leaves, t_out)]
     return (tree_unflatten(out_def, [_concrete(o, nested) for o in out_leaves]),
             tree_unflatten(out_def, [_concrete(t, nested) for t in t_out]))
 

@@ -11,9 +11,9 @@ import numpy as np
 from .. import dtypes
 from ..errors import ArgumentError, DTypeError, NotDifferentiableError, ShapeError
 from ..ops import elementwise as ew
-from .._compiled import _core
-from ..primitive import any_traced, constant, is_eager, is_tensor
-from ..primitive import is_traced, value_like  # noqa: F401 (the families import them here)
+# (holds_tensor, is_traced, tensor_among and value_like: the families import them here)
+from ..primitive import (any_traced, constant, dtype_key, holds_tensor, is_eager, is_tensor,
+                         is_traced, tensor_among, value_like)
 
 PY_SCALARS = (float, int, complex, bool)
 
@@ -32,10 +32,7 @@ PY_SCALARS = (float, int, complex, bool)
 #   or the array itself).
 # dtype_key(x): what NumPy's type resolution sees of an operand: its dtype, or the Python
 #   type of a weak scalar (a Python bool is NumPy's bool).
-holds_tensor = _core.holds_tensor
-tensor_among = _core.tensor_among
 traced_among = any_traced
-dtype_key = _core.dtype_key
 
 
 def operand(x, code: int, traced: bool):

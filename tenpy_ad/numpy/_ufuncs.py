@@ -31,8 +31,7 @@ from .._sequences import numpy_array
 from ..errors import ArgumentError, DTypeError, InternalError, NotDifferentiableError
 from ..ops import elementwise as ew
 from ..ops import structural as st
-from .._compiled import _core
-from ..primitive import code_of_value, shape_of
+from ..primitive import code_of_value, native_pair, native_tensor, shape_of
 from ._arrays import as_array
 from ._dispatch import implements, resolve
 from ._operands import (broadcast_shapes, dtype_key, in_one_mode, operand, tensor_among,
@@ -42,8 +41,6 @@ _FLOAT16 = np.dtype(np.float16)
 _OPTIONS = {"where": True, "casting": "same_kind", "order": "K", "dtype": None,
             "subok": True, "signature": None}
 _loops: dict = {}
-native_tensor = _core.native_tensor      # a tensor of a dtype the loop takes as it is
-native_pair = _core.native_pair          # two, of one kind, shape and dtype
 
 
 def _carried(name: str, dtype: np.dtype) -> int:

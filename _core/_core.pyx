@@ -26,7 +26,8 @@ every extension class.  Then, in include order:
 * ``eager.pxi``         eager Tensor, its tape entries (TapeNode), ``no_grad``
 * ``eager_backward.pxi`` the reverse sweep over the tape (``backward``, ``grad_of``)
 * ``eager_forward.pxi`` the forward sweep over the tape (eager ``tp.jvp``)
-* ``operands.pxi``      facts about operands of any kind (shape, dtype code, complexness)
+* ``operands.pxi``      facts about operands of any kind (shape, dtype code, complexness),
+                        and their kind (traced, eager, a value; a tensor among arguments)
 * ``cotangents.pxi``    how the sweeps add cotangents
 * ``rule_adapters.pxi`` derivative rules assembled from one rule per input
 * ``dispatch.pxi``      applying a primitive in the mode its operands call for

@@ -3,6 +3,7 @@
 #
 # Every mutable global is process-wide and touched only with the GIL held.
 
+import numbers as _numbers
 import threading
 
 # ------------------------------------------------ NumPy shortcuts
@@ -13,6 +14,8 @@ cdef object _asarray = _np.asarray
 cdef object _array2string = _np.array2string
 cdef object _float64_dtype = _np.dtype("float64")
 cdef object _np_add = _np.add
+cdef object _np_generic = _np.generic
+cdef object _bool_dtype = _np.dtype(_np.bool_)
 
 # ------------------------------------------------ installed by tenpy_ad
 
@@ -87,6 +90,7 @@ cdef tuple _ACTIVE_MASKS = tuple(
 )
 cdef int[4] _MASK_OFFSET = [0, 1, 3, 7]
 cdef tuple _ZERO_SLOTS = ((), (0,), (0, 0), (0, 0, 0))   # parent slots of 0..3 inputs
+cdef object _Number = _numbers.Number       # a Python or NumPy scalar
 cdef object _MAX_DIMENSION = 2**63 - 1     # the largest dimension NumPy (int64) holds
 
 

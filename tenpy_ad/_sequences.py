@@ -8,24 +8,19 @@ slices (and a wrong derivative).
 """
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 
 from ._compiled import _core
 from .errors import ArgumentError, GraphError, ShapeError
 
-_Tensorlike = _core.ArraySurface          # TracedTensor and the eager Tensor
-
-
-def is_tensor(value) -> bool:
-    """Whether ``value`` is a traced or an eager tensor."""
-    return isinstance(value, _Tensorlike)
+is_tensor = _core.is_tensor               # a traced or an eager tensor
+_is_value = _core.is_value                # an eager Tensor, an ndarray or a scalar
 
 
 def tensor_list(values, api: str, what: str) -> list:
     """``values`` (one tensor, or a list or tuple of them) as a list."""
-    if isinstance(values, _Tensorlike):
+    if is_tensor(values):
         return [values]
     if isinstance(values, (list, tuple)):
         return list(values)
@@ -39,7 +34,7 @@ def value_list(values, count: int, api: str, what: str, per: str) -> list:
     of ``count`` values."""
     if values is None:
         return [None] * count
-    if isinstance(values, (_Tensorlike, np.ndarray, np.generic, numbers.Number)):
+    if is_tensor(values) or _is_value(values):
         values = [values]
     elif isinstance(values, (list, tuple)):
         values = list(values)

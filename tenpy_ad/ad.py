@@ -8,8 +8,6 @@ accumulated once per node, and inputs that cannot influence an output cost no wo
 """
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from . import dtypes
@@ -19,14 +17,14 @@ from ._sequences import array_of, is_tensor, tensor_list, value_list
 from .errors import ArgumentError, DTypeError, GraphError, ShapeError
 from .ops import elementwise as ew
 from .ops import structural as st
-from .primitive import Tensor, TracedTensor, constant
+from .primitive import TracedTensor, constant, is_traced, is_value, plain_value
 
 
 def _traced_list(values, api: str, what: str) -> list:
     """One TracedTensor or a list/tuple of them, as a list."""
     values = tensor_list(values, api, what)
     for v in values:
-        if type(v) is not TracedTensor:
+        if not is_traced(v):
             raise ArgumentError(f"{api}: {what} must be TracedTensors (from tp.input or "
                                 f"traced operations), got {type(v).__name__}")
     return values
@@ -36,7 +34,7 @@ def _as_seed(value, like: TracedTensor, what: str):
     """A cotangent/tangent for ``like``: a node of exactly its shape and dtype."""
     if value is None:
         return None
-    if type(value) is not TracedTensor:
+    if not is_traced(value):
         value = _seed_constant(value, like, what)
     if tuple(value.shape) != tuple(like.shape):
         raise ShapeError(f"{what} has shape {list(value.shape)}, expected {list(like.shape)}")
@@ -50,9 +48,8 @@ def _as_seed(value, like: TracedTensor, what: str):
 
 def _seed_constant(value, like: TracedTensor, what: str) -> TracedTensor:
     """The constant node of a concrete cotangent/tangent (an array, a number)."""
-    if type(value) is Tensor:
-        value = value.data
-    if not isinstance(value, (np.ndarray, np.generic, numbers.Number)):
+    value = plain_value(value)
+    if not is_value(value):
         value = array_of(value, what, copy=False)          # nested lists
     kind = np.asarray(value).dtype.kind
     if kind not in "biufc":
@@ -65,6 +62,19 @@ def _zeros_like(x: TracedTensor) -> TracedTensor:
     return st.full_like(x, 0)
 
 
+def _arguments(api: str, outputs, inputs, values, what: str) -> tuple:
+    """``outputs`` and ``inputs`` as lists of TracedTensors, and ``values`` (``what``: one
+    cotangent per output for vjp, one tangent per input for jvp) as seed nodes of the
+    shapes and dtypes they pair with."""
+    outputs = _traced_list(outputs, api, "outputs")
+    inputs = _traced_list(inputs, api, "inputs")
+    paired, per = (outputs, "outputs") if what == "cotangent" else (inputs, "inputs")
+    values = value_list(values, len(paired), api, what + "s", per)
+    seeds = [_as_seed(v, p, f"{api}: {what} {k}") for k, (v, p) in
+             enumerate(zip(values, paired))]
+    return outputs, inputs, seeds
+
+
 def vjp(outputs, inputs, cotangents) -> list:
     """Reverse mode: ``sum_k ct_k^* . d outputs_k / d inputs`` as new graph nodes.
 
@@ -73,11 +83,7 @@ def vjp(outputs, inputs, cotangents) -> list:
     an array, or None for a zero cotangent).  Returns a list with one TracedTensor per
     input, of its shape and dtype (also for a single input).
     """
-    outputs = _traced_list(outputs, "vjp", "outputs")
-    inputs = _traced_list(inputs, "vjp", "inputs")
-    cotangents = value_list(cotangents, len(outputs), "vjp", "cotangents", "outputs")
-    seeds = [_as_seed(c, o, f"vjp: cotangent {k}") for k, (c, o) in
-             enumerate(zip(cotangents, outputs))]
+    outputs, inputs, seeds = _arguments("vjp", outputs, inputs, cotangents, "cotangent")
     with paused_gc():
         results = _core.vjp_sweep(outputs, seeds, inputs)
     return [_zeros_like(x) if r is None else r for r, x in zip(results, inputs)]
@@ -90,11 +96,7 @@ def jvp(outputs, inputs, tangents) -> list:
     ``tangents`` is one tangent or a list/tuple with one per input.  Returns a list with
     one TracedTensor per output (also for a single output).
     """
-    outputs = _traced_list(outputs, "jvp", "outputs")
-    inputs = _traced_list(inputs, "jvp", "inputs")
-    tangents = value_list(tangents, len(inputs), "jvp", "tangents", "inputs")
-    seeds = [_as_seed(t, x, f"jvp: tangent {k}") for k, (t, x) in
-             enumerate(zip(tangents, inputs))]
+    outputs, inputs, seeds = _arguments("jvp", outputs, inputs, tangents, "tangent")
     with paused_gc():
         results = _core.jvp_sweep(outputs, inputs, seeds)
     return [_zeros_like(o) if r is None else r for r, o in zip(results, outputs)]
@@ -106,7 +108,7 @@ def grad(loss: TracedTensor, wrt):
 
     For complex inputs the result is ``dL/dx + i dL/dy`` (see :mod:`tenpy_ad.ops.elementwise`).
     """
-    if type(loss) is not TracedTensor:
+    if not is_traced(loss):
         raise ArgumentError(f"grad: loss must be a TracedTensor, got {type(loss).__name__}")
     if loss.shape != ():
         raise GraphError(f"grad: the loss must be a scalar (shape ()), got shape "

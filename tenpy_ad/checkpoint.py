@@ -27,7 +27,8 @@ from .eager import no_grad
 from .errors import ArgumentError
 from .functional import jvp as function_jvp, vjp as function_vjp
 from .ops import structural as st
-from .primitive import Tensor, TracedTensor, bind, bind1, constant, primitive, shape_of
+from .primitive import (any_requires_grad, any_traced, array_value, as_node, bind, bind1,
+                        is_tensor, primitive, shape_of)
 from .param_schema import Instance, Int
 from .rules import deflinear, per_output_count
 from .compiler import compile as compile_program
@@ -66,7 +67,7 @@ class Region:
             xs = [placeholder(shape, dtype) for shape, dtype in self.avals]
             result = self.fn(*xs)
             self.returns_tuple = isinstance(result, tuple)
-            outs = [o if type(o) is TracedTensor else constant(o) for o in _as_outputs(result)]
+            outs = [as_node(o) for o in _as_outputs(result)]
             self.out_avals = [(o.dtype_code, o.shape) for o in outs]
             self._program = compile_program(outs, xs)
         return self._program
@@ -78,7 +79,7 @@ class Region:
 def _as_outputs(result) -> tuple:
     outs = result if isinstance(result, tuple) else (result,)
     for o in outs:
-        if not isinstance(o, (TracedTensor, Tensor, np.ndarray)):
+        if not (is_tensor(o) or isinstance(o, np.ndarray)):
             raise ArgumentError("checkpoint: the function must return a tensor or a tuple "
                                 f"of tensors, got {type(o).__name__}")
     return outs
@@ -129,7 +130,7 @@ def checkpoint(fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def wrapped(*args):
-        if any(type(a) is TracedTensor for a in args):
+        if any_traced(args):
             avals = tuple((tuple(shape_of(a)), _dtype_of(a)) for a in args)  # the signature
             region = regions.get(avals)
             if region is None:
@@ -140,14 +141,14 @@ def checkpoint(fn: Callable) -> Callable:
             if n_out == 1:
                 return (result,) if region.returns_tuple else result
             return result
-        if not any(type(a) is Tensor and a.requires_grad for a in args):
+        if not any_requires_grad(args):
             return fn(*args)
         with no_grad():
             result = fn(*args)
         outs = _as_outputs(result)
         region = Region(fn, None, isinstance(result, tuple))
         prim = _checkpoint_primitive(len(outs))
-        arrays = tuple(o.data if type(o) is Tensor else np.asarray(o) for o in outs)
+        arrays = tuple([array_value(o) for o in outs])
         recorded = _core.record_tape(prim, region, tuple(args), arrays)
         return recorded if region.returns_tuple else recorded[0]
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from ._compiled import _core
 from .errors import NonFiniteError
-from .primitive import Tensor
+from .primitive import plain_value
 
 _lock = threading.Lock()
 _depth = 0
@@ -27,7 +27,7 @@ def _arrays(value):
         return
     if value is None:
         return
-    yield value.data if type(value) is Tensor else value
+    yield plain_value(value)
 
 
 def _nonfinite(value) -> str | None:

@@ -13,7 +13,7 @@ from . import dtypes
 from ._compiled import _core
 from ._sequences import array_of, tensor_list, value_list
 from .errors import ArgumentError, DTypeError, GraphError, ShapeError
-from .primitive import Tensor
+from .primitive import Tensor, is_eager, needs_grad, plain_value
 
 
 def tensor(data, dtype=None, requires_grad: bool = False) -> Tensor:
@@ -23,8 +23,7 @@ def tensor(data, dtype=None, requires_grad: bool = False) -> Tensor:
     differentiates); float32, float64, complex64 and complex128 can require grad, and
     ``dtype="bool"``/``"int64"`` make tensors of masks and indices that cannot.
     """
-    if type(data) is Tensor:
-        data = data.data
+    data = plain_value(data)
     if not isinstance(requires_grad, (bool, np.bool_)):
         raise ArgumentError(f"tensor: requires_grad must be a bool, got "
                             f"{type(requires_grad).__name__}")
@@ -91,7 +90,7 @@ def gradients(api: str, outputs, inputs, grad_outputs, retain_graph: bool,
     outputs = tensor_list(outputs, api, "outputs")
     inputs = tensor_list(inputs, api, "inputs")
     for x in inputs:
-        if type(x) is not Tensor:
+        if not is_eager(x):
             raise ArgumentError(f"{api}: inputs must be eager Tensors (tp.tensor), got "
                                 f"{type(x).__name__}")
     cts = value_list(grad_outputs, len(outputs), api, "grad_outputs", "outputs")
@@ -103,7 +102,7 @@ def _cotangent_totals(api, outputs, inputs, cts, retain_graph, create_graph) -> 
     """Per input the summed cotangent from every output (None where none arrives)."""
     totals = [None] * len(inputs)
     for k, (out, ct) in enumerate(zip(outputs, cts)):
-        if type(out) is not Tensor or not out.requires_grad:
+        if not needs_grad(out):
             continue
         keep = retain_graph or k < len(outputs) - 1
         try:
@@ -120,7 +119,7 @@ def _cotangent_totals(api, outputs, inputs, cts, retain_graph, create_graph) -> 
 def _as_tensor(g, x: Tensor) -> Tensor:
     if g is None:
         g = np.zeros_like(x.data)
-    return g if type(g) is Tensor else Tensor(g)
+    return g if is_eager(g) else Tensor(g)
 
 
 __all__ = ["Tensor", "tensor", "no_grad", "is_grad_enabled", "backward", "grad_of"]

@@ -32,7 +32,8 @@ from . import dtypes
 from .errors import ArgumentError, ConvergenceError, DTypeError, GraphError, ShapeError
 from .functional import jvp as function_jvp, vjp as function_vjp
 from .ops import structural as st
-from .primitive import Tensor, TracedTensor, bind, code_of_value, constant, shape_of
+from .primitive import (any_traced, as_node, bind, code_of_value, is_tensor, is_traced,
+                        needs_grad, plain_value, shape_of)
 from .compiler import compile as compile_program
 from .param_schema import Instance
 from .rules import per_output_count
@@ -76,7 +77,7 @@ class Problem:
         """Trace ``step`` on placeholders: checks it early and gives a fast sub-program."""
         xs = [placeholder(shape, dtype) for shape, dtype in avals]
         outs = self.step(xs[:self.n_x], xs[self.n_x:])
-        outs = [o if type(o) is TracedTensor else constant(o) for o in outs]
+        outs = [as_node(o) for o in outs]
         self._check_outputs([(o.shape, o.dtype) for o in outs], avals[:self.n_x])
         try:
             self._program = compile_program(outs, xs)
@@ -136,15 +137,13 @@ class Problem:
 
 
 def _as_array(value, label: str) -> np.ndarray:
-    if type(value) is TracedTensor:
+    if is_traced(value):
         raise ArgumentError(f"{label}: f uses a traced tensor it was not given; pass every "
                             "tensor f depends on in args")
-    if type(value) is Tensor:
-        if value.requires_grad:
-            raise ArgumentError(f"{label}: f uses a tensor that requires grad but is not "
-                                "in args; pass it in args so that its gradient is computed")
-        value = value.data
-    return np.asarray(value)
+    if needs_grad(value):
+        raise ArgumentError(f"{label}: f uses a tensor that requires grad but is not "
+                            "in args; pass it in args so that its gradient is computed")
+    return np.asarray(plain_value(value))
 
 
 # ------------------------------------------------------------------ the primitive
@@ -165,7 +164,7 @@ def _solve(step, x0: list, args: list, label: str, tol: float, max_iter: int, me
     """Bind one fixed_point node (traced), tape entry (eager) or solve (arrays)."""
     operands = [_as_operand(a) for a in x0 + args]
     avals = None
-    if any(type(a) is TracedTensor for a in operands):
+    if any_traced(operands):
         avals = [(tuple(shape_of(a)), dtypes.DTYPES[code_of_value(a)]) for a in operands]
     problem = Problem(step, len(x0), label, tol, max_iter, method, solver, anderson, stats,
                       avals, linearize)
@@ -174,7 +173,7 @@ def _solve(step, x0: list, args: list, label: str, tol: float, max_iter: int, me
 
 
 def _as_operand(value):
-    if type(value) in (TracedTensor, Tensor):
+    if is_tensor(value):
         return value
     array = np.asarray(value)
     if array.dtype.kind not in "biufc":

@@ -26,7 +26,8 @@ from .eager import gradients, tensor
 from ._compiled import _core
 from ._sequences import array_of
 from .errors import ArgumentError, ArgumentValueError, DTypeError, GraphError, ShapeError
-from .primitive import Tensor, TracedTensor, constant
+from .primitive import (Tensor, any_requires_grad, any_traced, array_value, as_node, is_eager,
+                        is_traced, is_value, needs_grad, plain_value)
 from .compiler import compile as compile_program
 from .traced import input as placeholder
 from .tree import tree_flatten, tree_map, tree_unflatten
@@ -58,32 +59,21 @@ def _replace_args(args: tuple, nums: tuple, new_trees: Sequence) -> tuple:
     return tuple(args)
 
 
-def _is_traced(leaves) -> bool:
-    return any(type(x) is TracedTensor for x in leaves)
-
-
-def _is_nested_eager(leaves) -> bool:
-    return any(type(x) is Tensor and x.requires_grad for x in leaves)
-
-
 def _eager_leaves(leaves, nested: bool) -> list:
     """Tensors to differentiate with respect to: the given grad-requiring tensors (nested
     transforms keep their tape), fresh leaves otherwise."""
     result = []
     for x in leaves:
-        if nested and type(x) is Tensor and x.requires_grad:
+        if nested and needs_grad(x):
             result.append(x)
         else:
-            t = tensor(x.data if type(x) is Tensor else x, requires_grad=True)
-            result.append(t)
+            result.append(tensor(plain_value(x), requires_grad=True))
     return result
 
 
 def _concrete(x, nested: bool):
     """What a transform returns for an eager result: ndarrays at top level."""
-    if nested:
-        return x
-    return x.data if type(x) is Tensor else np.asarray(x)
+    return x if nested else array_value(x)
 
 
 def _split_aux(out, has_aux: bool):
@@ -101,16 +91,15 @@ def value_and_grad(fn: Callable, argnums=0, has_aux: bool = False) -> Callable:
     def wrapped(*args, **kwargs):
         nums = _argnums_tuple(argnums, len(args))
         leaves, treedef = tree_flatten(tuple(args[i] for i in nums))
-        if _is_traced(leaves):
-            if not all(type(x) is TracedTensor for x in leaves):
+        if any_traced(leaves):
+            if not all([is_traced(x) for x in leaves]):
                 raise ArgumentError("grad: inside a trace, every differentiated argument "
                                     "must be a traced tensor")
             value, aux = _split_aux(fn(*args, **kwargs), has_aux)
-            grads = ad.grad(value if type(value) is TracedTensor else constant(value),
-                            leaves)
+            grads = ad.grad(as_node(value), leaves)
             result = tree_unflatten(treedef, grads)
         else:
-            nested = _is_nested_eager(leaves)
+            nested = any_requires_grad(leaves)
             xs = _eager_leaves(leaves, nested)
             new_args = _replace_args(args, nums, tree_unflatten(treedef, xs))
             value, aux = _split_aux(fn(*new_args, **kwargs), has_aux)
@@ -119,7 +108,7 @@ def value_and_grad(fn: Callable, argnums=0, has_aux: bool = False) -> Callable:
             result = tree_unflatten(treedef, [_concrete(g, nested) for g in grads])
             value = _concrete(value, nested)
             if has_aux:
-                aux = tree_map(lambda a: _concrete(a, nested) if type(a) is Tensor else a, aux)
+                aux = tree_map(lambda a: _concrete(a, nested) if is_eager(a) else a, aux)
         result = result[0] if isinstance(argnums, numbers.Integral) else result
         return ((value, aux), result) if has_aux else (value, result)
 
@@ -127,15 +116,14 @@ def value_and_grad(fn: Callable, argnums=0, has_aux: bool = False) -> Callable:
 
 
 def _check_scalar_loss(value):
-    if type(value) is not Tensor and not isinstance(value, (numbers.Number, np.ndarray,
-                                                             np.generic)):
+    if not is_value(value):
         raise ArgumentError(f"grad: the function must return a scalar tensor or number, "
                             f"got {type(value).__name__}")
-    shape = np.shape(value.data if type(value) is Tensor else value)
-    if shape != ():
-        raise GraphError(f"grad: the function must return a scalar, got shape {list(shape)}")
-    dtype = value.dtype if type(value) is Tensor else np.asarray(value).dtype
-    if dtype.kind == "c":
+    array = array_value(value)
+    if array.shape != ():
+        raise GraphError(f"grad: the function must return a scalar, got shape "
+                         f"{list(array.shape)}")
+    if array.dtype.kind == "c":
         raise DTypeError("grad: the function returns a complex value; differentiate its real "
                          "part or use tp.vjp")
 
@@ -162,7 +150,7 @@ def vjp(fn: Callable, *primals, has_aux: bool = False):
     when ``vjp_fn`` is.
     """
     leaves, treedef = tree_flatten(primals)
-    if _is_traced(leaves):
+    if any_traced(leaves):
         out, aux = _split_aux(fn(*primals), has_aux)
         out_leaves, out_def = tree_flatten(out)
 
@@ -171,7 +159,7 @@ def vjp(fn: Callable, *primals, has_aux: bool = False):
             return tree_unflatten(treedef, ad.vjp(out_leaves, leaves, ct_leaves))
         result = out
     else:
-        nested = _is_nested_eager(leaves)
+        nested = any_requires_grad(leaves)
         xs = _eager_leaves(leaves, nested)
         out, aux = _split_aux(fn(*tree_unflatten(treedef, xs)), has_aux)
         out_leaves, out_def = tree_flatten(out)
@@ -206,36 +194,33 @@ def jvp(fn: Callable, primals: Sequence, tangents: Sequence):
     primals, tangents = tuple(primals), tuple(tangents)
     leaves, treedef = tree_flatten(primals)
     t_leaves = _matching_leaves(tangents, treedef, "tangents")
-    if _is_traced(leaves):
+    if any_traced(leaves):
         out = fn(*primals)
         out_leaves, out_def = tree_flatten(out)
         return out, tree_unflatten(out_def, ad.jvp(out_leaves, leaves, t_leaves))
-    nested = _is_nested_eager(leaves) or _is_nested_eager(t_leaves)
-    xs = _eager_leaves(leaves, _is_nested_eager(leaves))
+    nested = any_requires_grad(leaves) or any_requires_grad(t_leaves)
+    xs = _eager_leaves(leaves, any_requires_grad(leaves))
     seeds = [_tangent_for(x, t) for x, t in zip(xs, t_leaves)]
     out = fn(*tree_unflatten(treedef, xs))
     out_leaves, out_def = tree_flatten(out)
     t_out = _core.eager_tangents(out_leaves, xs, seeds, nested)
-    t_out = [np.zeros_like(_data(o)) if t is None else t for o, t in zip(out_leaves, t_out)]
+    t_out = [np.zeros_like(array_value(o)) if t is None else t
+             for o, t in zip(out_leaves, t_out)]
     return (tree_unflatten(out_def, [_concrete(o, nested) for o in out_leaves]),
             tree_unflatten(out_def, [_concrete(t, nested) for t in t_out]))
-
-
-def _data(x):
-    return x.data if type(x) is Tensor else np.asarray(x)
 
 
 def _tangent_for(x: Tensor, t):
     """The tangent ``t`` of input ``x``: its shape, in its dtype (a Tensor stays one)."""
     if t is None:
         return None
-    value = t.data if type(t) is Tensor else np.asarray(t)
+    value = array_value(t)
     if value.shape != x.shape:
         raise ShapeError(f"jvp: a tangent of shape {list(value.shape)} for an input of "
                          f"shape {list(x.shape)}")
     if value.dtype.kind == "c" and x.dtype.kind != "c":
         raise DTypeError(f"jvp: a complex tangent for a {x.dtype.name} input")
-    if type(t) is Tensor:
+    if is_eager(t):
         return t if t.dtype == x.dtype else t.astype(x.dtype)
     return value.astype(x.dtype, copy=False)
 
@@ -277,11 +262,11 @@ class jit:
     def _entry(self, args, kwargs):
         static, dynamic = self._split(args)
         leaves, treedef = tree_flatten((dynamic, kwargs))
-        if _is_traced(leaves):
+        if any_traced(leaves):
             return None, leaves
         arrays = []
         for x in leaves:
-            if type(x) is Tensor:
+            if is_eager(x):
                 if x.requires_grad:
                     raise ArgumentError("tp.jit does not record an eager tape; pass arrays "
                                         "(x.detach()) or differentiate inside the function")
@@ -302,7 +287,7 @@ class jit:
         dynamic, kwargs = tree_unflatten(treedef, placeholders)
         out = self.fn(*self._merge(static, dynamic), **kwargs)
         out_leaves, out_def = tree_flatten(out)
-        out_nodes = [o if type(o) is TracedTensor else constant(o) for o in out_leaves]
+        out_nodes = [as_node(o) for o in out_leaves]
         return compile_program(out_nodes, placeholders), out_def
 
     def __call__(self, *args, **kwargs):

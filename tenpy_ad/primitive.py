@@ -86,10 +86,28 @@ is_complex_value = _core.is_complex_value
 elementwise_ready = _core.elementwise_ready
 concrete_value = _core.concrete_value
 
+# The kind of an operand is decided in the core (operands.pxi), once: the layers above ask
+# these rather than testing types themselves.
+is_traced = _core.is_traced              # a TracedTensor
+is_eager = _core.is_eager                # an eager Tensor
+is_tensor = _core.is_tensor              # either
+is_value = _core.is_value                # one concrete value: eager Tensor, array, scalar
+any_traced = _core.any_traced            # then an operation builds graph nodes
+needs_grad = _core.needs_grad            # an eager Tensor that requires grad
+any_requires_grad = _core.any_requires_grad   # any of them does
+plain_value = _core.plain_value          # an eager Tensor's data, anything else as it is
+array_value = _core.array_value          # the ndarray of a concrete value
+as_node = _core.as_node                  # a traced tensor, or the constant node of a value
+value_like = _core.value_like            # an array as a value of another operand's kind
+# for the NumPy surface: whether a call holds a tensor, what NumPy's promotion sees of an
+# operand, whether a ufunc's strict primitive takes its operands as they are
+holds_tensor, tensor_among, dtype_key = _core.holds_tensor, _core.tensor_among, _core.dtype_key
+native_tensor, native_pair = _core.native_tensor, _core.native_pair
+
 
 def same_meta(x, y) -> bool:
     """Whether two operands have the same shape and dtype."""
-    if type(x) is TracedTensor and type(y) is TracedTensor:
+    if is_traced(x) and is_traced(y):
         return x.same_meta(y)
     return shape_of(x) == shape_of(y) and code_of_value(x) == code_of_value(y)
 
@@ -128,8 +146,7 @@ _constant_params = _core.constant_params     # arrays: cached by identity + byte
 
 def constant(value, code: int | None = None) -> TracedTensor:
     """A constant node holding ``value`` (an array, scalar or eager Tensor)."""
-    if type(value) is Tensor:
-        value = value.data
+    value = plain_value(value)
     if type(value) in (float, int, complex, bool) and code is not None:
         cache_key = (code, type(value), _core.scalar_bits(value))
         params = _scalar_constants.get(cache_key)

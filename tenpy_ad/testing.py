@@ -24,7 +24,7 @@ import numpy as np
 from . import ad
 from .errors import ArgumentError
 from .eager import tensor
-from .primitive import TracedTensor
+from .primitive import is_traced
 from .compiler import compile as compile_program
 from .traced import input as placeholder
 
@@ -105,7 +105,7 @@ def check_grads(fn: Callable, args: Sequence[np.ndarray], order: int = 1, *,
     args = [np.asarray(a) for a in args]
     xs = [placeholder(a.shape, a.dtype) for a in args]
     y = fn(*xs)
-    if type(y) is not TracedTensor:
+    if not is_traced(y):
         raise ArgumentError("check_grads: fn must return one tensor")
     value_fn = compile_program(y, xs)
     y0 = value_fn(*args)
@@ -136,7 +136,7 @@ def check_grads(fn: Callable, args: Sequence[np.ndarray], order: int = 1, *,
     if order > 1:
         for k in range(len(args)):
             def gradient_map(*zs, k=k):
-                if type(zs[0]) is TracedTensor:
+                if is_traced(zs[0]):
                     return ad.vjp([fn(*zs)], list(zs), [cotangent])[k]
                 return _eager_vjp(fn, zs, cotangent, k)
             gradient_map.__name__ = f"vjp_{k}({getattr(fn, '__name__', 'fn')})"

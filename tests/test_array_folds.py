@@ -1,10 +1,7 @@
 """Rules see one operand kind: ``bind`` folds the calls they make on plain arrays (matrix
 transposes, reshapes, slices, broadcasts, small matrix products, diagonals) into NumPy's
 own calls, with what the shape rule checks checked first; the rules in ``tenpy_ad/ops``
-test no operand's kind."""
-import ast
-import pathlib
-
+test no operand's kind (tests/test_operand_kinds.py)."""
 import numpy as np
 import pytest
 
@@ -17,31 +14,7 @@ from tenpy_ad.ops.contraction import einsum_p
 from tenpy_ad.ops.linalg import matrix
 from tenpy_ad.primitive import bind1, bind2
 
-OPS = pathlib.Path(tp.__file__).parent / "ops"
-KINDS = {"TracedTensor", "Tensor", "ndarray", "ArraySurface", "BlockCotangent"}
 rng = np.random.default_rng(3)
-
-
-def _kind_tests(path: pathlib.Path) -> list:
-    """``type(x) is K``, ``x is K`` and ``isinstance(x, K)`` for an operand kind K."""
-    def names(node):
-        items = node.elts if isinstance(node, ast.Tuple) else [node]
-        return {getattr(n, "attr", getattr(n, "id", None)) for n in items}
-    found = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Compare) and any(isinstance(op, (ast.Is, ast.IsNot))
-                                                 for op in node.ops):
-            if any(names(c) & KINDS for c in node.comparators):
-                found.append(f"{path.name}:{node.lineno}")
-        elif (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance"
-              and len(node.args) == 2 and names(node.args[1]) & KINDS):
-            found.append(f"{path.name}:{node.lineno}")
-    return found
-
-
-def test_no_rule_tests_the_kind_of_an_operand():
-    found = [hit for path in sorted(OPS.rglob("*.py")) for hit in _kind_tests(path)]
-    assert found == []
 
 
 def test_the_tiny_product_threshold_is_blas_own():

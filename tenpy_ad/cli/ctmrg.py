@@ -8,7 +8,7 @@ from tenpy_ad.cli import output
 from tenpy_ad.cli.arguments import (Parser, add_beta_options, add_output_options,
                                     add_process_options, check_beta_options, integer)
 from tenpy_ad.cli.execution import (WINDOW_EACH_SIDE, WINDOW_HALF_WIDTH, Stopwatch,
-                                    figure_rows, prepare_process, run_points)
+                                    plot_rows, prepare_process, run_points)
 from tenpy_ad.cli.exits import Failure, one_line
 
 DEFAULT_BETA = 0.6
@@ -109,22 +109,16 @@ def print_rows(rows: list) -> None:
     first = rows[0]
     print(f"CTMRG, 2D Ising (J = 1): chi = {first['chi']}, {first['mode']}, derivatives "
           "implicit (tp.fixed_point)")
-    if len(rows) == 1:
-        print(f"\nbeta = {first['beta']:.12g} ({first['kept']} states kept)")
-        print("\n".join(output.observable_block(first, COLUMNS, "CTMRG + AD")))
-        print(f"  u from the local energy -2<s s> (no AD): {first['u_local']: .15f}")
-    else:
-        print()
-        print("\n".join(output.sweep_table(rows, COLUMNS)))
-    print("exact: Onsager (lnZ/N, u, c), Yang (|m|)")
-    print("\n".join(cost_lines(rows)))
+    single = [f"beta = {first['beta']:.12g} ({first['kept']} states kept)",
+              *output.observable_block(first, COLUMNS, "CTMRG + AD"),
+              f"  u from the local energy -2<s s> (no AD): {first['u_local']: .15f}"]
+    output.print_report(rows, COLUMNS, single, "exact: Onsager (lnZ/N, u, c), Yang (|m|)",
+                        cost_lines(rows))
 
 
 def cost_lines(rows: list) -> list:
     """Medians per beta: forward iterations and time, derivative and second derivative."""
-    def median(key):
-        values = sorted(row[key] for row in rows if row.get(key) is not None)
-        return values[len(values) // 2] if values else math.nan
+    median = partial(output.median, rows)
     second = f", c {median('second_s') * 1e3:.0f} ms" if "second_s" in rows[0] else ""
     return [f"cost per beta: forward {median('iterations'):.0f} moves to the fixed point in "
             f"{median('forward_s') * 1e3:.0f} ms (NumPy);",
@@ -134,16 +128,14 @@ def cost_lines(rows: list) -> list:
 
 def plot(args, rows: list) -> None:
     """The figure of ``rows``; a single beta gets its neighbours computed (without c)."""
-    from tenpy_ad import plots
     from tenpy_ad.models import onsager
     without_c = _point(args.mode, args.chi, second_order=False)
-    rows, requested = figure_rows(rows, lambda betas: _rows(without_c, betas, args))
-    first = rows[0]
-    plots.observables_figure(
-        args.plot, rows, requested=requested, label=f"CTMRG + AD ({first['mode']})",
-        title=f"2D Ising by CTMRG: χ = {first['chi']}, derivatives implicit "
-              f"(tp.fixed_point), {first['mode']} AD",
-        panels=[("u", "energy per site u", onsager.energy, "Onsager"),
-                ("m", "magnetization |m|", onsager.magnetization, "Yang")],
-        errors=[("lnz", "lnZ/N"), ("u", "u"), ("m", "|m|"), ("c", "c")])
-    output.note(f"plot written to {args.plot}")
+
+    def figure(first: dict) -> dict:
+        return {"label": f"CTMRG + AD ({first['mode']})",
+                "title": f"2D Ising by CTMRG: χ = {first['chi']}, derivatives implicit "
+                         f"(tp.fixed_point), {first['mode']} AD",
+                "panels": [("u", "energy per site u", onsager.energy, "Onsager"),
+                           ("m", "magnetization |m|", onsager.magnetization, "Yang")],
+                "errors": [("lnz", "lnZ/N"), ("u", "u"), ("m", "|m|"), ("c", "c")]}
+    plot_rows(args.plot, rows, lambda betas: _rows(without_c, betas, args), figure)

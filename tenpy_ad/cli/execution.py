@@ -72,6 +72,16 @@ def figure_rows(rows: list, neighbours) -> tuple:
     return sorted(neighbours(betas) + rows, key=lambda row: row["beta"]), requested
 
 
+def plot_rows(path: str, rows: list, neighbours, figure) -> None:
+    """Draw ``rows`` into ``path``, a single run among the rows ``neighbours(betas)``
+    computes around it (:func:`figure_rows`); ``figure(first_row)`` gives the rest of
+    the arguments of :func:`tenpy_ad.plots.observables_figure`."""
+    from tenpy_ad import plots           # matplotlib: only when a figure is asked for
+    rows, requested = figure_rows(rows, neighbours)
+    plots.observables_figure(path, rows, requested=requested, **figure(rows[0]))
+    note(f"plot written to {path}")
+
+
 class Stopwatch:
     """Milliseconds between laps: ``watch.lap()`` returns the time since the last one."""
 

@@ -52,6 +52,22 @@ def sweep_table(rows: list, columns: list) -> list:
     return lines
 
 
+def print_report(rows: list, columns: list, single: list, exact: str, costs: list) -> None:
+    """A run's results after its header: for one beta its block of lines ``single``, for a
+    sweep the table of ``rows``; then which exact results they are compared with, and the
+    ``costs`` lines."""
+    print()
+    print("\n".join(single if len(rows) == 1 else sweep_table(rows, columns)))
+    print(exact)
+    print("\n".join(costs))
+
+
+def median(rows: list, key: str) -> float:
+    """The median of ``row[key]`` over the rows that have it (NaN if none has)."""
+    values = sorted(row[key] for row in rows if row.get(key) is not None)
+    return values[len(values) // 2] if values else math.nan
+
+
 def _plain(value):
     """JSON-ready: NumPy scalars as Python numbers, non-finite numbers as None."""
     if isinstance(value, dict):

@@ -8,7 +8,7 @@ from tenpy_ad.cli.arguments import (BETA_C_TEXT, Parser, add_beta_options,
                                     add_output_options, add_process_options,
                                     check_beta_options, integer)
 from tenpy_ad.cli.execution import (WINDOW_EACH_SIDE, WINDOW_HALF_WIDTH, Stopwatch,
-                                    figure_rows, prepare_process, run_points)
+                                    plot_rows, prepare_process, run_points)
 from tenpy_ad.cli.exits import Failure, one_line
 
 DESCRIPTION = """\
@@ -134,22 +134,15 @@ def print_rows(rows: list) -> None:
     print(f"TRG, 2D Ising (J = 1): chi = {first['chi']}, steps = {first['steps']} "
           f"(N = 2^{first['steps']} spins), svd {first['svd']}, {first['mode']}")
     print(f"ks = [{shown}] (singular triplets kept per step)")
-    if len(rows) == 1:
-        tag = " (beta_c)" if abs(first["beta"] - BETA_C) < 1e-12 else ""
-        print(f"\nbeta = {first['beta']:.12g}{tag}")
-        print("\n".join(output.observable_block(first, COLUMNS, "TRG + AD")))
-    else:
-        print()
-        print("\n".join(output.sweep_table(rows, COLUMNS)))
-    print("exact: Onsager")
-    print("\n".join(cost_lines(rows)))
+    tag = " (beta_c)" if abs(first["beta"] - BETA_C) < 1e-12 else ""
+    single = [f"beta = {first['beta']:.12g}{tag}",
+              *output.observable_block(first, COLUMNS, "TRG + AD")]
+    output.print_report(rows, COLUMNS, single, "exact: Onsager", cost_lines(rows))
 
 
 def cost_lines(rows: list) -> list:
     """What the run cost: the one-time stages and the median per beta."""
-    def median(key):
-        values = sorted(row[key] for row in rows)
-        return values[len(values) // 2]
+    median = partial(output.median, rows)
     first = rows[0]
     if first["mode"] == "eager":
         return [f"cost per beta (eager): forward {median('forward_ms'):.0f} ms (computes and "
@@ -167,15 +160,16 @@ def cost_lines(rows: list) -> list:
 
 def plot(args, rows: list, point) -> None:
     """The figure of ``rows``; a single beta gets its neighbours computed for it."""
-    from tenpy_ad import plots
     from tenpy_ad.models import onsager
-    rows, requested = figure_rows(rows, lambda betas: _rows(point, betas, args, rows[0]["ks"]))
-    first = rows[0]
-    plots.observables_figure(
-        args.plot, rows, requested=requested, label=f"TRG + AD ({first['mode']})",
-        title=f"2D Ising by TRG: χ = {first['chi']}, {first['steps']} steps "
-              f"(2$^{{{first['steps']}}}$ spins), svd {first['svd']}, {first['mode']} AD",
-        panels=[("u", "energy per site u", onsager.energy, "Onsager"),
-                ("c", "specific heat per site c", onsager.specific_heat, "Onsager")],
-        errors=[("lnz", "lnZ/N"), ("u", "u"), ("c", "c")])
-    output.note(f"plot written to {args.plot}")
+    ks = rows[0]["ks"]
+
+    def figure(first: dict) -> dict:
+        return {"label": f"TRG + AD ({first['mode']})",
+                "title": f"2D Ising by TRG: χ = {first['chi']}, {first['steps']} steps "
+                         f"(2$^{{{first['steps']}}}$ spins), svd {first['svd']}, "
+                         f"{first['mode']} AD",
+                "panels": [("u", "energy per site u", onsager.energy, "Onsager"),
+                           ("c", "specific heat per site c", onsager.specific_heat,
+                            "Onsager")],
+                "errors": [("lnz", "lnZ/N"), ("u", "u"), ("c", "c")]}
+    plot_rows(args.plot, rows, lambda betas: _rows(point, betas, args, ks), figure)

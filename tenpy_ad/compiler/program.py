@@ -32,7 +32,7 @@ from .._sequences import array_of, is_tensor, tensor_list
 from ..config import config
 from ..errors import (ArgumentError, GraphError, ProgramInputError, SaveFormatError,
                       ShapeError, TenpyAdError)
-from ..primitive import TracedTensor, constant_p
+from ..primitive import constant_p, is_traced
 from ..runtime import blas_control
 from ..traced import input_p
 from . import small_kernels, step_choice
@@ -49,7 +49,7 @@ class Program:
         outputs = tensor_list(outputs, "compile", "outputs")
         inputs = tensor_list(inputs, "compile", "inputs")
         for x in outputs + inputs:
-            if type(x) is not TracedTensor:
+            if not is_traced(x):
                 raise ArgumentError(f"compile: outputs and inputs must be TracedTensors, got "
                                 f"{type(x).__name__}")
         for x in inputs:

@@ -27,7 +27,7 @@ from .._compiled import _core
 from ..errors import SaveFormatError, TenpyAdError
 from ..param_schema import MAX_NDIM, check_params
 from ..param_schema import short_repr as _short
-from ..primitive import PRIMITIVES, TracedTensor, bind, constant, constant_p
+from ..primitive import PRIMITIVES, bind, constant, constant_p, is_traced
 from ..traced import input as placeholder
 from ..traced import input_p
 from .safe_archive import LIMITS, PROGRAM, Archive, LoadLimits, json_structure, limits_with
@@ -246,7 +246,7 @@ class _Rebuild:
             slot, buffer = _pair(output, "output")
             dtype, shape = _pair(saved, "metadata")
             node = results[_index(slot, prim.n_outputs)]
-            if type(node) is not TracedTensor or node.dtype.name != dtype or \
+            if not is_traced(node) or node.dtype.name != dtype or \
                     list(node.shape) != shape:
                 raise _DocumentError(f"{op!r} rebuilt with metadata different from the saved "
                                      "one")

@@ -51,6 +51,7 @@ import tenpy_ad as tp
 from tenpy_ad.errors import ArgumentError, ConvergenceError
 from tenpy_ad.models import onsager
 from tenpy_ad.models.trg import ising_tensor
+from tenpy_ad.models.values import concrete_float, is_traced, values_of
 
 #: consecutive corner eigenvalues closer than this (relatively) form one cluster
 CLUSTER_GAP = 0.1
@@ -178,9 +179,9 @@ def _fix_clusters(p, et, clusters):
 def _values(x) -> np.ndarray:
     """The values behind the discrete choices of a move (gauge, kept states), explicitly
     detached from any tape."""
-    if type(x) is tp.TracedTensor:
+    if is_traced(x):
         raise ArgumentError("ctmrg: a traced move needs its structure (see converge())")
-    return x.numpy() if type(x) is tp.Tensor else np.asarray(x)
+    return values_of(x)
 
 
 def _strongest(w: np.ndarray, count: int) -> tuple:
@@ -296,7 +297,7 @@ class Boundary:
 def _check(beta, chi) -> None:
     if not isinstance(chi, (int, np.integer)) or chi < 2:
         raise ArgumentError(f"ctmrg: chi must be an integer >= 2, got {chi!r}")
-    value = None if type(beta) is tp.TracedTensor else float(_values(beta))
+    value = concrete_float(beta)
     if value is not None and not 0 < value < math.inf:
         raise ArgumentError(f"ctmrg: beta must be finite and > 0, got {value}")
 
@@ -358,9 +359,10 @@ def ctmrg_lnz(beta, chi: int = 32, boundary: Boundary | None = None, **options):
     eager Tensor or a TracedTensor; traced, pass the ``boundary`` of a reference beta)."""
     _check(beta, chi)
     if boundary is None:
-        if type(beta) is tp.TracedTensor:
+        value = concrete_float(beta)
+        if value is None:
             raise ArgumentError("ctmrg_lnz: a traced beta needs boundary=converge(beta0, chi)")
-        boundary = converge(float(_values(beta)), chi)
+        boundary = converge(value, chi)
     env, t = environment(beta, boundary, **options)
     return lnz_per_site(env, t)
 

@@ -30,6 +30,7 @@ import numpy as np
 
 import tenpy_ad as tp
 from tenpy_ad.errors import ArgumentError
+from tenpy_ad.models.values import concrete_float, values_of
 
 #: singular values at or below this count as zero when choosing ``ks``
 RANK_CUTOFF = 1e-15
@@ -54,11 +55,7 @@ def ising_tensor(beta):
 def _kept(singular_values) -> int:
     """How many singular values count as non-zero: a discrete choice, read off the
     values (explicitly detached from any tape)."""
-    return int(np.count_nonzero(_values(singular_values) > RANK_CUTOFF))
-
-
-def _values(x) -> np.ndarray:
-    return x.numpy() if type(x) is tp.Tensor else np.asarray(x)
+    return int(np.count_nonzero(values_of(singular_values) > RANK_CUTOFF))
 
 
 def _leading_svd(matrix, k: int, svd_method: str, svd_eps):
@@ -103,7 +100,7 @@ def _check_arguments(beta, chi, steps, svd_method=SVD_METHOD):
         raise ArgumentError(f"trg: chi must be an integer >= 2, got {chi!r}")
     if not isinstance(steps, (int, np.integer)) or steps < 1:
         raise ArgumentError(f"trg: steps must be an integer >= 1, got {steps!r}")
-    value = _concrete_beta(beta)
+    value = concrete_float(beta)
     if value is not None and not math.isnan(value) and not 0 < value < math.inf:
         raise ArgumentError(f"trg: beta must be finite and > 0 (the tensor needs "
                             f"sqrt(sinh beta)), got {value}")
@@ -118,13 +115,6 @@ def _check_ks(ks: list, steps: int) -> None:
             raise ArgumentError(f"trg: ks[{n}] = {k!r} must be an integer in [1, D^2 = "
                                 f"{dim * dim}] (D = {dim} is the bond dimension at step {n})")
         dim = int(k)
-
-
-def _concrete_beta(beta):
-    """beta as a float when it has a value (float, array, eager Tensor), else None."""
-    if type(beta) is tp.TracedTensor:
-        return None
-    return float(_values(beta))
 
 
 def ks_rule(chi: int, steps: int, beta: float = 0.3, svd_method: str = SVD_METHOD) -> list:
@@ -157,7 +147,7 @@ def trg_lnz(beta, chi: int = 16, steps: int = 20, ks=None, svd_eps: float | None
     """
     _check_arguments(beta, chi, steps, svd_method)
     if ks is None:
-        value = _concrete_beta(beta)
+        value = concrete_float(beta)
         ks = ks_rule(chi, steps, ks_beta if value is None or math.isnan(value) else value,
                      svd_method)
     ks = list(ks)

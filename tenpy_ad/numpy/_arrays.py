@@ -10,7 +10,7 @@ from .._sequences import numpy_array
 from ..errors import ArgumentValueError, ShapeError
 from ..ops import structural as st
 from ..primitive import describe, shape_of
-from ._operands import common, holds_tensor, is_tensor, normalize_axis
+from ._operands import common, holds_tensor, normalize_axis
 
 
 def as_array(x):
@@ -24,10 +24,8 @@ def as_array(x):
 def tensor_or_array(x, name: str = "array"):
     """``x`` as an array operand: a tensor as it is, a list/tuple holding tensors stacked,
     anything else NumPy's array of it (a ragged list is a ShapeError naming ``name``)."""
-    if is_tensor(x):
-        return x
-    if isinstance(x, (list, tuple)) and holds_tensor(x):
-        return stacked(x)
+    if holds_tensor(x):                  # a tensor, or a list/tuple with one inside
+        return stacked(x) if isinstance(x, (list, tuple)) else x
     return numpy_array(name, np.asarray, x)
 
 

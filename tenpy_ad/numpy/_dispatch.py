@@ -21,7 +21,6 @@ from typing import Callable
 
 from .._sequences import numpy_array
 from ..errors import NotDifferentiableError
-from ..primitive import Tensor, TracedTensor
 from ._operands import tensor_among
 
 #: qualified name (``"numpy.linalg.svd"``, ``"scipy.special.erf"``) -> tenpy_ad's version
@@ -73,11 +72,7 @@ def with_numpy_fallback(numpy_function: Callable, implementation: Callable) -> C
 
     @functools.wraps(implementation)
     def fn(*args, **kwargs):
-        if args:                         # tensor_among's first test, inlined: a tensor
-            kind = type(args[0])         # first is the common call
-            if kind is TracedTensor or kind is Tensor:
-                return implementation(*args, **kwargs)
-        if tensor_among(args, kwargs):
+        if tensor_among(args, kwargs):   # in C: every registered call asks
             return implementation(*args, **kwargs)
         return numpy_array(name, numpy_function, *args, **kwargs)
     fn.numpy_fallback = numpy_function

@@ -11,104 +11,40 @@ import numpy as np
 from .. import dtypes
 from ..errors import ArgumentError, DTypeError, NotDifferentiableError, ShapeError
 from ..ops import elementwise as ew
-from ..primitive import Tensor, TracedTensor, constant
+# (holds_tensor, is_traced, tensor_among and value_like: the families import them here)
+from ..primitive import (any_traced, constant, dtype_key, holds_tensor, is_eager, is_tensor,
+                         is_traced, tensor_among, value_like)
 
 PY_SCALARS = (float, int, complex, bool)
-_BOOL = np.dtype(np.bool_)
 
 
 # ------------------------------------------------------------------ which operands are tensors
-
-def is_tensor(x) -> bool:
-    """Whether ``x`` is a traced or an eager tensor."""
-    t = type(x)
-    return t is TracedTensor or t is Tensor
-
-
-def is_traced(x) -> bool:
-    return type(x) is TracedTensor
-
-
-def holds_tensor(x) -> bool:
-    """Whether ``x`` is a tensor or a (nested) list or tuple with a tensor inside."""
-    t = type(x)                          # is_tensor(x), inlined: every call asks
-    if t is TracedTensor or t is Tensor:
-        return True
-    if not isinstance(x, (list, tuple)):
-        return False
-    pending = list(x)
-    while pending:                       # an explicit stack: nesting can be deep
-        item = pending.pop()
-        if is_tensor(item):
-            return True
-        if isinstance(item, (list, tuple)):
-            pending.extend(item)
-    return False
-
-
-def tensor_among(args: tuple, kwargs: dict) -> bool:
-    """Whether a tensor is among the arguments of a call, looking where NumPy's dispatch
-    looks: every positional and keyword argument, and inside (nested) lists and tuples.
-    Without one, a function of :mod:`tenpy_ad.numpy` is NumPy's own.  ``like=`` is left to
-    NumPy, which hands the call back without it (``tnp.eye(3, like=t)`` is ``np.eye(3)``,
-    as ``np.eye(3, like=t)`` is)."""
-    for x in args:
-        t = type(x)                      # holds_tensor(x) with its first test inlined:
-        if t is TracedTensor or t is Tensor:            # every registered call asks
-            return True
-        if isinstance(x, (list, tuple)) and holds_tensor(x):
-            return True
-    for key, x in kwargs.items():
-        if key != "like" and holds_tensor(x):
-            return True
-    return False
-
-
-def traced_among(xs) -> bool:
-    """Whether any of ``xs`` is traced: then the operation builds graph nodes."""
-    for x in xs:
-        if type(x) is TracedTensor:
-            return True
-    return False
-
-
-def value_like(x, array: np.ndarray):
-    """``array`` (computed from concrete values) as a value of ``x``'s kind: a constant
-    node if ``x`` is traced, an eager Tensor if it is eager, else the array."""
-    t = type(x)
-    if t is TracedTensor:
-        return constant(array)
-    return Tensor(array) if t is Tensor else array
-
-
-def dtype_key(x):
-    """What NumPy's type resolution sees of an operand: its dtype, or the Python type of a
-    weak scalar (a Python bool is NumPy's bool)."""
-    t = type(x)
-    if t is TracedTensor:
-        return x.dtype
-    if t is Tensor:
-        return x.data.dtype
-    if t is float or t is int or t is complex:
-        return t
-    if t is bool:
-        return _BOOL
-    if t is np.ndarray or isinstance(x, np.generic):
-        return x.dtype
-    return np.asarray(x).dtype
+# Decided in the core (operands.pxi), in C: every registered call asks.
+#
+# is_tensor(x): a traced or an eager tensor; is_traced(x): a traced one.
+# holds_tensor(x): a tensor, or a (nested) list or tuple with one inside.
+# tensor_among(args, kwargs): whether a tensor is among a call's arguments, looking where
+#   NumPy's dispatch looks (every argument, inside nested lists and tuples).  Without one, a
+#   function of tenpy_ad.numpy is NumPy's own.  ``like=`` is left to NumPy, which hands the
+#   call back without it (``tnp.eye(3, like=t)`` is ``np.eye(3)``, as ``np.eye(3, like=t)``).
+# traced_among(xs): whether any of ``xs`` is traced: then the operation builds graph nodes.
+# value_like(x, array): ``array`` as a value of ``x``'s kind (constant node, eager Tensor,
+#   or the array itself).
+# dtype_key(x): what NumPy's type resolution sees of an operand: its dtype, or the Python
+#   type of a weak scalar (a Python bool is NumPy's bool).
+traced_among = any_traced
 
 
 def operand(x, code: int, traced: bool):
     """``x`` in dtype ``code``, as a node (traced mode) or a Tensor/ndarray (eager mode)."""
-    t = type(x)
-    if t is Tensor and traced:
+    if traced and is_eager(x):
         if x.requires_grad:
             raise NotDifferentiableError(
                 "an eager tensor that requires grad cannot enter a traced computation "
                 "(its gradient would be lost); pass it as an input of the trace, or "
                 "x.detach() to use its value as a constant")
         return constant(x.data, code)
-    if t is TracedTensor or t is Tensor:
+    if is_tensor(x):
         return ew.convert(x, code)
     if traced:
         return constant(x, code)

@@ -31,10 +31,10 @@ from .._sequences import numpy_array
 from ..errors import ArgumentError, DTypeError, InternalError, NotDifferentiableError
 from ..ops import elementwise as ew
 from ..ops import structural as st
-from ..primitive import Tensor, TracedTensor, code_of_value, elementwise_ready, shape_of
+from ..primitive import code_of_value, native_pair, native_tensor, shape_of
 from ._arrays import as_array
 from ._dispatch import implements, resolve
-from ._operands import (broadcast_shapes, dtype_key, holds_tensor, in_one_mode, operand,
+from ._operands import (broadcast_shapes, dtype_key, in_one_mode, operand, tensor_among,
                         traced_among)
 
 _FLOAT16 = np.dtype(np.float16)
@@ -151,7 +151,7 @@ def _listed(ufunc, x):
 def apply(ufunc, strict: Callable, operands: tuple, out=None, kwargs: dict | None = None):
     """``ufunc(*operands, out=out, **kwargs)`` computed by ``strict`` on tensors."""
     kwargs = kwargs or {}
-    if not any([holds_tensor(x) for x in operands]):
+    if not tensor_among(operands):
         return _numpy(ufunc, operands, out, kwargs)
     operands = [_listed(ufunc, x) if type(x) is list or type(x) is tuple else x
                 for x in operands]
@@ -161,7 +161,7 @@ def apply(ufunc, strict: Callable, operands: tuple, out=None, kwargs: dict | Non
 
 def apply2(ufunc, strict: Callable, x1, x2, out, kwargs: dict):
     """:func:`apply` for two operands, spelled out: ``x + 1.0`` and ``x > 0`` take it."""
-    if not (holds_tensor(x1) or holds_tensor(x2)):
+    if not tensor_among((x1, x2)):
         return _numpy(ufunc, (x1, x2), out, kwargs)
     if type(x1) is list or type(x1) is tuple:
         x1 = _listed(ufunc, x1)
@@ -203,17 +203,13 @@ def ufunc_function(name: str, strict: Callable, doc: str,
     native = _native_codes(ufunc)
     if ufunc.nin == 1:
         def fn(x, /, out=None, **kwargs):
-            t = type(x)                  # a tensor (inlined: the operators' hot path)
-            if (t is TracedTensor or t is Tensor) and out is None and not kwargs \
-                    and native[code_of_value(x)]:
+            if out is None and not kwargs and native_tensor(x, native):
                 return strict(x)
             return apply(ufunc, strict, (x,), out, kwargs)
     elif ufunc.nin == 2:
         def fn(x1, x2, /, out=None, **kwargs):
             if out is None and not kwargs:
-                t = type(x1)
-                if ((t is TracedTensor or t is Tensor) and elementwise_ready(x1, x2)
-                        and native[code_of_value(x1)]):
+                if native_pair(x1, x2, native):
                     return strict(x1, x2)
                 if shortcut is not None:
                     result = shortcut(x1, x2)

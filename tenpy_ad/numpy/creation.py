@@ -194,7 +194,7 @@ def arange(start_or_stop, /, stop=None, step=1, *, dtype=None, **kwargs):
     values = np.arange(*[_value(v) for v in args], dtype=dtype)
     code = dtypes.value_code(values.dtype)
     start = 0 if stop is None else start_or_stop
-    if not dtypes.is_inexact(code) or not tensor_among((start, step), {}):
+    if not dtypes.is_inexact(code) or not tensor_among((start, step)):
         return Tensor(values)                 # nothing to track (the stop has no derivative)
     n = len(values)
     ramp = np.arange(n, dtype=values.dtype)

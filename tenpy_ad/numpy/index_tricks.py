@@ -65,7 +65,7 @@ class AxisConcatenator:
 
     def __getitem__(self, key):
         items = key if isinstance(key, tuple) else (key,)
-        if not tensor_among(items, {}):
+        if not tensor_among(items):
             return self._numpy[key]
         axis, ndmin, trans1d = self._defaults
         pieces, keys = [], []

@@ -163,10 +163,9 @@ def getitem(x, index):
 
     Basic items give a strided slice; integer arrays and masks give a ``gather``, whose
     derivative scatters back (adding up at repeated indices)."""
-    if not is_tensor(x):
-        if not tensor_among((x, index), {}):
-            return np.asarray(x)[index]
-        x = tensor_or_array(x, "getitem")
+    if not tensor_among((x, index)):
+        return np.asarray(x)[index]
+    x = tensor_or_array(x, "getitem")
     items = index if type(index) is tuple else (index,)
     if all(type(item) in _BASIC for item in items):      # the common case, kept short
         return _basic(x, items)

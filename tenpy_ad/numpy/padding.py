@@ -89,11 +89,14 @@ def pad(array, pad_width, mode="constant", **kwargs):
 
 def _pad_constant(x, widths: list, values, code: int, traced: bool):
     shape = shape_of(x)
-    if not is_tensor(values) and not np.any(values):
+    if is_tensor(values):
+        pairs = _tensor_pairs(operand(values, code, traced), len(shape))
+    elif np.any(values):
+        pairs = _pairs(values, len(shape)).tolist()
+    else:                                 # zeros: the input written into a zero array
         padded = tuple(d + b + a for d, (b, a) in zip(shape, widths))
         spec = tuple((b, b + d, 1) for d, (b, _) in zip(shape, widths))
         return st.scatter_slice(x, padded, spec)
-    pairs = _value_pairs(values, len(shape), code, traced)
     for axis, (before, after) in enumerate(widths):
         if not (before or after):
             continue
@@ -109,12 +112,9 @@ def _pad_constant(x, widths: list, values, code: int, traced: bool):
     return x
 
 
-def _value_pairs(values, ndim: int, code: int, traced: bool) -> list:
-    """``constant_values`` as ``ndim`` pairs of scalars: Python numbers, or 0-d tensors
-    (slices of a tensor argument, so the padding is differentiable in them)."""
-    if not is_tensor(values):
-        return _pairs(values, ndim).tolist()
-    values = operand(values, code, traced)
+def _tensor_pairs(values, ndim: int) -> list:
+    """A tensor ``constant_values`` as ``ndim`` pairs of 0-d tensors (slices of it, so the
+    padding is differentiable in them)."""
     shape = shape_of(values)
     size = int(np.prod(shape))
     if size == 1 or (size == 2 and shape != (2, 1)):

@@ -439,7 +439,7 @@ def _from_sublists(args) -> tuple:
 
 
 def _einsum(subscripts: str, operands: list):
-    if not tensor_among(operands, {}):
+    if not tensor_among(operands):
         if len(operands) == 1:
             return np.einsum(subscripts, operands[0])
         operands = [np.asarray(x) for x in operands]     # contracted pairwise below (BLAS)

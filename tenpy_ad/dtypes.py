@@ -1,11 +1,12 @@
 """Supported dtypes, their integer codes in the metadata table, and NumPy's promotion.
 
 tenpy_ad differentiates in float32, float64 (the default), complex64 and complex128.  It
-also carries bool and int64 values, which are never differentiated: comparison results,
-masks, ``argsort``/``argmax`` indices, integer index arrays.  Promotion follows NumPy 2
+also carries bool and the eight integer dtypes (int8 ... int64, uint8 ... uint64, the Array
+API standard's), which are never differentiated: comparison results, masks,
+``argsort``/``argmax`` indices, integer index arrays, counts.  Promotion follows NumPy 2
 (NEP 50): Python scalars are "weak" and adopt the tensor's precision, so
-``float32_tensor * 0.5`` stays float32 and ``float32_tensor * 1j`` becomes complex64; integer
-arrays of any width are carried as int64.
+``float32_tensor * 0.5`` stays float32 and ``float32_tensor * 1j`` becomes complex64.
+Codes below ``BOOL`` are the inexact (differentiable) ones.
 """
 from __future__ import annotations
 
@@ -14,13 +15,19 @@ import numpy as np
 from .errors import DTypeError
 
 FLOAT32, FLOAT64, COMPLEX64, COMPLEX128, BOOL, INT64 = 0, 1, 2, 3, 4, 5
-DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.complex64),
-          np.dtype(np.complex128), np.dtype(np.bool_), np.dtype(np.int64))
+INT8, INT16, INT32, UINT8, UINT16, UINT32, UINT64 = 6, 7, 8, 9, 10, 11, 12
+DTYPES = tuple(np.dtype(name) for name in (
+    "float32", "float64", "complex64", "complex128", "bool", "int64",
+    "int8", "int16", "int32", "uint8", "uint16", "uint32", "uint64"))
 DEFAULT = FLOAT64
 _CODE_OF = {dtype: code for code, dtype in enumerate(DTYPES)}
-_REAL_OF = (FLOAT32, FLOAT64, FLOAT32, FLOAT64, BOOL, INT64)
-_COMPLEX_OF = (COMPLEX64, COMPLEX128, COMPLEX64, COMPLEX128, COMPLEX128, COMPLEX128)
+_REAL_OF = (FLOAT32, FLOAT64, FLOAT32, FLOAT64) + tuple(range(BOOL, len(DTYPES)))
+_COMPLEX_OF = (COMPLEX64, COMPLEX128, COMPLEX64, COMPLEX128) + (COMPLEX128,) * (
+    len(DTYPES) - BOOL)
 _promotion_cache: dict = {}
+#: per code, the code NumPy's sums, products and their running forms accumulate it in
+#: (``np.add.reduce``'s default: bool and narrow integers widen to int64 / uint64)
+_ACCUMULATOR_OF = tuple(_CODE_OF[np.add.reduce(np.zeros(1, dtype)).dtype] for dtype in DTYPES)
 
 
 def code_of(dtype) -> int:
@@ -37,17 +44,18 @@ def code_of(dtype) -> int:
     if code is None:
         raise DTypeError(
             f"dtype {np_dtype.name} is not supported; use float32, float64, complex64, "
-            "complex128 (differentiable), bool or int64")
+            "complex128 (differentiable), bool or an integer dtype (int8 ... uint64)")
     return code
 
 
 def value_code(np_dtype: np.dtype) -> int:
-    """The code an array of ``np_dtype`` is carried in (any integer width as int64)."""
+    """The code an array of ``np_dtype`` is carried in (float16 and longdouble as the
+    nearest supported float or complex)."""
     code = _CODE_OF.get(np_dtype)
     if code is not None:
         return code
-    if np_dtype.kind in "iu":
-        return INT64
+    if np_dtype.kind in "iu":         # another spelling of a supported width
+        return _CODE_OF[np.dtype(f"{np_dtype.kind}{np_dtype.itemsize}")]
     if np_dtype.kind == "f":          # float16 / longdouble
         return FLOAT64 if np_dtype.itemsize > 4 else FLOAT32
     if np_dtype.kind == "c":
@@ -64,6 +72,16 @@ def inexact_code(np_dtype: np.dtype) -> int:
 
 def is_complex(code: int) -> bool:
     return code == COMPLEX64 or code == COMPLEX128
+
+
+def accumulator_code(code: int) -> int:
+    """The code a sum or product of values of ``code`` has (NumPy's default)."""
+    return _ACCUMULATOR_OF[code]
+
+
+def is_integer(code: int) -> bool:
+    """Whether values of this code are integers (signed or unsigned; not bool)."""
+    return code == INT64 or code > INT64
 
 
 def is_inexact(code: int) -> bool:

@@ -35,15 +35,13 @@ def sample(domain: str, dtype: str, shape=(2, 3), seed: int = 0) -> np.ndarray:
 
 def carried(np_fn, *args):
     """``np_fn(*args)`` as tenpy_ad computes it: where NumPy's loop is float16 (bools into
-    an inexact function) in float64, narrow integer results as int64."""
+    an inexact function) in float64 (every integer width is NumPy's own)."""
     with np.errstate(all="ignore"):
         result = np.asarray(np_fn(*args))
         if result.dtype == np.float16:
             widened = [a.astype(np.float64) if isinstance(a, np.ndarray) and a.dtype == bool
                        else a for a in args]
             result = np.asarray(np_fn(*widened))
-        elif result.dtype.kind in "iu" and result.dtype != np.int64:
-            result = result.astype(np.int64)
     return result
 
 

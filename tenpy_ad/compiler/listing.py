@@ -6,7 +6,8 @@ from .. import dtypes
 from ..traced import input_p
 
 _SHORT = {"float32": "f32", "float64": "f64", "complex64": "c64", "complex128": "c128",
-          "bool": "bool", "int64": "i64"}
+          "bool": "bool", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+          "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64"}
 
 
 def type_label(code: int, shape: tuple) -> str:

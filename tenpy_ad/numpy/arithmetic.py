@@ -96,7 +96,7 @@ def _static_power(ufunc):
             return ew.power(x, exponent)         # a weak scalar keeps the tensor's dtype
         code = loop_codes(ufunc, (x, exponent))[0]
         value = exponent.item() if isinstance(exponent, np.generic) else exponent
-        if code == dtypes.INT64 and value < 0:
+        if dtypes.is_integer(code) and value < 0:
             raise DTypeError(f"{ufunc.__name__}: integers to negative integer powers are not "
                              "allowed (as in NumPy); convert the base to float first")
         return ew.power(ew.convert(x, code), value)

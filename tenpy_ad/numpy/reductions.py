@@ -63,11 +63,11 @@ def filled(like, shape: tuple, value):
 
 
 def accumulating(x, dtype):
-    """``x`` in the dtype a sum or product accumulates in: ``dtype`` if given, else int64
-    for booleans (as NumPy), else its own."""
+    """``x`` in the dtype a sum or product accumulates in: ``dtype`` if given, else NumPy's
+    default (bools and narrow integers widen to int64 / uint64)."""
     if dtype is not None:
         return ew.convert(x, dtypes.code_of(dtype))
-    return ew.convert(x, dtypes.INT64) if code_of_value(x) == dtypes.BOOL else x
+    return ew.convert(x, dtypes.accumulator_code(code_of_value(x)))
 
 
 # ------------------------------------------------------------------ sum, prod

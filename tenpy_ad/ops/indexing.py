@@ -191,7 +191,7 @@ def format_template(params) -> str:
 
 def _check_indices(name: str, arrays) -> tuple:
     for a in arrays:
-        if code_of_value(a) != dtypes.INT64:
+        if not dtypes.is_integer(code_of_value(a)):
             raise DTypeError(f"{name}: index arrays must be integers, got {describe(a)}")
     return tuple(tuple(a.shape) for a in arrays)
 

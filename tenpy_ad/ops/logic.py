@@ -81,7 +81,7 @@ def logical_xor(x, y):
 # ------------------------------------------------------------------ bitwise (bool, int64)
 
 def _check_integral(name, x):
-    if code_of_value(x) not in (dtypes.BOOL, dtypes.INT64):
+    if code_of_value(x) < dtypes.BOOL:
         raise DTypeError(f"{name}: needs bool or integer operands, got {describe(x)}")
 
 

@@ -82,7 +82,7 @@ def _others(axes, x):
 
 
 reduce_prod_p = primitive("reduce_prod", lambda axes, x: np.prod(x, axis=axes),
-                          lambda axes, x: (code_of_value(x),
+                          lambda axes, x: (dtypes.accumulator_code(code_of_value(x)),
                                            _reduced_shape("reduce_prod", axes, x)),
                           format_params=_format_axes, params=AXES)
 defjvp(reduce_prod_p,

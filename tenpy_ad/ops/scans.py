@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes
 from ..errors import ShapeError
 from ..param_schema import AXIS, BOOL, Struct
-from ..primitive import bind1, bind2, describe, primitive, same_meta, shape_of
+from ..primitive import (bind1, bind2, code_of_value, describe, primitive, same_meta,
+                         shape_of)
 from ..rules import defjvp, deflinear, defrules, defvjp
 from . import elementwise as ew
 from . import structural as st
@@ -29,7 +31,7 @@ def _scan_rule(name):
         if len(xs) == 2 and not same_meta(xs[0], xs[1]):
             raise ShapeError(f"{name}: coefficients {describe(xs[0])} and terms "
                              f"{describe(xs[1])} differ in shape or dtype")
-        return x
+        return dtypes.accumulator_code(code_of_value(x)), tuple(x.shape)   # NumPy widens
     return rule
 
 

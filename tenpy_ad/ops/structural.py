@@ -174,13 +174,16 @@ def _trailing_dims(offset: int, ndim: int) -> tuple:
 
 # ------------------------------------------------------------------ reductions
 
-def _reduce_rule(name):
+def _reduce_rule(name, result_code=lambda code: code):
+    """The shape rule of a reduction over ``axes``; its dtype is ``result_code`` of the
+    operand's."""
     def rule(axes, x):
         ndim = x.ndim
         if any(not 0 <= a < ndim for a in axes) or len(set(axes)) != len(axes):
             raise ShapeError(f"{name}: axes {list(axes)} out of range for {describe(x)}")
         shape = x.shape
-        return code_of_value(x), tuple(d for i, d in enumerate(shape) if i not in axes)
+        return (result_code(code_of_value(x)),
+                tuple(d for i, d in enumerate(shape) if i not in axes))
     return rule
 
 
@@ -190,7 +193,7 @@ def _kept_dims(axes, ndim):
 
 # np.add.reduce is what np.sum calls, without its Python wrapper (half the time on small arrays)
 reduce_sum_p = primitive("reduce_sum", lambda axes, x: np.add.reduce(x, axis=axes),
-                         _reduce_rule("reduce_sum"),
+                         _reduce_rule("reduce_sum", dtypes.accumulator_code),
                          format_params=lambda axes: f"axes={list(axes)}", static_shapes=True,
                          params=AXES)
 deflinear(reduce_sum_p, lambda axes, ct, out, x: broadcast_in_dim(

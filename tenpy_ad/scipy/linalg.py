@@ -79,7 +79,7 @@ def _symmetric_from_triangle(a, lower: bool):
     return triangle + tnp.matrix_transpose(strict)
 
 
-def _structured(name: str, a, assume_a, lower: bool):
+def _structured(a, assume_a, lower: bool):
     """The matrix SciPy's solver for ``assume_a`` reads from ``a``: one triangle, the
     diagonal, the three diagonals, or all of it."""
     if assume_a in ("sym", "symmetric"):
@@ -306,8 +306,7 @@ def qr(a, overwrite_a: bool = False, lwork=None, mode: str = "full",
 @implements("scipy.linalg.expm")
 def expm(A):  # noqa: N803 - SciPy's name
     """The matrix exponential (of each matrix of a stack), with the exact Frechet
-    derivative (the same function as :func:`tp.linalg.expm
-    <tenpy_ad.numpy.linalg.expm>`)."""
+    derivative (the same function as ``tp.linalg.expm``)."""
     return _linalg.expm(A)
 
 
@@ -332,7 +331,7 @@ def solve(a, b, lower: bool = False, overwrite_a: bool = False, overwrite_b: boo
                                "matrices (as in SciPy); solve with a.T explicitly")
     if assume_a in ("pos", "positive definite") and not transposed:
         return cho_solve((_cholesky_lower(a, lower), True), b)
-    a = _structured("solve", a, assume_a, lower)
+    a = _structured(a, assume_a, lower)
     return _linalg.solve(tnp.matrix_transpose(a) if transposed else a, b)
 
 
@@ -365,7 +364,7 @@ def inv(a, overwrite_a: bool = False, check_finite: bool = True, *, assume_a=Non
     a = _matrix("inv", a, square=True)
     if assume_a == "pos":
         return cho_solve((_cholesky_lower(a, lower), True), _eye_like(a, shape_of(a)[-1]))
-    return _linalg.inv(_structured("inv", a, assume_a, lower))
+    return _linalg.inv(_structured(a, assume_a, lower))
 
 
 @implements("scipy.linalg.det")
@@ -570,8 +569,6 @@ def fractional_matrix_power(A, t):  # noqa: N803 - SciPy's name
 def block_diag(*arrs):
     """The block-diagonal matrix of the given matrices (scalars and 1-d arrays are rows,
     as in SciPy; ``block_diag()`` is a 1 x 0 matrix), of their common dtype."""
-    if not arrs:
-        return np.empty((1, 0))
     blocks = [tensor_or_array(x, "block_diag") for x in arrs]
     blocks = [b if len(shape_of(b)) == 2 else _as_row("block_diag", b) for b in blocks]
     width = sum(shape_of(b)[1] for b in blocks)

@@ -365,6 +365,22 @@ def test_gradient_and_hessian_in_every_derivative_mode(name, mode):
         np.testing.assert_allclose(hessian[:, j], column.ravel(), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("side", ["right", "left"])
+@pytest.mark.parametrize("singular_values", [(1.0, 1.0, 1.0), (2.0, 1.0, 1.0)])
+def test_polar_is_exact_at_degenerate_singular_values(side, singular_values):
+    """u and p are smooth where a has full rank, degenerate or not (p = u^H a: the SVD's
+    broadened derivative of vh^H s vh would miss the ds terms there)."""
+    a = np.diag(singular_values)
+    weights = [_array((3, 3), seed=50), _array((3, 3), seed=51)]
+
+    def loss(x):
+        u, p = L.polar(x, side=side)
+        return tp.sum(u * weights[0]) + tp.sum(p * weights[1])
+    t = tp.tensor(a, requires_grad=True)
+    loss(t).backward()
+    np.testing.assert_allclose(t.grad.numpy(), _central_gradient(loss, a), atol=1e-7)
+
+
 # ------------------------------------------------------------------ errors
 
 @pytest.mark.parametrize("call,error,words", [

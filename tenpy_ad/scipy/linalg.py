@@ -520,17 +520,18 @@ def polar(a, side: str = "right"):
     """The polar decomposition, SciPy's: ``a = u @ p`` (``side="right"``, ``p`` n x n) or
     ``a = p @ u`` (``"left"``, ``p`` m x m), ``u`` with orthonormal columns or rows and
     ``p`` Hermitian positive semi-definite; through the SVD ``a = w s vh``: ``u = w vh``,
-    ``p = vh^H s vh`` or ``w s w^H``."""
+    ``p = u^H a = vh^H s vh`` or ``a u^H = w s w^H``, exact also at degenerate singular
+    values (``a`` of full rank)."""
     _choice("polar", "side", side, ("right", "left"))
     a = _matrix("polar", a)
     if len(shape_of(a)) != 2:
         raise ShapeError(f"polar: `a` must be a 2-D array, got shape {list(shape_of(a))}")
-    w, s, vh = svd(a, full_matrices=False)
-    s = tnp.astype(s, w.dtype)
+    w, _, vh = svd(a, full_matrices=False)
     u = tnp.matmul(w, vh)
-    if side == "right":
-        return u, tnp.matmul(_adjoint(vh) * s, vh)
-    return u, tnp.matmul(w * s, _adjoint(w))
+    # p = u^H a (= vh^H s vh) rather than from s: at degenerate singular values the SVD's
+    # broadened derivative of vh^H s vh misses the ds terms, while that of u is exact
+    p = tnp.matmul(_adjoint(u), a) if side == "right" else tnp.matmul(a, _adjoint(u))
+    return u, (p + _adjoint(p)) * 0.5
 
 
 # ------------------------------------------------------------------ matrix functions

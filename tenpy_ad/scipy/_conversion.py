@@ -24,7 +24,12 @@ def _public_name(frame) -> str | None:
         module, name = getattr(wrapped, "__module__", module) or module, wrapped.__name__
     if name.startswith(("_", "<")) or not module.startswith("scipy."):
         return None
-    return ".".join(module.split(".")[:2]) + "." + name
+    public = []
+    for part in module.split("."):          # scipy.linalg._decomp_svd -> scipy.linalg
+        if part.startswith("_"):
+            break
+        public.append(part)
+    return ".".join(public) + "." + name
 
 
 def _caller() -> str | None:

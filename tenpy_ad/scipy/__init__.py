@@ -7,7 +7,7 @@ defaults: ``svd``'s full matrices, ``cholesky``'s upper factor, ``lu``, ``sqrtm`
 On plain arrays each is SciPy's own function.  SciPy's functions themselves do not
 dispatch on tensors (they call ``np.asarray``): a tensor being differentiated that reaches
 one raises an error naming it and the tenpy_ad version to call."""
-from . import _conversion
+from . import _conversion  # noqa: F401 - the hint tenpy_ad hands the core
 from . import linalg
 from . import special
 

@@ -120,8 +120,10 @@ cdef class Tensor(ArraySurface):
         return self.data.item()
 
     def __array__(self, dtype=None, copy=None):
-        self._refuse_if_differentiated("conversion to a NumPy array (np.asarray, np.array, "
-                                       "a NumPy function without a tenpy_ad version)")
+        if self._requires_grad:
+            self._refuse_if_differentiated("conversion to a NumPy array (np.asarray, np.array, "
+                                           "a NumPy function without a tenpy_ad version"
+                                           + conversion_hint("; here ", "") + ")")
         if copy:
             return self.data.astype(dtype if dtype is not None else self.data.dtype, copy=True)
         if dtype is not None and dtype != self.data.dtype:
@@ -138,8 +140,8 @@ cdef class Tensor(ArraySurface):
             raise _errors["NotDifferentiableError"](
                 f"{what} of a tensor that requires grad would silently drop its gradient; "
                 "call .detach() (or .numpy() / .item()) to leave the computation "
-                "explicitly, or use the tenpy_ad.numpy function (tenpy_ad.scipy has "
-                "scipy.linalg.expm and scipy.special.logsumexp)")
+                "explicitly, or use the function of that name in tenpy_ad.numpy or "
+                "tenpy_ad.scipy (tp.scipy.linalg.svd for scipy.linalg.svd)")
 
     def __float__(self):
         self._refuse_if_differentiated("float()")

@@ -130,7 +130,7 @@ cdef class TracedTensor(ArraySurface):
         self._concrete("using a tensor as an index")
 
     def __array__(self, dtype=None, copy=None):
-        self._concrete("conversion to a NumPy array")
+        self._concrete("conversion to a NumPy array" + conversion_hint(" (", ")"))
 
     def __format__(self, spec):
         if spec:

@@ -9,6 +9,15 @@ cdef inline object _fn(str name):
     return _surface[name]
 
 
+cdef str conversion_hint(str before, str after):
+    """Which SciPy function converts a tensor with ``np.asarray`` and the tenpy_ad version
+    to call instead (``before + "by scipy.linalg.svd, ..." + after``), or ``""``; for the
+    error path of ``__array__`` only (it looks at the calling frames)."""
+    hint = _surface.get("array_conversion_hint")
+    found = "" if hint is None else hint()
+    return before + found + after if found else ""
+
+
 def _slices_along_first_axis(tensor, Py_ssize_t n):
     """``tensor[0], ..., tensor[n - 1]``, one at a time."""
     cdef Py_ssize_t i

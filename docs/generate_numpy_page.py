@@ -45,6 +45,12 @@ dispatch (NumPy does not look inside lists) and refuses; `np.stack`, `np.block` 
 """
 
 
+# SciPy's functions convert their arguments with np.asarray instead of dispatching
+_SCIPY_NOTE = ("SciPy's functions do not dispatch on tensors: call `tp.{namespace}.<name>` "
+               "(`{namespace}.<name>(t)` of a tensor being differentiated raises and names "
+               "it).")
+
+
 def first_sentence(text: str) -> str:
     """``text`` up to the first full stop outside parentheses and code."""
     depth, code = 0, False
@@ -117,6 +123,8 @@ def render() -> str:
     for namespace in _namespaces():
         rows = _registered_rows(namespace)
         lines += [f"## `{namespace}`: {len(rows)} names", ""]
+        if not namespace.startswith("numpy"):
+            lines += [_SCIPY_NOTE.format(namespace=namespace), ""]
         lines += _table("NumPy" if namespace.startswith("numpy") else "SciPy", rows)
     lines += ["## Ufunc methods", "", "Reductions and scans written as ufunc methods run "
               "the `tenpy_ad.numpy` function named on the right.", ""]

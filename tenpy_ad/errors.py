@@ -27,6 +27,8 @@ dtypes), so ``except ValueError`` keeps working.
                                on a non-leaf); also a ``RuntimeError``, as PyTorch raises
 * :class:`MissingRuleError`    a primitive has no JVP/VJP rule for the derivative asked for;
                                also a ``NotImplementedError``
+* :class:`UnsupportedError`    a SciPy option tenpy_ad does not support for tensors
+                               (``qr(..., pivoting=True)``); also a ``NotImplementedError``
 * :class:`GaugeError`          a complex loss depends on the arbitrary phase of singular
                                vectors/eigenvectors, so its derivative is ill-defined
   (:class:`GaugeWarning` instead when ``tp.linalg.config.gauge_check = "warn"``)
@@ -104,6 +106,12 @@ class MissingRuleError(TenpyAdError, NotImplementedError):
     """A primitive has no JVP or VJP rule for the derivative that was asked for."""
 
 
+class UnsupportedError(TenpyAdError, NotImplementedError):
+    """A combination of arguments that tenpy_ad does not support for tensors (a SciPy
+    option without a derivative, such as ``qr(..., pivoting=True)``); the message names
+    the function and the alternative."""
+
+
 class GaugeError(TenpyAdError, ValueError):
     """The derivative asked for depends on an arbitrary gauge (phase) choice."""
 
@@ -141,6 +149,7 @@ class InternalError(TenpyAdError, RuntimeError):
 ALL = {cls.__name__: cls for cls in (
     TenpyAdError, ShapeError, IndexingError, DTypeError, ArgumentError, ArgumentValueError,
     ParamError, ConcretizationError, ProgramInputError, NonFiniteError,
-    NotDifferentiableError, GraphError, TapeError, MissingRuleError, GaugeError,
+    NotDifferentiableError, GraphError, TapeError, MissingRuleError, UnsupportedError,
+    GaugeError,
     SaveFormatError, ConvergenceError,
     InternalError)}

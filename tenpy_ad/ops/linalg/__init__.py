@@ -2,7 +2,8 @@
 
 One module per primitive or family (``svd``, ``qr``, ``eigh``, ``eig``, ``solve``,
 ``inverse``, ``det`` (det, slogdet), ``cholesky``, ``pinv`` (and the rank count),
-``expm``; the partial decompositions ``partial_svd``, ``partial_eigh`` with their forward
+``expm``, ``lu`` (with its pivot matrix and tie check), the primary matrix functions
+``matrix_functions`` (sqrtm, logm, fractional_matrix_power); the partial decompositions ``partial_svd``, ``partial_eigh`` with their forward
 solvers in ``leading`` and the solve of their derivatives in ``complement_solve``), their
 shared matrix helpers (``matrix``: every helper acts on the last two axes, so each rule
 serves stacks of matrices unchanged), the safe LAPACK calls (``lapack``), the
@@ -20,6 +21,8 @@ from .eigh import eigh_p
 from .expm import expm_p
 from .gauge import gauge_check_p
 from .inverse import inv_p
+from .lu import lu_p, lu_pivot_check_p, pivot_matrix_p
+from .matrix_functions import fractional_matrix_power_p, logm_p, sqrtm_p
 from .pinv import pinv_p, rank_p
 from .qr import qr_p
 from .solve import solve_p
@@ -31,4 +34,5 @@ from . import threads as _threads       # their BLAS work and fresh results
 
 __all__ = ["config", "svd_p", "qr_p", "eigh_p", "eig_p", "solve_p", "inv_p", "det_p",
            "slogdet_p", "cholesky_p", "pinv_p", "rank_p", "expm_p", "gauge_check_p", "svds_p",
-           "eigsh_p", "complement_solve_p"]
+           "eigsh_p", "complement_solve_p", "lu_p", "lu_pivot_check_p", "pivot_matrix_p",
+           "sqrtm_p", "logm_p", "fractional_matrix_power_p"]

@@ -14,6 +14,8 @@ from .eigh import eigh_p
 from .expm import expm_p
 from .inverse import inv_p
 from .leading import _use_dense
+from .lu import lu_p
+from .matrix_functions import fractional_matrix_power_p, logm_p, sqrtm_p
 from .partial_eigh import eigsh_p
 from .partial_svd import svds_p
 from .pinv import pinv_p
@@ -47,7 +49,9 @@ _WORK = ((svd_p, matrix_work("svd")), (pinv_p, matrix_work("svd")),
          (inv_p, matrix_work("solve")), (det_p, matrix_work("solve")),
          (slogdet_p, matrix_work("solve")), (cholesky_p, matrix_work("solve")),
          (expm_p, matrix_work("solve")), (svds_p, _partial_work("svd")),
-         (eigsh_p, _partial_work("eigh")), (complement_solve_p, _block_products))
+         (eigsh_p, _partial_work("eigh")), (complement_solve_p, _block_products),
+         (lu_p, matrix_work("solve")), (sqrtm_p, matrix_work("svd")),
+         (logm_p, matrix_work("svd")), (fractional_matrix_power_p, matrix_work("svd")))
 
 for _prim, _work in _WORK:
     threaded(_prim, _work)

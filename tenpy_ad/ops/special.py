@@ -31,8 +31,8 @@ from ..param_schema import Int
 from ..primitive import bind1, bind2, describe, is_complex_value, primitive
 from ..rules import defjvp, defvjp
 from . import structural as st
-from .elementwise import (binary, div, equal, exp, is_zero, less_p, log, mul, neg, scale,
-                          select, shift, stop_gradient, sub, unary)
+from .elementwise import (add, binary, div, equal, exp, is_zero, less_p, log, mul, neg,
+                          scale, select, shift, stop_gradient, sub, unary)
 from .logic import logical_and, logical_or
 from .transcendental import expit, log1p
 
@@ -66,7 +66,8 @@ def _gaussian(x):
 erf_p = unary("erf", sc.erf, lambda x, out: scale(_gaussian(x), TWO_OVER_SQRT_PI))
 erfc_p = unary("erfc", sc.erfc, lambda x, out: scale(_gaussian(x), -TWO_OVER_SQRT_PI))
 # (erfinv)'(x) = sqrt(pi)/2 exp(erfinv(x)^2): +inf at ±1, where erfinv is ±inf
-erfinv_p = unary("erfinv", sc.erfinv, lambda x, out: scale(exp(mul(out, out)), HALF_SQRT_PI))
+erfinv_p = unary("erfinv", sc.erfinv,
+                 lambda x, out: scale(exp(mul(out, out)), HALF_SQRT_PI))
 erfcinv_p = unary("erfcinv", sc.erfcinv,
                   lambda x, out: scale(exp(mul(out, out)), -HALF_SQRT_PI))
 
@@ -150,9 +151,18 @@ def loggamma(x):
 
 # ------------------------------------------------------------------ logit, log_expit
 
-logit_p = unary("logit", sc.logit)          # 1 / (p (1 - p)): one division
-defjvp(logit_p, lambda p, t, out, x: div(t, mul(x, sub(_ones(x), x))))
-defvjp(logit_p, lambda p, ct, out, x: div(ct, mul(x, sub(_ones(x), x))))
+
+
+def _logit_slope(g, x):
+    """``g / (p (1 - p))`` as ``g/p + g/(1 - p)``: at ``p = 0`` or 1 the product form's
+    reverse rule would multiply the infinite cotangent of ``1 / (p (1 - p))`` by the
+    vanishing factor (NaN); the sum's second derivative is the infinity of its formula."""
+    return add(div(g, x), div(g, sub(_ones(x), x)))
+
+
+logit_p = unary("logit", sc.logit)
+defjvp(logit_p, lambda p, t, out, x: _logit_slope(t, x))
+defvjp(logit_p, lambda p, ct, out, x: _logit_slope(ct, x))
 # log(expit(x))' = expit(-x): smooth, and accurate in both tails
 log_expit_p = unary("log_expit", sc.log_expit, lambda x, out: expit(neg(x)))
 

@@ -71,9 +71,9 @@ gammaln = _ufunc("gammaln", sp.gammaln, "``log|gamma(x)|`` of real ``x``; its de
                  "is ``psi(x)``.")
 loggamma = _ufunc("loggamma", sp.loggamma, "The principal branch of ``log(gamma(z))`` "
                   "(real ``x > 0`` or complex); its derivative is ``psi(z)``.")
-psi = digamma = _ufunc("psi", sp.digamma, "The digamma function ``gamma'(x)/gamma(x)``; "
-                       "its derivative is ``polygamma(1, x)`` (real ``x`` only: SciPy has "
-                       "no complex ``polygamma``).")
+psi = digamma = _ufunc("psi", sp.digamma, "The digamma function ``gamma'(x)/gamma(x)`` "
+                       "(real or complex); its derivative is ``polygamma(1, x)``, of real "
+                       "``x`` only (SciPy has no complex ``polygamma``).")
 implements("scipy.special.digamma")(digamma)
 expit = _ufunc("expit", tr.expit, "The logistic sigmoid ``1 / (1 + exp(-x))`` of real "
                "``x``, stable for every ``x``.")

@@ -105,7 +105,6 @@ def _polygamma_rule(n, x):
 
 def _polygamma_values(n, x):
     x = np.asarray(x)
-    _polygamma_rule(n, x)                 # elementwise rules do not run on arrays
     return np.asarray(sc.polygamma(n, x)).astype(x.dtype, copy=False)
 
 
@@ -126,6 +125,7 @@ def polygamma(n: int, x):
     ``x``'s dtype; its derivative is ``polygamma(n + 1, x)``."""
     if n == 0:
         return digamma(x)
+    _polygamma_rule(n, x)      # bound, elementwise primitives skip their rule: every mode
     return bind1(polygamma_p, int(n), x)
 
 

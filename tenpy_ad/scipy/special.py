@@ -35,11 +35,11 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
 
 from .. import dtypes
+from .. import numpy as tnp
 from ..errors import ArgumentError, ArgumentValueError, DTypeError
-from ..numpy import subtract
-from ..numpy import exp as _exp
 from ..numpy._arrays import tensor_or_array
 from ..numpy._dispatch import implements
 from ..numpy._ufuncs import inexact, ufunc_function
@@ -48,7 +48,7 @@ from ..ops import elementwise as ew
 from ..ops import special as sp
 from ..ops import transcendental as tr
 from .._sequences import is_tensor
-from ..primitive import code_of_value, shape_of
+from ..primitive import code_of_value
 
 
 def _ufunc(name: str, strict, doc: str):
@@ -109,45 +109,55 @@ def _static_order(n) -> int:
 @implements("scipy.special.polygamma")
 def polygamma(n, x):
     """The ``n``-th derivative of ``psi`` at real ``x`` (``n`` a static integer ``>= 0``),
-    in float64 as SciPy computes it; its derivative is ``polygamma(n + 1, x)``."""
+    in float64 as SciPy computes it (``n = 0``: ``psi`` in ``x``'s dtype, then float64,
+    as SciPy); its derivative is ``polygamma(n + 1, x)``."""
     order = _static_order(n)
-    x = tensor_or_array(x, "polygamma")
+    x = inexact(tensor_or_array(x, "polygamma"))
     if dtypes.is_complex(code_of_value(x)):
         raise DTypeError("polygamma: real arguments only (SciPy's polygamma has no complex "
                          "version)")
+    if order == 0:
+        return ew.convert(sp.digamma(x), dtypes.FLOAT64)
     return sp.polygamma(order, ew.convert(x, dtypes.FLOAT64))
 
 
 # ------------------------------------------------------------------ softmax, log_softmax
 
-def _log_softmax(name: str, x, axis):
-    """``x - logsumexp(x, axis)`` in ``x``'s shape (a 0-d ``x`` stays 0-d)."""
+def _shifted(name: str, x, axis, finite: bool):
+    """``x - m``, ``m`` the largest entry over ``axis`` (of the real parts, for complex
+    ``x``) taken as a constant, as SciPy shifts (``finite``: a non-finite ``m`` is 0).  The
+    functions do not depend on the shift, so their derivatives are exact at every order
+    with ``m``'s left out."""
     x = inexact(tensor_or_array(x, name))
-    result = subtract(x, _logsumexp(x, axis=axis, keepdims=True))
-    if shape_of(result) != shape_of(x):
-        result = result.reshape(shape_of(x))
-    return result
+    largest = ew.stop_gradient(tnp.max(tnp.real(x), axis=axis, keepdims=True))
+    if finite:
+        largest = tnp.where(tnp.isfinite(largest), largest, 0.0)
+    return tnp.subtract(x, largest)
 
 
 @implements("scipy.special.softmax")
 def softmax(x, axis=None):
     """``exp(x) / sum(exp(x))`` over ``axis`` (None: all entries; an int or a tuple),
-    SciPy's ``softmax``, computed as ``exp(x - logsumexp(x))``: stable for entries of any
-    size and smooth to every order (real or complex)."""
-    return _exp(_log_softmax("softmax", x, axis))
+    SciPy's ``softmax``: ``exp(x - m) / sum(exp(x - m))`` with ``m`` the largest entry,
+    stable for entries of any size and exact to every order (real or complex)."""
+    shifted = tnp.exp(_shifted("softmax", x, axis, finite=False))
+    return tnp.divide(shifted, tnp.sum(shifted, axis=axis, keepdims=True))
 
 
 @implements("scipy.special.log_softmax")
 def log_softmax(x, axis=None):
     """``x - logsumexp(x)`` over ``axis`` (None: all entries; an int or a tuple), SciPy's
-    ``log_softmax`` (real ``x``: SciPy's complex result depends on the branch of its
-    shifted logarithm)."""
+    ``log_softmax``: ``(x - m) - log(sum(exp(x - m)))``, ``m`` the largest finite entry
+    (real ``x``: SciPy's complex result depends on the branch of its logarithm)."""
     x = tensor_or_array(x, "log_softmax")
     if dtypes.is_complex(code_of_value(x)):
         raise DTypeError("log_softmax: real arguments only (the imaginary part of SciPy's "
                          "complex log_softmax is one branch of the logarithm, not "
                          "reproduced)")
-    return _log_softmax("log_softmax", x, axis)
+    shifted = _shifted("log_softmax", x, axis, finite=True)
+    with np.errstate(divide="ignore"):              # log 0 = -inf, as SciPy's
+        total = tnp.log(tnp.sum(tnp.exp(shifted), axis=axis, keepdims=True))
+    return tnp.subtract(shifted, total)
 
 
 logsumexp = implements("scipy.special.logsumexp")(_logsumexp)

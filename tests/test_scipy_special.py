@@ -397,3 +397,14 @@ def test_xlogy_y_derivative_at_x_zero_is_zero_and_finite_at_y_zero():
     for mode in SECOND_ORDER:
         hess = derivative(mode, lambda b: S.xlogy(np.zeros(3), b).sum(), y, np.ones(3))
         np.testing.assert_array_equal(hess, np.zeros(3))
+
+
+@pytest.mark.parametrize("case", ["erf", "erfinv", "gammaln", "psi", "logit", "xlogy",
+                                  "kl_div", "softmax", "log_softmax"])
+def test_float32_gradients_stay_float32(case):
+    loss, a = DERIVATIVE_CASES[case]
+    expected = derivative("eager_backward", loss, a, None)
+    for mode in ("eager_backward", "traced_grad"):
+        got = derivative(mode, loss, a.astype(np.float32), None)
+        assert got.dtype == np.float32, mode
+        np.testing.assert_allclose(got, expected, rtol=2e-4, atol=2e-4, err_msg=mode)

@@ -151,8 +151,6 @@ def loggamma(x):
 
 # ------------------------------------------------------------------ logit, log_expit
 
-
-
 def _logit_slope(g, x):
     """``g / (p (1 - p))`` as ``g/p + g/(1 - p)``: at ``p = 0`` or 1 the product form's
     reverse rule would multiply the infinite cotangent of ``1 / (p (1 - p))`` by the

@@ -30,6 +30,9 @@ WITH_SPECIAL_POINTS = {
     "reduce_min", "reduce_nanmax", "reduce_nanmin", "order_statistic", "reduce_prod",
     "cumprod", "zero_where_nan", "argsort", "scatter_max", "scatter_min",
 }
+#: the special functions of tp.scipy.special (poles, bounds, 0 log 0)
+WITH_SPECIAL_POINTS |= {"erfinv", "erfcinv", "gamma", "gammaln", "digamma", "polygamma",
+                        "logit", "xlogy", "xlog1py", "entr", "rel_entr", "kl_div"}
 
 
 def _loss(fn):

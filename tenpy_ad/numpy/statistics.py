@@ -192,6 +192,7 @@ def nanmin(a, axis=None, out=None, keepdims=False, initial=NO_VALUE, where=NO_VA
 
 # ------------------------------------------------------------------ logsumexp
 
+@implements("scipy.special.logsumexp")       # tp.scipy.special's: SciPy's on plain arrays
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     """``log(sum(b * exp(a)))`` over ``axis``, SciPy's ``scipy.special.logsumexp``:
     stable for large and infinite entries; terms with ``b == 0`` are left out.  With

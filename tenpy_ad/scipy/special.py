@@ -1,4 +1,166 @@
-"""``tp.scipy.special``: ``logsumexp`` (the same function as ``tenpy_ad.numpy.logsumexp``)."""
-from ..numpy.statistics import logsumexp
+"""``tp.scipy.special``: SciPy's special functions with SciPy's names, signatures and
+dtypes, differentiable to any order in every mode.
 
-__all__ = ["logsumexp"]
+The ufuncs (``erf``, ``erfc``, ``erfinv``, ``erfcinv``, ``gamma``, ``gammaln``,
+``loggamma``, ``psi``/``digamma``, ``expit``, ``logit``, ``log_expit``, ``xlogy``,
+``xlog1py``, ``entr``, ``rel_entr``, ``kl_div``) are registered under their qualified
+names, so ``scipy.special.erf(t)`` on a tensor runs tenpy_ad's version (NumPy's
+``__array_ufunc__`` protocol); they take NumPy's ufunc calling convention (broadcasting,
+Python scalars, ``dtype=``) and compute in the dtype of the loop SciPy runs (float32
+stays float32; complex where SciPy has a complex loop: ``erf``, ``erfc``, ``gamma``,
+``loggamma``, ``psi``, ``xlogy``, ``xlog1py``; elsewhere a complex operand raises
+:class:`~tenpy_ad.errors.DTypeError` naming the function).  ``polygamma(n, x)`` (a static
+integer order ``n``), ``softmax``, ``log_softmax`` and ``logsumexp`` are plain functions:
+call them as ``tp.scipy.special.softmax(t)``.  Without a tensor among the arguments
+every function is SciPy's own, results and errors.
+
+The values are SciPy's (each primitive calls SciPy's function; ``expit`` is the engine's
+overflow-free logistic, within an ulp of SciPy's).  The derivatives at special points:
+
+* ``xlogy(x, y)``: ``d/dy = x / y`` is 0 wherever ``x == 0`` (``xlogy(0, y) = 0`` for
+  every ``y``); at ``x == 0 == y`` the derivatives are ``(-inf, 0)`` and the second ones
+  0.  Where ``x == 0`` and ``y != 0`` the function is smooth and so are the rules (the
+  mixed second derivative is ``1/y``).  ``xlog1py`` likewise at ``y == -1``.
+* ``entr`` at 0: ``+inf`` (then ``-inf``); below 0 (the constant ``-inf``): 0.
+* ``rel_entr``/``kl_div``: the formulas on ``x >= 0, y > 0`` (``d/dx = -inf`` at
+  ``x == 0``); at ``x == 0 == y`` 0 and 0 (``kl_div``: 0 and 1, since
+  ``kl_div(0, y) = y``); 0 where the value is ``+inf``.
+* ``erfinv`` at ``±1``, ``erfcinv`` at 0 and 2, ``logit`` at 0 and 1, ``gamma`` and
+  ``gammaln`` at their poles: the IEEE infinities of the derivatives' formulas.
+
+SciPy has no complex ``polygamma``: the derivative of complex ``digamma`` and the second
+derivative of complex ``gamma``/``loggamma`` raise ``DTypeError``.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import dtypes
+from .. import numpy as tnp
+from ..errors import ArgumentError, ArgumentValueError, DTypeError
+from ..numpy._arrays import tensor_or_array
+from ..numpy._dispatch import implements
+from ..numpy._ufuncs import inexact, ufunc_function
+from ..numpy.statistics import logsumexp
+from ..ops import elementwise as ew
+from ..ops import special as sp
+from ..ops import transcendental as tr
+from .._sequences import is_tensor
+from ..primitive import code_of_value
+
+
+def _ufunc(name: str, strict, doc: str):
+    fn = ufunc_function(f"scipy.special.{name}", strict, doc)
+    fn.__module__ = __name__
+    return fn
+
+
+erf = _ufunc("erf", sp.erf, "The error function ``2/sqrt(pi) int_0^x exp(-t**2) dt`` "
+             "(real or complex).")
+erfc = _ufunc("erfc", sp.erfc, "The complementary error function ``1 - erf(x)`` (real "
+              "or complex).")
+erfinv = _ufunc("erfinv", sp.erfinv, "The inverse of ``erf`` on ``[-1, 1]``: ``±inf`` "
+                "at ``±1``, where its derivative ``sqrt(pi)/2 exp(erfinv(x)**2)`` is "
+                "``+inf``.")
+erfcinv = _ufunc("erfcinv", sp.erfcinv, "The inverse of ``erfc`` on ``[0, 2]``.")
+gamma = _ufunc("gamma", sp.gamma, "The gamma function (real or complex); its derivative "
+               "is ``gamma(x) psi(x)``, infinite at the poles.")
+gammaln = _ufunc("gammaln", sp.gammaln, "``log|gamma(x)|`` of real ``x``; its derivative "
+                 "is ``psi(x)``.")
+loggamma = _ufunc("loggamma", sp.loggamma, "The principal branch of ``log(gamma(z))`` "
+                  "(real ``x > 0`` or complex); its derivative is ``psi(z)``.")
+psi = digamma = _ufunc("psi", sp.digamma, "The digamma function ``gamma'(x)/gamma(x)`` "
+                       "(real or complex); its derivative is ``polygamma(1, x)``, of real "
+                       "``x`` only (SciPy has no complex ``polygamma``).")
+implements("scipy.special.digamma")(digamma)
+expit = _ufunc("expit", tr.expit, "The logistic sigmoid ``1 / (1 + exp(-x))`` of real "
+               "``x``, stable for every ``x``.")
+logit = _ufunc("logit", sp.logit, "``log(p / (1 - p))`` of real ``p``, the inverse of "
+               "``expit`` (``∓inf`` at 0 and 1, where its derivative is ``+inf``).")
+log_expit = _ufunc("log_expit", sp.log_expit, "``log(expit(x))`` of real ``x``, accurate "
+                   "for every ``x``; its derivative is ``expit(-x)``.")
+xlogy = _ufunc("xlogy", sp.xlogy, "``x * log(y)``, 0 where ``x == 0`` (real or complex); "
+               "the derivative in ``y`` is 0 wherever ``x == 0``.")
+xlog1py = _ufunc("xlog1py", sp.xlog1py, "``x * log1p(y)``, 0 where ``x == 0`` (real or "
+                 "complex); the derivative in ``y`` is 0 wherever ``x == 0``.")
+entr = _ufunc("entr", sp.entr, "``-x log(x)`` for ``x > 0``, 0 at 0, ``-inf`` below "
+              "(real ``x``; the derivative at 0 is ``+inf``).")
+rel_entr = _ufunc("rel_entr", sp.rel_entr, "``x log(x/y)`` for ``x > 0, y > 0``, 0 for "
+                  "``x == 0, y >= 0``, ``+inf`` elsewhere (real operands).")
+kl_div = _ufunc("kl_div", sp.kl_div, "``x log(x/y) - x + y`` for ``x > 0, y > 0``, ``y`` "
+                "for ``x == 0, y >= 0``, ``+inf`` elsewhere (real operands).")
+
+
+# ------------------------------------------------------------------ polygamma
+
+def _static_order(n) -> int:
+    if is_tensor(n):
+        raise ArgumentError("polygamma: the order n must be a static integer, not a tensor "
+                            "(it is not differentiable)")
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise ArgumentError(f"polygamma: the order n must be an integer, got {n!r}")
+    if n < 0:
+        raise ArgumentValueError(f"polygamma: the order n must be >= 0, got {n}")
+    return int(n)
+
+
+@implements("scipy.special.polygamma")
+def polygamma(n, x):
+    """The ``n``-th derivative of ``psi`` at real ``x`` (``n`` a static integer ``>= 0``),
+    in float64 as SciPy computes it (``n = 0``: ``psi`` in ``x``'s dtype, then float64,
+    as SciPy); its derivative is ``polygamma(n + 1, x)``."""
+    order = _static_order(n)
+    x = inexact(tensor_or_array(x, "polygamma"))
+    if dtypes.is_complex(code_of_value(x)):
+        raise DTypeError("polygamma: real arguments only (SciPy's polygamma has no complex "
+                         "version)")
+    if order == 0:
+        return ew.convert(sp.digamma(x), dtypes.FLOAT64)
+    return sp.polygamma(order, ew.convert(x, dtypes.FLOAT64))
+
+
+# ------------------------------------------------------------------ softmax, log_softmax
+
+def _shifted(name: str, x, axis, finite: bool):
+    """``x - m``, ``m`` the largest entry over ``axis`` (of the real parts, for complex
+    ``x``) taken as a constant, as SciPy shifts (``finite``: a non-finite ``m`` is 0).  The
+    functions do not depend on the shift, so their derivatives are exact at every order
+    with ``m``'s left out."""
+    x = inexact(tensor_or_array(x, name))
+    largest = ew.stop_gradient(tnp.max(tnp.real(x), axis=axis, keepdims=True))
+    if finite:
+        largest = tnp.where(tnp.isfinite(largest), largest, 0.0)
+    return tnp.subtract(x, largest)
+
+
+@implements("scipy.special.softmax")
+def softmax(x, axis=None):
+    """``exp(x) / sum(exp(x))`` over ``axis`` (None: all entries; an int or a tuple),
+    SciPy's ``softmax``: ``exp(x - m) / sum(exp(x - m))`` with ``m`` the largest entry,
+    stable for entries of any size and exact to every order (real or complex)."""
+    shifted = tnp.exp(_shifted("softmax", x, axis, finite=False))
+    return tnp.divide(shifted, tnp.sum(shifted, axis=axis, keepdims=True))
+
+
+@implements("scipy.special.log_softmax")
+def log_softmax(x, axis=None):
+    """``x - logsumexp(x)`` over ``axis`` (None: all entries; an int or a tuple), SciPy's
+    ``log_softmax``: ``(x - m) - log(sum(exp(x - m)))``, ``m`` the largest finite entry
+    (real ``x``: SciPy's complex result depends on the branch of its logarithm)."""
+    x = tensor_or_array(x, "log_softmax")
+    if dtypes.is_complex(code_of_value(x)):
+        raise DTypeError("log_softmax: real arguments only (the imaginary part of SciPy's "
+                         "complex log_softmax is one branch of the logarithm, not "
+                         "reproduced)")
+    shifted = _shifted("log_softmax", x, axis, finite=True)
+    with np.errstate(divide="ignore"):              # log 0 = -inf, as SciPy's
+        total = tnp.log(tnp.sum(tnp.exp(shifted), axis=axis, keepdims=True))
+    return tnp.subtract(shifted, total)
+
+
+__all__ = ["erf", "erfc", "erfinv", "erfcinv", "gamma", "gammaln", "loggamma", "psi",
+           "digamma", "polygamma", "expit", "logit", "log_expit", "xlogy", "xlog1py",
+           "entr", "rel_entr", "kl_div", "softmax", "log_softmax", "logsumexp"]
+

@@ -1,0 +1,98 @@
+"""The special functions of ``tp.scipy.special`` (primitives of ``tenpy_ad/ops/special.py``).
+
+Domains the table does not name are made inside ``fn`` (``erfinv(0.2 x)`` for ``|x| < 1``);
+the functions SciPy has complex loops for run in complex128 too, except where the second
+derivative needs ``polygamma`` of a complex argument, which SciPy lacks
+(tests/test_scipy_special.py checks their first order and the error).  The special points
+are the derivatives chosen or infinite at poles, bounds and ``0 log 0``.
+"""
+import math
+
+import tenpy_ad as tp
+
+from .table import INF, REAL, Spec, SpecialPoint, flat
+
+S = tp.scipy.special
+TWO = ((3, 4), (3, 4))
+LN2 = math.log(2.0)
+
+SPECS = [
+    Spec("erf", S.erf, ((5,),)),
+    Spec("erfc", S.erfc, ((5,),)),
+    Spec("erfinv", lambda x: S.erfinv(0.2 * x), ((5,),), dtypes=REAL, special=(
+        SpecialPoint((1.0,), (INF,), ((INF,),), "erfinv at 1: sqrt(pi)/2 exp(erfinv^2) "
+                     "and 2 erfinv erfinv'^2 are +inf", fn=S.erfinv),
+        SpecialPoint((-1.0,), (INF,), ((-INF,),), "at -1: +inf, -inf", fn=S.erfinv),
+    )),
+    Spec("erfcinv", lambda x: S.erfcinv(1.0 + 0.2 * x), ((5,),), dtypes=REAL, special=(
+        SpecialPoint((0.0,), (-INF,), ((INF,),), "erfcinv at 0 (= erfinv at 1): -inf, +inf",
+                     fn=S.erfcinv),
+        SpecialPoint((2.0,), (-INF,), ((-INF,),), "at 2: -inf, -inf", fn=S.erfcinv),
+    )),
+    Spec("gamma", S.gamma, ((5,),), domain="positive", dtypes=REAL, special=(
+        SpecialPoint((0.0,), (-INF,), ((INF,),), "the pole at +0: gamma ~ 1/x, "
+                     "gamma psi = -inf, gamma (psi^2 + psi') = +inf", fn=S.gamma),
+        SpecialPoint((-0.0,), (-INF,), ((-INF,),), "at -0: gamma ~ 1/x from below: -inf, "
+                     "-inf", fn=S.gamma),
+    )),
+    Spec("gamma_negative", lambda x: S.gamma(-2.5 + 0.1 * x), ((4,),), dtypes=REAL),
+    Spec("gammaln", S.gammaln, ((5,),), domain="positive", dtypes=REAL, special=(
+        SpecialPoint((0.0,), (-INF,), ((INF,),), "the pole at 0: psi(0) = -inf, "
+                     "polygamma(1, 0) = +inf", fn=S.gammaln),
+    )),
+    Spec("gammaln_negative", lambda x: S.gammaln(-1.5 + 0.1 * x), ((4,),), dtypes=REAL),
+    Spec("loggamma", S.loggamma, ((5,),), domain="positive", dtypes=REAL),
+    Spec("digamma", S.psi, ((5,),), domain="positive", dtypes=REAL, special=(
+        SpecialPoint((0.0,), (INF,), ((-INF,),), "psi at 0: polygamma(1, 0) = +inf, "
+                     "polygamma(2, 0) = -inf", fn=S.psi),
+    )),
+    Spec("polygamma", lambda x: S.polygamma(2, x + 0.3), ((4,),), domain="positive",
+         dtypes=REAL, special=(
+             SpecialPoint((0.0,), (-INF,), ((INF,),), "the pole at 0: polygamma(2, 0) = "
+                          "-inf, polygamma(3, 0) = +inf", fn=lambda x: S.polygamma(1, x)),
+         )),
+    Spec("polygamma_negative", lambda x: S.polygamma(3, -0.5 + 0.1 * x), ((4,),),
+         dtypes=REAL),
+    Spec("logit", lambda x: S.logit(0.5 + 0.1 * x), ((5,),), dtypes=REAL, special=(
+        SpecialPoint((0.0,), (INF,), ((-INF,),), "logit at 0: 1/p + 1/(1-p) = +inf, "
+                     "-1/p^2 + 1/(1-p)^2 = -inf", fn=S.logit),
+        SpecialPoint((1.0,), (INF,), ((INF,),), "at 1: +inf, +inf", fn=S.logit),
+    )),
+    Spec("log_expit", S.log_expit, ((5,),), dtypes=REAL),
+    Spec("xlogy", S.xlogy, TWO, domain="positive", special=(
+        SpecialPoint((0.0, 2.0), (LN2, 0.0), ((0.0, 0.5), (0.5, 0.0)),
+                     "x == 0, y > 0: smooth (x log y); d/dy = 0, mixed second derivative "
+                     "1/y"),
+        SpecialPoint((0.0, 0.0), (-INF, 0.0), flat(2),
+                     "0 log 0 = 0: d/dy = 0 (xlogy(0, y) = 0 for every y), d/dx = log 0; "
+                     "both with derivatives 0"),
+        SpecialPoint((1.0, 0.0), (-INF, INF), ((0.0, INF), (INF, -INF)),
+                     "y == 0, x != 0: the infinities of log y, x/y, 1/y, -x/y^2"),
+    )),
+    Spec("xlog1py", S.xlog1py, TWO, domain="positive", special=(
+        SpecialPoint((0.0, 1.0), (LN2, 0.0), ((0.0, 0.5), (0.5, 0.0)),
+                     "x == 0: smooth; d/dy = 0, mixed second derivative 1/(1 + y)"),
+        SpecialPoint((0.0, -1.0), (-INF, 0.0), flat(2),
+                     "x == 0, y == -1: d/dy = 0, d/dx = log1p(-1) = -inf"),
+    )),
+    Spec("entr", S.entr, ((5,),), domain="positive", dtypes=REAL, special=(
+        SpecialPoint((0.0,), (INF,), ((-INF,),), "entr at 0: -(log x + 1) = +inf, -1/x"),
+        SpecialPoint((-1.0,), (0.0,), flat(1), "below 0 entr is the constant -inf: 0"),
+    )),
+    Spec("rel_entr", S.rel_entr, TWO, domain="positive", dtypes=REAL, special=(
+        SpecialPoint((0.0, 2.0), (-INF, 0.0), ((INF, -0.5), (-0.5, 0.0)),
+                     "x == 0, y > 0: log(x/y) + 1 = -inf, -x/y = 0; 1/x = +inf, -1/y"),
+        SpecialPoint((0.0, 0.0), (0.0, 0.0), flat(2), "x == 0 == y (0 nearby along x == 0, "
+                     "+inf along y == 0): taken as 0"),
+        SpecialPoint((1.0, 0.0), (0.0, 0.0), flat(2), "y == 0 < x: the value +inf, "
+                     "derivatives 0"),
+    )),
+    Spec("kl_div", S.kl_div, TWO, domain="positive", dtypes=REAL, special=(
+        SpecialPoint((0.0, 2.0), (-INF, 1.0), ((INF, -0.5), (-0.5, 0.0)),
+                     "x == 0, y > 0: log(x/y) = -inf, 1 - x/y = 1; 1/x = +inf, -1/y"),
+        SpecialPoint((0.0, 0.0), (0.0, 1.0), flat(2),
+                     "x == 0 == y: d/dy = 1 (kl_div(0, y) = y for y >= 0), d/dx 0"),
+        SpecialPoint((-1.0, 1.0), (0.0, 0.0), flat(2), "x < 0: the value +inf, "
+                     "derivatives 0"),
+    )),
+]

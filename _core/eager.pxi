@@ -144,7 +144,9 @@ cdef class Tensor(ArraySurface):
                 "tenpy_ad.scipy (tp.scipy.linalg.svd for scipy.linalg.svd)")
 
     def __float__(self):
-        self._refuse_if_differentiated("float()")
+        self._refuse_if_differentiated(
+            "float() (which also writing it into a NumPy array, array[i] = t, calls; write "
+            "into a tensor instead: z = tnp.zeros(shape); z[i] = t)")
         return float(self.data)
 
     def __complex__(self):
@@ -183,6 +185,37 @@ cdef class Tensor(ArraySurface):
 
     def __reduce__(self):
         return (Tensor, (self.data, self._requires_grad))
+
+
+def rebind(Tensor target, Tensor source, bint keep_leaf=False) -> None:
+    """Make ``target`` hold ``source``'s value and tape place (an in-place write: the
+    handle takes the functional update's result; saved arrays are never written).
+    ``keep_leaf``: only the value changes (a write into a leaf under ``no_grad``)."""
+    target.data = source.data
+    if keep_leaf:
+        return
+    target._node = source._node
+    target._slot = source._slot
+    target._requires_grad = source._requires_grad
+
+
+cpdef object fresh_handle(object x):
+    """``x`` itself, or for an eager tensor a new handle of its value and tape place: what
+    an identity shortcut (``x * 1``, ``x.astype(x.dtype)``) returns, so that a later
+    in-place write into the result leaves ``x`` alone, as NumPy's new array would.  A leaf
+    that requires grad stays itself (its ``.grad`` must reach it; writes into it raise)."""
+    cdef Tensor t, copy
+    if type(x) is not Tensor:
+        return x
+    t = <Tensor>x
+    if t._node is None and t._requires_grad:
+        return x
+    copy = Tensor.__new__(Tensor)
+    copy.data = t.data
+    copy._node = t._node
+    copy._slot = t._slot
+    copy._requires_grad = t._requires_grad
+    return copy
 
 
 cdef inline Tensor _wrap(object array, TapeNode node, int slot):

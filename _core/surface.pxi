@@ -162,9 +162,46 @@ cdef class ArraySurface:
         return _fn("getitem")(self, index)
 
     def __setitem__(self, index, value):
-        raise _errors["ArgumentError"](
-            "tensors are immutable: write x = x.at[index].set(value) (or .add(value)), "
-            "which is differentiable, instead of x[index] = value")
+        _fn("setitem")(self, index, value)       # numpy/inplace.py: eager writes rebind
+
+    # augmented assignment: eager tensors are written in place (numpy/inplace.py);
+    # traced ones return a new node, which Python binds to the name
+    def __iadd__(self, other):
+        return _fn("inplace_op")("add", self, other)
+
+    def __isub__(self, other):
+        return _fn("inplace_op")("subtract", self, other)
+
+    def __imul__(self, other):
+        return _fn("inplace_op")("multiply", self, other)
+
+    def __itruediv__(self, other):
+        return _fn("inplace_op")("divide", self, other)
+
+    def __ifloordiv__(self, other):
+        return _fn("inplace_op")("floor_divide", self, other)
+
+    def __imod__(self, other):
+        return _fn("inplace_op")("remainder", self, other)
+
+    def __ipow__(self, other):
+        return _fn("inplace_op")("power", self, other)
+
+    def __imatmul__(self, other):
+        return _fn("inplace_op")("matmul", self, other)
+
+    def __iand__(self, other):
+        return _fn("inplace_op")("bitwise_and", self, other)
+
+    def __ior__(self, other):
+        return _fn("inplace_op")("bitwise_or", self, other)
+
+    def __ixor__(self, other):
+        return _fn("inplace_op")("bitwise_xor", self, other)
+
+    def fill(self, value):
+        """Set every entry to ``value`` (in place, as ``ndarray.fill``)."""
+        _fn("fill")(self, value)
 
     def __len__(self):
         shape = self.shape
@@ -288,7 +325,7 @@ cdef class ArraySurface:
         return _fn("ravel")(self, *args, **kwargs)
 
     def flatten(self, *args, **kwargs):
-        return _fn("ravel")(self, *args, **kwargs)
+        return _fn("copy")(_fn("ravel")(self, *args, **kwargs))     # a copy, never a view
 
     def squeeze(self, *args, **kwargs):
         return _fn("squeeze")(self, *args, **kwargs)
@@ -326,5 +363,6 @@ cdef class ArraySurface:
         return _fn("astype")(self, dtype)
 
     def copy(self):
-        """The same value (tensors are immutable, so no copy is needed)."""
-        return self
+        """A copy: a new tensor of the same value, which later writes to either leave
+        the other alone."""
+        return _fn("copy")(self)

@@ -121,6 +121,8 @@ cdef class Tensor(ArraySurface):  # an eager tensor (eager.pxi)
     cdef bint _requires_grad
     cdef object _node                 # TapeNode that produced it (None for leaves)
     cdef int _slot                    # which output of ``_node``
+    cdef public object _view          # a view's link to its base (numpy/inplace.py) or None
+    cdef public object _views         # a base's weak references to its live views, or None
     cdef object __weakref__
 
 cdef class BlockCotangent:        # a cotangent zero outside one block (cotangents.pxi)

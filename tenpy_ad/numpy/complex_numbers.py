@@ -15,6 +15,7 @@ from ..primitive import is_complex_value
 from ._arrays import tensor_or_array
 from ._dispatch import implements
 from ._ufuncs import inexact, ufunc_function
+from ._views import register
 
 conjugate = conj = ufunc_function("numpy.conjugate", ew.conj,
                                   "The complex conjugate (real tensors: themselves).")
@@ -22,14 +23,33 @@ conjugate = conj = ufunc_function("numpy.conjugate", ew.conj,
 
 @implements("numpy.real")
 def real(val):
-    """The real part (real tensors: themselves)."""
-    return ew.real(tensor_or_array(val))
+    """The real part (real tensors: themselves); of a complex tensor, a view."""
+    val = tensor_or_array(val)
+    return register(ew.real(val), val, "real", ew.real, _with_real)
 
 
 @implements("numpy.imag")
 def imag(val):
-    """The imaginary part (real tensors: zeros of their dtype)."""
-    return ew.imag(tensor_or_array(val))
+    """The imaginary part (real tensors: zeros of their dtype, read-only as NumPy's);
+    of a complex tensor, a view."""
+    val = tensor_or_array(val)
+    readonly = None if is_complex_value(val) else "imag of a real array"
+    return register(ew.imag(val), val, "imag", ew.imag, _with_imag, readonly)
+
+
+def _with_real(z, re):
+    """``z`` with its real part replaced by ``re`` (a write into ``z.real``)."""
+    return tr_add(re, ew.imag(z) * 1j)
+
+
+def _with_imag(z, im):
+    """``z`` with its imaginary part replaced by ``im`` (a write into ``z.imag``)."""
+    return tr_add(ew.real(z), im * 1j)
+
+
+def tr_add(a, b):
+    from .arithmetic import add
+    return add(a, b)
 
 
 @implements("numpy.angle")

@@ -15,6 +15,7 @@ from ..ops.indexing import concrete_value
 from ._arrays import tensor_or_array
 from ._dispatch import implements
 from ._operands import int_tuple, is_tensor, normalize_axes, normalize_axis
+from ._views import selected
 from .shaping import axis_list, ravel
 
 
@@ -26,8 +27,9 @@ def flip(m, axis=None):
     m = tensor_or_array(m, "flip")
     shape = shape_of(m)
     axes = normalize_axes("flip", axis, len(shape))
-    return st.slice_axes(m, tuple((d - 1, -1, -1) if i in axes and d > 1 else (0, d, 1)
-                                  for i, d in enumerate(shape)))
+    spec = tuple((d - 1, -1, -1) if i in axes and d > 1 else (0, d, 1)
+                 for i, d in enumerate(shape))
+    return selected(st.slice_axes(m, spec), m, "flip", lambda p: st.slice_axes(p, spec))
 
 
 @implements("numpy.fliplr")
@@ -65,6 +67,11 @@ def rot90(m, k=1, axes=(0, 1)):
     k = int(k) % 4
     if k == 0:
         return m
+    return selected(_quarter_turns(m, k, first, second, ndim), m, "rot90",
+                    lambda p: rot90(p, k, axes))
+
+
+def _quarter_turns(m, k: int, first: int, second: int, ndim: int):
     if k == 2:
         return flip(m, (first, second))
     perm = list(range(ndim))

@@ -1,0 +1,284 @@
+"""In-place writes with NumPy's semantics: ``t[idx] = v``, ``t += v`` (and the other
+augmented assignments, whole or indexed), ``out=``, ``np.copyto``, ``t.fill``, ``np.put``,
+``np.place``.
+
+An eager :class:`~tenpy_ad.Tensor` is a handle.  A write computes the functional update
+(``t.at[idx].set(v)``, ``t + v``, ...) and *rebinds* the handle to the result: its value,
+tape entry and slot.  Tape entries keep the arrays they saved (no array is ever written),
+so gradients with respect to the written values and the kept ones stay right, at every
+order.  A view (numpy/_views.py) writes into its base, after which every live view of the
+base is recomputed, as NumPy's views see each other's writes.
+
+Traced tensors are interned graph nodes (equal expressions are one object) and cannot be
+rebound: ``a += v`` returns a new node (Python rebinds the name), every other write raises.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _core
+from ..errors import (ArgumentValueError, DTypeError, NotDifferentiableError, ShapeError,
+                      TapeError, UnsupportedError)
+from ..primitive import Tensor, TracedTensor, describe, shape_of
+from . import _views
+from ._arrays import tensor_or_array
+from ._dispatch import implements
+
+_AT_HINT = "write x = x.at[index].set(value) (or .add(value)), which returns the new tensor"
+
+
+# ------------------------------------------------------------------ checks
+
+def _refuse_traced(what: str):
+    raise UnsupportedError(
+        f"{what} on a traced tensor: traced tensors are immutable graph nodes (equal "
+        f"expressions are one object), so they cannot be written in place; {_AT_HINT}")
+
+
+def _check_writable(target, link) -> None:
+    """Read-only views and grad-requiring leaves (PyTorch's rule) refuse writes."""
+    if link is not None and link.readonly:
+        raise ArgumentValueError(
+            f"assignment destination is read-only: this tensor is a view made by "
+            f"{link.readonly} (as in NumPy); write into a copy: x = x.copy()")
+    base = target if link is None else link.base
+    if base.is_leaf and base.requires_grad and _core.is_grad_enabled():
+        what = "a view of a leaf tensor" if link is not None else "a leaf tensor"
+        raise TapeError(
+            f"{what} that requires grad is used in an in-place operation (its gradient "
+            "would be lost); write into a copy: x = x.copy(), or write under "
+            "tp.no_grad()")
+
+
+# ------------------------------------------------------------------ the write
+
+def assign(target, value, what: str) -> None:
+    """``target`` takes ``value`` (a tensor or array of its shape and dtype), through its
+    base if it is a view; the views of that base are recomputed."""
+    if type(target) is not Tensor:
+        _refuse_traced(what)
+    link = target._view
+    _check_writable(target, link)
+    with _views.suspended():
+        if link is None:
+            _rebind_base(target, value)
+        else:
+            _rebind_base(link.base, _through_chain(link.base, link.steps, value))
+
+
+def _through_chain(base, steps: tuple, value):
+    """The base whose view along ``steps`` is ``value`` and which keeps its other
+    entries: each step's parent with its view replaced, from the view back to the base."""
+    parents = [base]
+    for step in steps[:-1]:
+        parents.append(step.forward(parents[-1]))
+    for step, parent in zip(reversed(steps), reversed(parents)):
+        if step.update is None:
+            value = _views.update_by_positions(step.forward, parent, value)
+        else:
+            value = step.update(parent, value)
+    return value
+
+
+def _rebind_base(base, value) -> None:
+    if type(value) is not Tensor:
+        value = Tensor(np.asarray(value))
+    views = _views.live_views(base)
+    _core.rebind(base, value, base.is_leaf and base.requires_grad)
+    for view in views:
+        _core.rebind(view, _as_tensor(_views.recompute(base, view._view.steps)))
+
+
+def _as_tensor(value):
+    return value if type(value) is Tensor else Tensor(np.asarray(value))
+
+
+def _fitted(target, value, what: str, casting: str = "same_kind"):
+    """``value`` in ``target``'s shape and dtype, as NumPy casts and broadcasts a result
+    written into an existing array."""
+    from .shaping import broadcast_to
+    from .arithmetic import astype
+    shape, value_shape = tuple(target.shape), tuple(shape_of(value))
+    if value_shape != shape:
+        try:
+            ok = np.broadcast_shapes(value_shape, shape) == shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ShapeError(f"{what}: non-broadcastable output operand with shape "
+                             f"{shape} doesn't match the broadcast shape {value_shape}")
+        value = broadcast_to(value, shape)
+    if value.dtype != target.dtype:
+        if not np.can_cast(value.dtype, target.dtype, casting):
+            raise DTypeError(f"{what}: cannot cast the result from {value.dtype} to the "
+                             f"target's dtype {target.dtype} with casting rule '{casting}'")
+        if value.dtype.kind == "c" and target.dtype.kind != "c":
+            raise DTypeError(f"{what}: complex values into the real tensor "
+                             f"{describe(target)} would drop the imaginary part")
+        value = astype(value, target.dtype)
+    return value
+
+
+# ------------------------------------------------------------------ the surface's forms
+
+def setitem(target, index, value) -> None:
+    """``target[index] = value`` (NumPy's basic, integer-array and boolean indices,
+    ``value`` broadcast; repeated indices keep the last value)."""
+    if type(target) is not Tensor:
+        _refuse_traced(f"x[{_index_text(index)}] = value (also what x[i] += v calls)")
+    if type(value) is Tensor and value._view is not None and _unchanged_view(target, index,
+                                                                               value):
+        return                         # a[i] += v: the view already wrote into a
+    from .indexing import index_update
+    assign(target, index_update(target)[index].set(value), "x[index] = value")
+
+
+def _unchanged_view(target, index, value) -> bool:
+    """Whether ``value`` is ``target[index]`` itself, a live basic view (``a[i] += v``:
+    Python writes ``a[i]`` back after the view's own write reached ``a``)."""
+    from .indexing import index_key
+    link, own = value._view, target._view
+    base, prefix = (target, ()) if own is None else (own.base, own.steps)
+    if link.base is not base or link.steps[:-1] != prefix:
+        return False                   # (steps compare by identity: the same chain)
+    key = link.steps[-1].key
+    return key is not None and key == index_key(index if type(index) is tuple else (index,))
+
+
+def _index_text(index) -> str:
+    return "..." if index is Ellipsis else "idx"
+
+
+_SYMBOLS = {"add": "+=", "subtract": "-=", "multiply": "*=", "divide": "/=",
+            "floor_divide": "//=", "remainder": "%=", "power": "**=", "matmul": "@=",
+            "bitwise_and": "&=", "bitwise_or": "|=", "bitwise_xor": "^="}
+
+
+def inplace_op(name: str, target, other):
+    """``target <op>= other``: eager tensors are written in place (and returned); a traced
+    one gives a new node of its dtype and shape."""
+    from . import arithmetic, logic, products   # noqa: F401 - the families of these names
+    import tenpy_ad.numpy as tnp
+    what = f"x {_SYMBOLS[name]} value"
+    result = _fitted(target, getattr(tnp, name)(target, other), what)
+    if type(target) is not Tensor:
+        return result                   # traced: Python binds the name to the new node
+    assign(target, result, what)
+    return target
+
+
+def fill(target, value) -> None:
+    """``target.fill(value)``: every entry set to the scalar ``value``."""
+    from .creation import full_like
+    if type(target) is not Tensor:
+        _refuse_traced("x.fill(value)")
+    value = tensor_or_array(value, "fill")
+    if shape_of(value) != ():
+        raise ShapeError(f"fill: the value must be a scalar, got {describe(value)}")
+    assign(target, _fitted(target, value, "fill", "unsafe") if type(value) is Tensor
+           else full_like(target.data, value), "x.fill(value)")
+
+
+def copy_tensor(x):
+    """A new handle of ``x``'s value: writes to either leave the other alone.  A leaf that
+    requires grad is copied through the tape (the copy is not a leaf)."""
+    if type(x) is not Tensor:
+        return x                       # arrays were copied by tensor_or_array; traced: immutable
+    if x.is_leaf and x.requires_grad and _core.is_grad_enabled():
+        from ..ops import elementwise as ew
+        return _core.eager_apply(ew.mul_p, None, (x, np.ones((), x.dtype)))  # exact, taped
+    copy = Tensor(x.data)
+    _core.rebind(copy, x)
+    return copy
+
+
+# ------------------------------------------------------------------ out=, copyto, put
+
+def write_out(out, result, what: str, operands=()):
+    """``result`` written into ``out`` (a tensor, an ndarray, or a tuple of them, one per
+    result); returns ``out`` as NumPy does."""
+    outs = out if type(out) is tuple else (out,)
+    results = result if type(result) is tuple else (result,)
+    if len(outs) != len(results):
+        raise ArgumentValueError(f"{what}: out= needs {len(results)} arrays, got {len(outs)}")
+    for target, value in zip(outs, results):
+        if target is None:
+            continue
+        if type(target) is Tensor:
+            assign(target, _fitted(target, value, what), what)
+        elif isinstance(target, np.ndarray):
+            _write_array(target, value, what)
+        else:
+            _refuse_traced(f"{what}(..., out=...)")
+    return out if type(out) is not tuple or len(out) != 1 else out[0]
+
+
+def _write_array(target: np.ndarray, value, what: str) -> None:
+    """A result written into an ndarray: a tensor that requires grad would lose its
+    gradient, so it is refused with the way to write it."""
+    if type(value) is Tensor and value.requires_grad:
+        raise NotDifferentiableError(array_target_message(what))
+    if type(value) is TracedTensor:
+        raise NotDifferentiableError(array_target_message(what))
+    np.copyto(target, value.data if type(value) is Tensor else value, casting="same_kind")
+
+
+def array_target_message(what: str) -> str:
+    """Why a tensor that requires grad cannot be written into an ndarray, and how to."""
+    return (f"{what}: writing a tensor that requires grad into a NumPy array would drop "
+            "its gradient; make the target a tensor and write into it (z = tnp.zeros(shape) "
+            "or z = np.zeros_like(t, shape=...); z[i] = t), or build the result "
+            "functionally (tnp.stack, z.at[i].set(t))")
+
+
+@implements("numpy.copyto")
+def copyto(dst, src, casting="same_kind", where=True):
+    """Copy ``src`` into the tensor ``dst`` (broadcast, cast with ``casting``; only where
+    ``where`` is true)."""
+    if type(dst) is not Tensor:
+        if isinstance(dst, np.ndarray):
+            _write_array(dst, tensor_or_array(src, "copyto"), "np.copyto")
+            return None
+        _refuse_traced("np.copyto(dst, ...)")
+    value = _fitted(dst, tensor_or_array(src, "copyto"), "np.copyto", casting)
+    if where is not True:
+        from .logic import where as select
+        value = select(where, value, dst)
+    assign(dst, value, "np.copyto")
+    return None
+
+
+@implements("numpy.put")
+def put(a, ind, v, mode="raise"):
+    """``a.flat[ind] = v`` (``v`` repeated to the length of ``ind``)."""
+    if mode != "raise":
+        raise ArgumentValueError(f"put: only mode='raise' is supported on tensors, got "
+                                 f"{mode!r}")
+    _put_flat(a, np.asarray(ind, dtype=np.int64).reshape(-1), v, "np.put")
+
+
+@implements("numpy.place")
+def place(arr, mask, vals):
+    """``arr[mask] = vals``, ``vals`` repeated to the number of true entries."""
+    mask = np.asarray(mask.data if type(mask) is Tensor else mask, dtype=bool)
+    _put_flat(arr, np.flatnonzero(mask), vals, "np.place")
+
+
+def _put_flat(a, positions: np.ndarray, values, what: str) -> None:
+    from .indexing import index_update, take
+    from .shaping import reshape
+    if type(a) is not Tensor:
+        _refuse_traced(f"{what}(a, ...)")
+    values = reshape(tensor_or_array(values, what), (-1,))
+    n = int(values.shape[0])
+    if n != len(positions):
+        if n == 0:
+            if len(positions):
+                raise ArgumentValueError(f"{what}: cannot write from an empty array")
+            return
+        values = take(values, np.arange(len(positions)) % n)
+    flat = index_update(reshape(a, (-1,)))[positions].set(values)
+    assign(a, reshape(flat, tuple(a.shape)), what)
+
+
+__all__ = ["copyto", "put", "place"]

@@ -146,7 +146,7 @@ cdef class Tensor(ArraySurface):
     def __float__(self):
         self._refuse_if_differentiated(
             "float() (which also writing it into a NumPy array, array[i] = t, calls; write "
-            "into a tensor instead: z = tnp.zeros(shape); z[i] = t)")
+            "into a tensor instead: z = tp.tensor(np.zeros(shape)); z[i] = t)")
         return float(self.data)
 
     def __complex__(self):

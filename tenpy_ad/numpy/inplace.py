@@ -226,8 +226,8 @@ def _write_array(target: np.ndarray, value, what: str) -> None:
 def array_target_message(what: str) -> str:
     """Why a tensor that requires grad cannot be written into an ndarray, and how to."""
     return (f"{what}: writing a tensor that requires grad into a NumPy array would drop "
-            "its gradient; make the target a tensor and write into it (z = tnp.zeros(shape) "
-            "or z = np.zeros_like(t, shape=...); z[i] = t), or build the result "
+            "its gradient; make the target a tensor and write into it (z = np.zeros_like(t, "
+            "shape=...) or z = tp.tensor(np.zeros(shape)); z[i] = t), or build the result "
             "functionally (tnp.stack, z.at[i].set(t))")
 
 

@@ -118,7 +118,8 @@ def array_function(func, types, args, kwargs):
         _refuse(numpy_name(func), " (it has no tenpy_ad implementation)")
     if kwargs.get("out") is not None:            # np.clip(x, 0, 1, out=t), np.sum(..., out=t)
         out = kwargs.pop("out")
-        return _written(out, implementation(*args, **kwargs), numpy_name(func))
+        return _written(out, implementation(*args, **kwargs),
+                        f"{numpy_name(func)}(..., out=...)")
     return implementation(*args, **kwargs)
 
 
@@ -134,7 +135,7 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     if out is not None:                          # np.add(a, b, out=t), arr += t, t += arr
         kwargs = {k: v for k, v in kwargs.items() if k != "out"}
         return _written(out, array_ufunc(ufunc, method, inputs, kwargs),
-                        f"np.{ufunc.__name__}")
+                        f"np.{ufunc.__name__}(..., out=...)")
     if method == "__call__":
         implementation = _BY_FUNCTION.get(ufunc)
         if implementation is None:

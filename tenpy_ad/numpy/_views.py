@@ -18,7 +18,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..primitive import Tensor
+from ..primitive import is_eager
 
 
 class Step:
@@ -50,7 +50,7 @@ def register(result, parent, name: str, forward: Callable, update: Callable | No
              readonly: str | None = None, key=None):
     """Record ``result`` (an eager tensor just computed from ``parent`` by ``forward``) as
     a view of ``parent``'s base; returns ``result``."""
-    if (type(result) is not Tensor or type(parent) is not Tensor or result is parent
+    if (not is_eager(result) or not is_eager(parent) or result is parent
             or _suspended[0] or result._view is not None):   # (a nested call registered it)
         return result
     link = parent._view
@@ -116,7 +116,7 @@ class suspended:
 def reshaped(result, parent, name: str):
     """A reshape (``reshape``, ``ravel``, ``squeeze``, ``expand_dims``, ``atleast_*d``):
     a view when NumPy's reshape of the same array needs no copy (the data share memory)."""
-    if type(result) is not Tensor or type(parent) is not Tensor:
+    if not is_eager(result) or not is_eager(parent):
         return result
     if not np.may_share_memory(result.data, parent.data):
         return result                     # NumPy copies here too: no view
@@ -128,7 +128,7 @@ def reshaped(result, parent, name: str):
 
 def transposed(result, parent, name: str, perm: tuple):
     """A permutation of axes (``transpose``, ``.T``, ``swapaxes``, ``moveaxis``, ...)."""
-    if type(result) is not Tensor or type(parent) is not Tensor:
+    if not is_eager(result) or not is_eager(parent):
         return result
     from ..ops import structural as st
     inverse = tuple(int(i) for i in np.argsort(perm))
@@ -139,7 +139,7 @@ def transposed(result, parent, name: str, perm: tuple):
 def selected(result, parent, name: str, forward: Callable, readonly: bool = False):
     """A view that selects entries (``flip``, ``rot90``, a ``split`` piece; read-only:
     ``diagonal``, ``broadcast_to``): written back by positions."""
-    if type(result) is not Tensor or type(parent) is not Tensor:
+    if not is_eager(result) or not is_eager(parent):
         return result
     update = None if readonly else (lambda p, c: update_by_positions(forward, p, c))
     return register(result, parent, name, forward, update, name if readonly else None)

@@ -20,7 +20,7 @@ from ..errors import (ArgumentError, ArgumentValueError, ConcretizationError, DT
                       IndexingError, ShapeError)
 from ..ops import indexing as ix
 from ..ops import structural as st
-from ..primitive import Tensor, code_of_value, describe, shape_of
+from ..primitive import code_of_value, describe, is_eager, shape_of
 from ._arrays import tensor_or_array
 from ._dispatch import implements
 from ._views import register
@@ -179,7 +179,7 @@ def getitem(x, index):
 
 def _basic_view(result, x, items: tuple):
     """Basic indexing gives a view (of an eager tensor: registered for writes)."""
-    if type(x) is not Tensor:
+    if not is_eager(x):
         return result
     return register(result, x, "indexing", lambda p: _basic(p, items),
                     lambda p, c: _update(ix.scatter_set_p, p, items, c), key=index_key(items))

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _core
 from ..errors import (ArgumentValueError, DTypeError, NotDifferentiableError, ShapeError,
                       TapeError, UnsupportedError)
-from ..primitive import Tensor, TracedTensor, describe, shape_of
+from ..primitive import (Tensor, bind, describe, is_eager, is_grad_enabled,
+                         is_traced, needs_grad, rebind, shape_of)
 from . import _views
 from ._arrays import tensor_or_array
 from ._dispatch import implements
@@ -42,7 +42,7 @@ def _check_writable(target, link) -> None:
             f"assignment destination is read-only: this tensor is a view made by "
             f"{link.readonly} (as in NumPy); write into a copy: x = x.copy()")
     base = target if link is None else link.base
-    if base.is_leaf and base.requires_grad and _core.is_grad_enabled():
+    if base.is_leaf and base.requires_grad and is_grad_enabled():
         what = "a view of a leaf tensor" if link is not None else "a leaf tensor"
         raise TapeError(
             f"{what} that requires grad is used in an in-place operation (its gradient "
@@ -55,7 +55,7 @@ def _check_writable(target, link) -> None:
 def assign(target, value, what: str) -> None:
     """``target`` takes ``value`` (a tensor or array of its shape and dtype), through its
     base if it is a view; the views of that base are recomputed."""
-    if type(target) is not Tensor:
+    if not is_eager(target):
         _refuse_traced(what)
     link = target._view
     _check_writable(target, link)
@@ -81,16 +81,16 @@ def _through_chain(base, steps: tuple, value):
 
 
 def _rebind_base(base, value) -> None:
-    if type(value) is not Tensor:
+    if not is_eager(value):
         value = Tensor(np.asarray(value))
     views = _views.live_views(base)
-    _core.rebind(base, value, base.is_leaf and base.requires_grad)
+    rebind(base, value, base.is_leaf and base.requires_grad)
     for view in views:
-        _core.rebind(view, _as_tensor(_views.recompute(base, view._view.steps)))
+        rebind(view, _as_tensor(_views.recompute(base, view._view.steps)))
 
 
 def _as_tensor(value):
-    return value if type(value) is Tensor else Tensor(np.asarray(value))
+    return value if is_eager(value) else Tensor(np.asarray(value))
 
 
 def _fitted(target, value, what: str, casting: str = "same_kind"):
@@ -124,9 +124,9 @@ def _fitted(target, value, what: str, casting: str = "same_kind"):
 def setitem(target, index, value) -> None:
     """``target[index] = value`` (NumPy's basic, integer-array and boolean indices,
     ``value`` broadcast; repeated indices keep the last value)."""
-    if type(target) is not Tensor:
+    if not is_eager(target):
         _refuse_traced(f"x[{_index_text(index)}] = value (also what x[i] += v calls)")
-    if type(value) is Tensor and value._view is not None and _unchanged_view(target, index,
+    if is_eager(value) and value._view is not None and _unchanged_view(target, index,
                                                                                value):
         return                         # a[i] += v: the view already wrote into a
     from .indexing import index_update
@@ -161,7 +161,7 @@ def inplace_op(name: str, target, other):
     import tenpy_ad.numpy as tnp
     what = f"x {_SYMBOLS[name]} value"
     result = _fitted(target, getattr(tnp, name)(target, other), what)
-    if type(target) is not Tensor:
+    if not is_eager(target):
         return result                   # traced: Python binds the name to the new node
     assign(target, result, what)
     return target
@@ -170,25 +170,25 @@ def inplace_op(name: str, target, other):
 def fill(target, value) -> None:
     """``target.fill(value)``: every entry set to the scalar ``value``."""
     from .creation import full_like
-    if type(target) is not Tensor:
+    if not is_eager(target):
         _refuse_traced("x.fill(value)")
     value = tensor_or_array(value, "fill")
     if shape_of(value) != ():
         raise ShapeError(f"fill: the value must be a scalar, got {describe(value)}")
-    assign(target, _fitted(target, value, "fill", "unsafe") if type(value) is Tensor
+    assign(target, _fitted(target, value, "fill", "unsafe") if is_eager(value)
            else full_like(target.data, value), "x.fill(value)")
 
 
 def copy_tensor(x):
     """A new handle of ``x``'s value: writes to either leave the other alone.  A leaf that
     requires grad is copied through the tape (the copy is not a leaf)."""
-    if type(x) is not Tensor:
+    if not is_eager(x):
         return x                       # arrays were copied by tensor_or_array; traced: immutable
-    if x.is_leaf and x.requires_grad and _core.is_grad_enabled():
+    if x.is_leaf and x.requires_grad and is_grad_enabled():
         from ..ops import elementwise as ew
-        return _core.eager_apply(ew.mul_p, None, (x, np.ones((), x.dtype)))  # exact, taped
+        return bind(ew.mul_p, None, x, np.ones((), x.dtype))    # exact, taped
     copy = Tensor(x.data)
-    _core.rebind(copy, x)
+    rebind(copy, x)
     return copy
 
 
@@ -204,23 +204,23 @@ def write_out(out, result, what: str, operands=()):
     for target, value in zip(outs, results):
         if target is None:
             continue
-        if type(target) is Tensor:
+        if is_eager(target):
             assign(target, _fitted(target, value, what), what)
         elif isinstance(target, np.ndarray):
             _write_array(target, value, what)
         else:
-            _refuse_traced(f"{what}(..., out=...)")
+            _refuse_traced(what)
     return out if type(out) is not tuple or len(out) != 1 else out[0]
 
 
 def _write_array(target: np.ndarray, value, what: str) -> None:
     """A result written into an ndarray: a tensor that requires grad would lose its
     gradient, so it is refused with the way to write it."""
-    if type(value) is Tensor and value.requires_grad:
+    if is_eager(value) and value.requires_grad:
         raise NotDifferentiableError(array_target_message(what))
-    if type(value) is TracedTensor:
+    if is_traced(value):
         raise NotDifferentiableError(array_target_message(what))
-    np.copyto(target, value.data if type(value) is Tensor else value, casting="same_kind")
+    np.copyto(target, value.data if is_eager(value) else value, casting="same_kind")
 
 
 def array_target_message(what: str) -> str:
@@ -235,7 +235,7 @@ def array_target_message(what: str) -> str:
 def copyto(dst, src, casting="same_kind", where=True):
     """Copy ``src`` into the tensor ``dst`` (broadcast, cast with ``casting``; only where
     ``where`` is true)."""
-    if type(dst) is not Tensor:
+    if not is_eager(dst):
         if isinstance(dst, np.ndarray):
             _write_array(dst, tensor_or_array(src, "copyto"), "np.copyto")
             return None
@@ -260,14 +260,14 @@ def put(a, ind, v, mode="raise"):
 @implements("numpy.place")
 def place(arr, mask, vals):
     """``arr[mask] = vals``, ``vals`` repeated to the number of true entries."""
-    mask = np.asarray(mask.data if type(mask) is Tensor else mask, dtype=bool)
+    mask = np.asarray(mask.data if is_eager(mask) else mask, dtype=bool)
     _put_flat(arr, np.flatnonzero(mask), vals, "np.place")
 
 
 def _put_flat(a, positions: np.ndarray, values, what: str) -> None:
     from .indexing import index_update, take
     from .shaping import reshape
-    if type(a) is not Tensor:
+    if not is_eager(a):
         _refuse_traced(f"{what}(a, ...)")
     values = reshape(tensor_or_array(values, what), (-1,))
     n = int(values.shape[0])

@@ -132,7 +132,7 @@ cdef class Tensor(ArraySurface):
                     f"__array__: a conversion of a {self.data.dtype.name} tensor to {dtype} "
                     "needs a copy, but copy=False was given")
             return self.data.astype(dtype)
-        return self.data
+        return _exported(self)
 
     def _refuse_if_differentiated(self, what):
         """Values leave the tape only explicitly: ``.detach()``, ``.numpy()``, ``.item()``."""
@@ -185,6 +185,33 @@ cdef class Tensor(ArraySurface):
 
     def __reduce__(self):
         return (Tensor, (self.data, self._requires_grad))
+
+
+cdef object _exported(Tensor t):
+    """``np.asarray(t)``: a read-only NumPy view of ``t``'s values (tape entries may have
+    saved that array), remembered weakly on the root base: a later in-place write into the
+    tensor cannot reach it, so numpy/inplace.py refuses the write while it lives."""
+    import weakref
+    holder = _HeldValues(t.data)
+    root = t if t._view is None else t._view.base
+    if root._views is None:
+        root._views = [weakref.ref(holder)]
+    else:
+        if len(root._views) >= 16:
+            root._views = [ref for ref in root._views if ref() is not None]
+        root._views.append(weakref.ref(holder))
+    return _np.asarray(holder)
+
+
+class _HeldValues:
+    """The owner NumPy records for ``np.asarray(t)`` and every view made of it (NumPy
+    collapses chains of views to the first non-array base): alive while any of them is."""
+
+    def __init__(self, data):
+        self.data = data
+        interface = dict(data.__array_interface__)
+        interface["data"] = (interface["data"][0], True)       # read-only
+        self.__array_interface__ = interface
 
 
 def rebind(Tensor target, Tensor source, bint keep_leaf=False) -> None:

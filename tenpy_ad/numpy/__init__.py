@@ -57,6 +57,6 @@ SURFACE.update({"__array_function__": _dispatch.array_function,
                 "__array_ufunc__": _dispatch.array_ufunc,
                 "scale": SURFACE["scale_real"],       # the .scale_real method
                 "setitem": _inplace.setitem, "inplace_op": _inplace.inplace_op,
-                "fill": _inplace.fill})
+                "fill": _inplace.fill, "conj": _inplace.conj_method})
 
 __all__ = _FUNCTIONS + ["linalg", "implements", "supported_names"]

@@ -70,6 +70,14 @@ def register(result, parent, name: str, forward: Callable, update: Callable | No
     return result
 
 
+def is_view_of(result, x) -> bool:
+    """Whether the eager tensor ``result`` is a registered view of ``x``'s base."""
+    link = getattr(result, "_view", None)
+    if link is None or not is_eager(x):
+        return False
+    return link.base is (x if x._view is None else x._view.base)
+
+
 def live_views(base) -> list:
     """The views of ``base`` still alive (dead references are dropped)."""
     views = base._views

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import (ArgumentValueError, DTypeError, NotDifferentiableError, ShapeError,
                       TapeError, UnsupportedError)
-from ..primitive import (Tensor, bind, describe, is_eager, is_grad_enabled,
+from ..primitive import (Tensor, bind, describe, is_complex_value, is_eager, is_grad_enabled,
                          is_traced, needs_grad, rebind, shape_of)
 from . import _views
 from ._arrays import tensor_or_array
@@ -57,6 +57,9 @@ def assign(target, value, what: str) -> None:
     base if it is a view; the views of that base are recomputed."""
     if not is_eager(target):
         _refuse_traced(what)
+    if tuple(shape_of(value)) != tuple(target.shape) or value.dtype != target.dtype:
+        raise DTypeError(f"{what}: the written value {describe(value)} does not have the "
+                         f"shape and dtype of the target {describe(target)}")  # (a bug)
     link = target._view
     _check_writable(target, link)
     with _views.suspended():
@@ -84,6 +87,12 @@ def _rebind_base(base, value) -> None:
     if not is_eager(value):
         value = Tensor(np.asarray(value))
     views = _views.live_views(base)
+    if not all(is_eager(view) for view in views):     # (_core's _HeldValues)
+        raise UnsupportedError(
+            "in-place write into a tensor whose values NumPy still holds as an array "
+            "(np.asarray(t), np.array(t, copy=False), np.lib.stride_tricks.as_strided(t), "
+            "...): the write cannot reach that array, as NumPy's would; convert a copy "
+            "instead (np.array(t) or t.numpy().copy()), or drop the array before writing")
     rebind(base, value, base.is_leaf and base.requires_grad)
     for view in views:
         rebind(view, _as_tensor(_views.recompute(base, view._view.steps)))
@@ -130,7 +139,21 @@ def setitem(target, index, value) -> None:
                                                                                value):
         return                         # a[i] += v: the view already wrote into a
     from .indexing import index_update
+    value = _in_dtype(target, tensor_or_array(value, "setitem"), "x[index] = value")
     assign(target, index_update(target)[index].set(value), "x[index] = value")
+
+
+def _in_dtype(target, value, what: str):
+    """``value`` cast to ``target``'s dtype, as NumPy's assignment casts (unsafely: 2.7
+    into an integer tensor is 2); complex values into a real tensor are refused."""
+    from .arithmetic import astype
+    dtype = np.dtype(value.dtype) if hasattr(value, "dtype") else np.asarray(value).dtype
+    if dtype == target.dtype:
+        return value
+    if dtype.kind == "c" and target.dtype.kind != "c":
+        raise DTypeError(f"{what}: complex values into the real tensor {describe(target)} "
+                         "would drop the imaginary part; write their .real explicitly")
+    return astype(value, target.dtype)
 
 
 def _unchanged_view(target, index, value) -> bool:
@@ -177,6 +200,13 @@ def fill(target, value) -> None:
         raise ShapeError(f"fill: the value must be a scalar, got {describe(value)}")
     assign(target, _fitted(target, value, "fill", "unsafe") if is_eager(value)
            else full_like(target.data, value), "x.fill(value)")
+
+
+def conj_method(x):
+    """``x.conj()``: of a real tensor, ``x`` itself, as ``ndarray.conj`` (writes into the
+    result reach ``x``); of a complex one, a new tensor."""
+    from .complex_numbers import conj
+    return x if not is_complex_value(x) else conj(x)
 
 
 def copy_tensor(x):

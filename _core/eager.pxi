@@ -226,6 +226,30 @@ def rebind(Tensor target, Tensor source, bint keep_leaf=False) -> None:
     target._requires_grad = source._requires_grad
 
 
+cpdef bint rebind_plain(object target_obj, object result):
+    """The short path of an in-place write: ``target`` (no views, not a leaf that
+    requires grad) takes ``result`` (an eager tensor of its shape and dtype); False, with
+    nothing done, for every other case (numpy/inplace.py's general path)."""
+    cdef Tensor r, target
+    if type(target_obj) is not Tensor or type(result) is not Tensor:
+        return False
+    target = <Tensor>target_obj
+    if target._view is not None or target._views is not None:
+        return False
+    if target._node is None and target._requires_grad:
+        return False
+    r = <Tensor>result
+    old_dtype, new_dtype = target.data.dtype, r.data.dtype
+    if (new_dtype is not old_dtype and new_dtype != old_dtype) or \
+            r.data.shape != target.data.shape:
+        return False
+    target.data = r.data
+    target._node = r._node
+    target._slot = r._slot
+    target._requires_grad = r._requires_grad
+    return True
+
+
 cpdef object fresh_handle(object x):
     """``x`` itself, or for an eager tensor a new handle of its value and tape place: what
     an identity shortcut (``x * 1``, ``x.astype(x.dtype)``) returns, so that a later

@@ -25,6 +25,14 @@ def _slices_along_first_axis(tensor, Py_ssize_t n):
         yield tensor[i]
 
 
+cdef object _written_back(object target, object result, str name, object other):
+    """``target <op>= other`` given ``result = target <op> other``: an eager tensor
+    without views takes a result of its shape and dtype at once (eager.pxi)."""
+    if rebind_plain(target, result):
+        return target
+    return _fn("inplace_op")(name, target, other, result)
+
+
 cdef class ArraySurface:
     """Operators and methods common to traced and eager tensors (NumPy's semantics)."""
 
@@ -164,40 +172,40 @@ cdef class ArraySurface:
     def __setitem__(self, index, value):
         _fn("setitem")(self, index, value)       # numpy/inplace.py: eager writes rebind
 
-    # augmented assignment: eager tensors are written in place (numpy/inplace.py);
-    # traced ones return a new node, which Python binds to the name
+    # augmented assignment: eager tensors are written in place (the short path here,
+    # the others in numpy/inplace.py); traced ones return a new node, bound to the name
     def __iadd__(self, other):
-        return _fn("inplace_op")("add", self, other)
+        return _written_back(self, self + other, "add", other)
 
     def __isub__(self, other):
-        return _fn("inplace_op")("subtract", self, other)
+        return _written_back(self, self - other, "subtract", other)
 
     def __imul__(self, other):
-        return _fn("inplace_op")("multiply", self, other)
+        return _written_back(self, self * other, "multiply", other)
 
     def __itruediv__(self, other):
-        return _fn("inplace_op")("divide", self, other)
+        return _written_back(self, self / other, "divide", other)
 
     def __ifloordiv__(self, other):
-        return _fn("inplace_op")("floor_divide", self, other)
+        return _written_back(self, self // other, "floor_divide", other)
 
     def __imod__(self, other):
-        return _fn("inplace_op")("remainder", self, other)
+        return _written_back(self, self % other, "remainder", other)
 
     def __ipow__(self, other):
-        return _fn("inplace_op")("power", self, other)
+        return _written_back(self, self ** other, "power", other)
 
     def __imatmul__(self, other):
-        return _fn("inplace_op")("matmul", self, other)
+        return _written_back(self, self @ other, "matmul", other)
 
     def __iand__(self, other):
-        return _fn("inplace_op")("bitwise_and", self, other)
+        return _written_back(self, self & other, "bitwise_and", other)
 
     def __ior__(self, other):
-        return _fn("inplace_op")("bitwise_or", self, other)
+        return _written_back(self, self | other, "bitwise_or", other)
 
     def __ixor__(self, other):
-        return _fn("inplace_op")("bitwise_xor", self, other)
+        return _written_back(self, self ^ other, "bitwise_xor", other)
 
     def fill(self, value):
         """Set every entry to ``value`` (in place, as ``ndarray.fill``)."""

@@ -101,6 +101,7 @@ as_node = _core.as_node                  # a traced tensor, or the constant node
 value_like = _core.value_like            # an array as a value of another operand's kind
 #: in-place writes (numpy/inplace.py): an eager handle takes another's value and tape place
 rebind = _core.rebind
+rebind_plain = _core.rebind_plain         # its short path: no views, same shape and dtype
 is_grad_enabled = _core.is_grad_enabled
 # for the NumPy surface: whether a call holds a tensor, what NumPy's promotion sees of an
 # operand, whether a ufunc's strict primitive takes its operands as they are

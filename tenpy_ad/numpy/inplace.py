@@ -14,15 +14,18 @@ rebound: ``a += v`` returns a new node (Python rebinds the name), every other wr
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from ..errors import (ArgumentValueError, DTypeError, NotDifferentiableError, ShapeError,
                       TapeError, UnsupportedError)
 from ..primitive import (Tensor, bind, describe, is_complex_value, is_eager, is_grad_enabled,
-                         is_traced, needs_grad, rebind, shape_of)
+                         is_traced, needs_grad, rebind, rebind_plain, shape_of)
 from . import _views
 from ._arrays import tensor_or_array
 from ._dispatch import implements
+from .indexing import index_update
 
 _AT_HINT = "write x = x.at[index].set(value) (or .add(value)), which returns the new tensor"
 
@@ -135,10 +138,12 @@ def setitem(target, index, value) -> None:
     ``value`` broadcast; repeated indices keep the last value)."""
     if not is_eager(target):
         _refuse_traced(f"x[{_index_text(index)}] = value (also what x[i] += v calls)")
+    if target._view is None and target._views is None:     # no views: the short path
+        if rebind_plain(target, index_update(target)[index].set(value)):
+            return
     if is_eager(value) and value._view is not None and _unchanged_view(target, index,
                                                                                value):
         return                         # a[i] += v: the view already wrote into a
-    from .indexing import index_update
     value = _in_dtype(target, tensor_or_array(value, "setitem"), "x[index] = value")
     assign(target, index_update(target)[index].set(value), "x[index] = value")
 
@@ -177,13 +182,23 @@ _SYMBOLS = {"add": "+=", "subtract": "-=", "multiply": "*=", "divide": "/=",
             "bitwise_and": "&=", "bitwise_or": "|=", "bitwise_xor": "^="}
 
 
-def inplace_op(name: str, target, other):
-    """``target <op>= other``: eager tensors are written in place (and returned); a traced
-    one gives a new node of its dtype and shape."""
-    from . import arithmetic, logic, products   # noqa: F401 - the families of these names
-    import tenpy_ad.numpy as tnp
+_OPERATORS = {"add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
+              "divide": operator.truediv, "floor_divide": operator.floordiv,
+              "remainder": operator.mod, "power": operator.pow, "matmul": operator.matmul,
+              "bitwise_and": operator.and_, "bitwise_or": operator.or_,
+              "bitwise_xor": operator.xor}
+
+
+def inplace_op(name: str, target, other, result=None):
+    """``target <op>= other`` (``result``: ``target <op> other`` if already computed):
+    eager tensors are written in place (and returned); a traced one gives a new node of
+    its dtype and shape."""
+    if result is None:
+        result = _OPERATORS[name](target, other)     # ``x + v``: NumPy's result
+    if rebind_plain(target, result):                 # no views, same shape and dtype
+        return target
     what = f"x {_SYMBOLS[name]} value"
-    result = _fitted(target, getattr(tnp, name)(target, other), what)
+    result = _fitted(target, result, what)
     if not is_eager(target):
         return result                   # traced: Python binds the name to the new node
     assign(target, result, what)

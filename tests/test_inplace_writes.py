@@ -298,3 +298,29 @@ def test_traced_writes_raise_naming_the_form(write, form):
     with pytest.raises(UnsupportedError, match=form) as info:
         write(x)
     assert "x.at[index].set(value)" in str(info.value)
+
+
+# ------------------------------------------------------------------ out= of tnp's and np's calls
+
+OUT_CALLS = {
+    "np.sum": (lambda x, t: np.sum(x, axis=0, out=t), lambda a: a.sum(axis=0), (3,)),
+    "np.mean": (lambda x, t: np.mean(x, axis=1, out=t), lambda a: a.mean(axis=1), (2,)),
+    "tnp.clip": (lambda x, t: tnp.clip(x, 1.0, 3.0, out=t), lambda a: np.clip(a, 1, 3), (2, 3)),
+    "t.clip": (lambda x, t: x.clip(1.0, 3.0, out=t), lambda a: np.clip(a, 1, 3), (2, 3)),
+    "tnp.multiply": (lambda x, t: tnp.multiply(x, x, out=t), lambda a: a * a, (2, 3)),
+    "tnp.exp out=(t,)": (lambda x, t: tnp.exp(x, out=(t,)), np.exp, (2, 3)),
+}
+
+
+@pytest.mark.parametrize("name", list(OUT_CALLS))
+def test_out_called_directly_writes_the_tensor_with_its_gradient(name):
+    call, reference, shape = OUT_CALLS[name]
+    values = np.arange(6.0).reshape(2, 3) * 0.7
+    x = tp.tensor(values, requires_grad=True)
+    t = tp.tensor(np.zeros(shape))
+    assert call(x, t) is t
+    np.testing.assert_allclose(t.data, reference(values))
+    weights = np.linspace(0.5, 1.5, int(np.prod(shape))).reshape(shape)
+    tnp.sum(t * weights).backward()
+    expected = numerical_gradient(lambda a: np.sum(reference(a) * weights), values)
+    np.testing.assert_allclose(x.grad, expected, rtol=1e-6, atol=1e-8)

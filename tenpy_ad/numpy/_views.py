@@ -21,15 +21,11 @@ import numpy as np
 from ..primitive import is_eager
 
 
-class Step:
-    """One op of a view chain: ``forward(parent)`` is the view; ``update(parent, child)``
-    the parent with its view replaced by ``child`` (None: by positions, see
-    :func:`update_by_positions`); ``key``: the basic index of an indexing step."""
-
-    __slots__ = ("name", "forward", "update", "key")
-
-    def __init__(self, name: str, forward: Callable, update: Callable | None, key=None):
-        self.name, self.forward, self.update, self.key = name, forward, update, key
+#: One op of a view chain is the tuple ``(forward, update, key, name)`` (a tuple: one is
+#: made on every slice and reshape): ``forward(parent)`` is the view; ``update(parent,
+#: child)`` the parent with its view replaced by ``child`` (None: by positions, see
+#: :func:`update_by_positions`); ``key``: the basic index of an indexing step, else None.
+FORWARD, UPDATE, KEY, NAME = 0, 1, 2, 3
 
 
 class ViewLink:
@@ -49,25 +45,30 @@ _PRUNE_AT = 16       # dead weak references are dropped when a base has this man
 def register(result, parent, name: str, forward: Callable, update: Callable | None = None,
              readonly: str | None = None, key=None):
     """Record ``result`` (an eager tensor just computed from ``parent`` by ``forward``) as
-    a view of ``parent``'s base; returns ``result``."""
-    if (not is_eager(result) or not is_eager(parent) or result is parent
-            or _suspended[0] or result._view is not None):   # (a nested call registered it)
+    a view of ``parent``'s base; returns ``result``.  Kept to the link on the view and a
+    weak reference on the base: it runs on every slice and reshape of an eager tensor."""
+    if (_suspended[0] or result is parent or not is_eager(result) or not is_eager(parent)
+            or result._view is not None):                    # (a nested call registered it)
         return result
     link = parent._view
     if link is None:
-        base, steps = parent, ()
+        base = parent
+        result._view = ViewLink(parent, ((forward, update, key, name),), readonly)
     else:
-        base, steps = link.base, link.steps
-        readonly = readonly or link.readonly
-    result._view = ViewLink(base, steps + (Step(name, forward, update, key),), readonly)
+        base = link.base
+        result._view = ViewLink(base, link.steps + ((forward, update, key, name),),
+                                readonly or link.readonly)
     views = base._views
     if views is None:
-        base._views = [weakref.ref(result)]
-        return result
-    if len(views) >= _PRUNE_AT:
-        views[:] = [ref for ref in views if ref() is not None]
-    views.append(weakref.ref(result))
+        base._views = [ref(result)]
+    else:
+        if len(views) >= _PRUNE_AT:
+            views[:] = [r for r in views if r() is not None]
+        views.append(ref(result))
     return result
+
+
+ref = weakref.ref
 
 
 def is_view_of(result, x) -> bool:
@@ -92,7 +93,7 @@ def recompute(base, steps: tuple):
     """The view ``steps`` make of ``base`` (no registration: a temporary)."""
     value = base
     for step in steps:
-        value = step.forward(value)
+        value = step[FORWARD](value)
     return value
 
 
@@ -124,24 +125,42 @@ class suspended:
 def reshaped(result, parent, name: str):
     """A reshape (``reshape``, ``ravel``, ``squeeze``, ``expand_dims``, ``atleast_*d``):
     a view when NumPy's reshape of the same array needs no copy (the data share memory)."""
-    if not is_eager(result) or not is_eager(parent):
+    if _suspended[0] or not is_eager(result) or not is_eager(parent):
         return result
-    if not np.may_share_memory(result.data, parent.data):
-        return result                     # NumPy copies here too: no view
-    from ..ops import structural as st
-    shape = tuple(result.shape)
-    return register(result, parent, name, lambda p: st.reshape(p, shape),
-                    lambda p, c: st.reshape(c, tuple(p.shape)))
+    if _owner(result.data) is not _owner(parent.data):
+        return result                     # NumPy copied here too: no view
+    shape = result.data.shape
+    return register(result, parent, name, lambda p: _st().reshape(p, shape), _reshape_back)
+
+
+def _owner(array):
+    """The array that owns ``array``'s memory (NumPy collapses chains of views)."""
+    base = array.base
+    return array if base is None else base
+
+
+def _reshape_back(parent, child):
+    return _st().reshape(child, tuple(parent.shape))
 
 
 def transposed(result, parent, name: str, perm: tuple):
     """A permutation of axes (``transpose``, ``.T``, ``swapaxes``, ``moveaxis``, ...)."""
-    if not is_eager(result) or not is_eager(parent):
+    if _suspended[0] or not is_eager(result) or not is_eager(parent):
         return result
-    from ..ops import structural as st
-    inverse = tuple(int(i) for i in np.argsort(perm))
-    return register(result, parent, name, lambda p: st.transpose(p, perm),
-                    lambda p, c: st.transpose(c, inverse))
+    return register(result, parent, name, lambda p: _st().transpose(p, perm),
+                    lambda p, c: _st().transpose(c, _inverse(perm)))
+
+
+def _inverse(perm: tuple) -> tuple:
+    inverse = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inverse[p] = i
+    return tuple(inverse)
+
+
+def _st():
+    from ..ops import structural
+    return structural
 
 
 def selected(result, parent, name: str, forward: Callable, readonly: bool = False):

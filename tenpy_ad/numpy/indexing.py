@@ -182,7 +182,7 @@ def _basic_view(result, x, items: tuple):
     if not is_eager(x):
         return result
     return register(result, x, "indexing", lambda p: _basic(p, items),
-                    lambda p, c: _update(ix.scatter_set_p, p, items, c), key=index_key(items))
+                    lambda p, c: _update(ix.scatter_set_p, p, items, c), key=items)
 
 
 def index_key(items: tuple):

@@ -77,12 +77,13 @@ def _through_chain(base, steps: tuple, value):
     entries: each step's parent with its view replaced, from the view back to the base."""
     parents = [base]
     for step in steps[:-1]:
-        parents.append(step.forward(parents[-1]))
+        parents.append(step[_views.FORWARD](parents[-1]))
     for step, parent in zip(reversed(steps), reversed(parents)):
-        if step.update is None:
-            value = _views.update_by_positions(step.forward, parent, value)
+        forward, update = step[_views.FORWARD], step[_views.UPDATE]
+        if update is None:
+            value = _views.update_by_positions(forward, parent, value)
         else:
-            value = step.update(parent, value)
+            value = update(parent, value)
     return value
 
 
@@ -169,8 +170,9 @@ def _unchanged_view(target, index, value) -> bool:
     base, prefix = (target, ()) if own is None else (own.base, own.steps)
     if link.base is not base or link.steps[:-1] != prefix:
         return False                   # (steps compare by identity: the same chain)
-    key = link.steps[-1].key
-    return key is not None and key == index_key(index if type(index) is tuple else (index,))
+    items = link.steps[-1][_views.KEY]            # (the basic index of an indexing step)
+    return items is not None and index_key(items) == index_key(
+        index if type(index) is tuple else (index,))
 
 
 def _index_text(index) -> str:

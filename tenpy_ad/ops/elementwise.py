@@ -22,11 +22,11 @@ from ..primitive import (bind, bind1, bind2, code_of_value, describe, full_like,
                          is_complex_value, primitive, same_meta, shape_of)
 from ..rules import deflinear, defjvp, defrules, defvjp, local_cotangents, zero_rule
 from ..step_facts import ElementwiseLoop, declare_steps
-
-fresh_handle = _core.fresh_handle
 from ..tree import tree_map
 
 Scalar = _core.Scalar
+#: an identity shortcut's result (x * 1, x.astype(x.dtype)): a new handle, as NumPy's copy
+fresh_handle = _core.fresh_handle
 
 
 def same_as_input(params, x):

@@ -345,10 +345,12 @@ cdef class ArraySurface:
         """The tensor on ``device`` (the CPU: itself)."""
         return _fn("to_device")(self, device, stream)
 
-    def __dlpack__(self, **kwargs):
-        return _fn("__dlpack__")(self, kwargs)
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """The DLPack capsule of an eager tensor's data (a traced one has none)."""
+        return _fn("__dlpack__")(self, stream, max_version, dl_device, copy)
 
     def __dlpack_device__(self):
+        """The DLPack device of an eager tensor's data: the CPU."""
         return _fn("__dlpack_device__")(self)
 
     def __lshift__(self, other):

@@ -72,11 +72,13 @@ def returning_tensors(fn: Callable, name: str | None = None) -> Callable:
 
 def concrete_data(name: str, x) -> np.ndarray:
     """The value of ``x`` for a function that needs concrete values (``unique_*``, the
-    shifts): an ndarray; a traced ``x`` raises ConcretizationError naming ``name``."""
+    shifts): an ndarray; a Python scalar is kept; a traced ``x`` raises ConcretizationError naming ``name``."""
     if isinstance(x, TracedTensor):
         raise ConcretizationError(
             f"{name}: needs the concrete values of its operand (its result depends on them); "
             "a traced placeholder has none: call it on an eager tensor or an array")
     if isinstance(x, Tensor):
         return x.data
+    if isinstance(x, (int, float, complex)):
+        return x                # a weak Python scalar: NumPy adopts the other's dtype
     return np.asarray(x)

@@ -8,6 +8,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import numpy as tnp
+from ..errors import IndexingError
 from ..primitive import Tensor
 from ._convert import check_device, concrete_data, tensors
 
@@ -63,14 +64,22 @@ def nextafter(x1, x2, /):
 # ------------------------------------------------------------------ statistics
 
 
+def in_dtype(result, dtype):
+    """``result`` in ``dtype`` when one is asked for (integer sums wrap modulo their width
+    in either order, so casting the wide accumulator is NumPy's result)."""
+    if dtype is not None and result.dtype != np.dtype(dtype):
+        result = tnp.astype(result, dtype)
+    return tensors(result)
+
+
 def sum(x, /, *, axis=None, dtype=None, keepdims=False):     # noqa: A001
     """The sum over ``axis`` (all axes by default)."""
-    return tensors(tnp.sum(x, axis=axis, dtype=dtype, keepdims=keepdims))
+    return in_dtype(tnp.sum(x, axis=axis, dtype=dtype, keepdims=keepdims), dtype)
 
 
 def prod(x, /, *, axis=None, dtype=None, keepdims=False):
     """The product over ``axis`` (all axes by default)."""
-    return tensors(tnp.prod(x, axis=axis, dtype=dtype, keepdims=keepdims))
+    return in_dtype(tnp.prod(x, axis=axis, dtype=dtype, keepdims=keepdims), dtype)
 
 
 def max(x, /, *, axis=None, keepdims=False):                  # noqa: A001
@@ -115,7 +124,7 @@ def _cumulative(name, running, fill, x, axis, dtype, include_initial):
         axis = 0
     if x.ndim == 0:
         raise ValueError(f"{name}: needs a tensor with at least one axis")
-    result = running(x, axis=axis, dtype=dtype)
+    result = in_dtype(running(x, axis=axis, dtype=dtype), dtype)
     if include_initial:
         axis = axis % x.ndim
         shape = tuple(1 if i == axis else n for i, n in enumerate(x.shape))
@@ -235,7 +244,10 @@ def stack(arrays, /, *, axis=0):
 
 
 def expand_dims(x, /, axis=0):
-    """``x`` with a new axis of length 1 at ``axis``."""
+    """``x`` with a new axis of length 1 at ``axis`` (in ``[-ndim - 1, ndim]``)."""
+    if not -x.ndim - 1 <= axis <= x.ndim:
+        raise IndexingError(f"expand_dims: axis {axis} is out of range for a new axis of a "
+                            f"{x.ndim}-d tensor")
     return tensors(tnp.expand_dims(x, axis))
 
 
@@ -338,7 +350,8 @@ def tensordot(x1, x2, /, *, axes=2):
 
 def vecdot(x1, x2, /, *, axis=-1):
     """``sum(conj(x1) * x2)`` along ``axis``, broadcasting the other axes."""
-    return tensors(tnp.vecdot(x1, x2, axis=axis))
+    result = tnp.vecdot(x1, x2, axis=axis)
+    return in_dtype(result, np.result_type(x1.dtype, x2.dtype))
 
 
 def matrix_transpose(x, /):

@@ -41,9 +41,12 @@ def _exportable(name, x):
     return data
 
 
-def dlpack(x, kwargs):
+def dlpack(x, stream, max_version, dl_device, copy):
     """The DLPack capsule of the tensor's ndarray (eager tensors only)."""
-    return _exportable("__dlpack__", x).__dlpack__(**kwargs)
+    kwargs = {"stream": stream, "max_version": max_version, "dl_device": dl_device,
+              "copy": copy}
+    return _exportable("__dlpack__", x).__dlpack__(
+        **{k: v for k, v in kwargs.items() if v is not None})
 
 
 def dlpack_device(x):

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+from .. import numpy as _tnp
 from ..numpy import linalg as _la
 from ._convert import tensors
-from ._functions import matmul, matrix_transpose, tensordot, vecdot
+from ._functions import in_dtype, matmul, matrix_transpose, tensordot, vecdot
 
 EighResult = namedtuple("EighResult", "eigenvalues eigenvectors")
 QRResult = namedtuple("QRResult", "Q R")
@@ -71,8 +72,22 @@ def outer(x1, x2, /):
 
 def pinv(x, /, *, rtol=None):
     """The Moore-Penrose pseudo-inverse (singular values below ``rtol`` times the largest
-    are dropped)."""
-    return tensors(_la.pinv(x, rtol=rtol))
+    are dropped; ``rtol`` a scalar or a tensor broadcast against the stack)."""
+    if rtol is None or isinstance(rtol, (int, float)):
+        return tensors(_la.pinv(x, rtol=rtol))
+    return _pinv_of_svd(x, rtol)
+
+
+def _pinv_of_svd(x, rtol):
+    """``pinv`` with a cut-off per matrix of the stack: through the SVD, differentiable
+    as the SVD is."""
+    u, s, vh = _la.svd(x, full_matrices=False)
+    largest = _tnp.max(s, axis=-1, keepdims=True) if s.shape[-1] else s
+    cutoff = _tnp.expand_dims(_tnp.asarray(rtol), -1) * largest
+    kept = s > cutoff
+    inverse = _tnp.where(kept, 1 / _tnp.where(kept, s, 1), 0)
+    return tensors(_tnp.matmul(_tnp.conj(matrix_transpose(vh)) * inverse[..., None, :],
+                               _tnp.conj(matrix_transpose(u))))
 
 
 def qr(x, /, *, mode="reduced"):
@@ -102,7 +117,7 @@ def svdvals(x, /):
 
 def trace(x, /, *, offset=0, dtype=None):
     """The sums along diagonal ``offset`` of the last two axes."""
-    return tensors(_la.trace(x, offset=offset, dtype=dtype))
+    return in_dtype(_la.trace(x, offset=offset, dtype=dtype), dtype)
 
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as _np
 
 from .. import numpy as _tnp
-from . import linalg
+from . import fft, linalg
 from ._convert import CPU_DEVICE, Device, returning_tensors as _returning_tensors
 from ._creation import (arange, asarray, empty, empty_like, eye, from_dlpack, full,
                         full_like, linspace, meshgrid, ones, ones_like, tril, triu, zeros,
@@ -76,6 +76,6 @@ _OTHERS = [
     "argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where",
     "unique_all", "unique_counts", "unique_inverse", "unique_values", "argsort", "sort",
     "cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var",
-    "all", "any", "diff", "__array_namespace_info__", "linalg", "Device", "CPU_DEVICE",
+    "all", "any", "diff", "__array_namespace_info__", "fft", "linalg", "Device", "CPU_DEVICE",
 ]
 __all__ = sorted(_ELEMENTWISE) + _DTYPES + _CONSTANTS + _OTHERS

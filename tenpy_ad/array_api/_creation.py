@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import numpy as tnp
+from ..errors import ArgumentValueError
 from ..primitive import Tensor, TracedTensor
 from ._convert import check_device, tensors
 
@@ -32,12 +33,12 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
         if dtype is None or np.dtype(dtype) == obj.dtype:
             return obj
         if copy is False:
-            raise ValueError(f"asarray: casting a {obj.dtype.name} tensor to "
+            raise ArgumentValueError(f"asarray: casting a {obj.dtype.name} tensor to "
                              f"{np.dtype(dtype).name} needs a copy, but copy=False was given")
         return tnp.astype(obj, dtype)
     if isinstance(obj, (list, tuple)) and _has_tensor(obj):
         if copy is False:
-            raise ValueError("asarray: stacking a sequence needs a copy, but copy=False "
+            raise ArgumentValueError("asarray: stacking a sequence needs a copy, but copy=False "
                              "was given")
         return tensors(tnp.asarray(obj, dtype=dtype))
     return Tensor(np.array(obj, dtype=dtype, copy=copy))
@@ -145,7 +146,7 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
 def meshgrid(*arrays, indexing="xy"):
     """Coordinate tensors of 1-d tensors (``indexing`` "xy" or "ij"), differentiable."""
     if indexing not in ("xy", "ij"):
-        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+        raise ArgumentValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
     n = len(arrays)
     vectors = [tnp.reshape(a, (-1,)) for a in arrays]
     if indexing == "xy" and n > 1:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DTypeError
+from ..errors import ArgumentError, ArgumentValueError, DTypeError
 from ..primitive import Tensor, TracedTensor
 
 bool = np.dtype("bool")          # noqa: A001 - the standard's name
@@ -39,7 +39,8 @@ def isdtype(dtype, kind) -> builtins_bool:
         return any(isdtype(dtype, k) for k in kind)
     if isinstance(kind, str):
         if kind not in KINDS:
-            raise ValueError(f"isdtype: unknown kind {kind!r}; one of {', '.join(KINDS)}")
+            raise ArgumentValueError(f"isdtype: unknown kind {kind!r}; one of "
+                                     f"{', '.join(KINDS)}")
         return np.dtype(dtype).kind in KINDS[kind]
     return np.dtype(dtype) == np.dtype(kind)
 
@@ -53,7 +54,7 @@ def result_type(*arrays_and_dtypes) -> np.dtype:
     operands = [x.dtype if isinstance(x, (Tensor, TracedTensor)) else x
                 for x in arrays_and_dtypes]
     if not any(not isinstance(x, (int, float, complex)) for x in operands):
-        raise TypeError("result_type: needs at least one array or dtype")
+        raise ArgumentError("result_type: needs at least one array or dtype")
     return np.result_type(*operands)
 
 

@@ -8,7 +8,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import numpy as tnp
-from ..errors import IndexingError
+from ..errors import ArgumentValueError, IndexingError
 from ..primitive import Tensor
 from ._convert import check_device, concrete_data, tensors
 
@@ -120,10 +120,10 @@ def any(x, /, *, axis=None, keepdims=False):                  # noqa: A001
 def _cumulative(name, running, fill, x, axis, dtype, include_initial):
     if axis is None:
         if x.ndim > 1:
-            raise ValueError(f"{name}: axis is required for a tensor of {x.ndim} axes")
+            raise ArgumentValueError(f"{name}: axis is required for a tensor of {x.ndim} axes")
         axis = 0
     if x.ndim == 0:
-        raise ValueError(f"{name}: needs a tensor with at least one axis")
+        raise ArgumentValueError(f"{name}: needs a tensor with at least one axis")
     result = in_dtype(running(x, axis=axis, dtype=dtype), dtype)
     if include_initial:
         axis = axis % x.ndim
@@ -312,7 +312,7 @@ def take(x, indices, /, *, axis=None):
     """The elements at ``indices`` along ``axis`` (``x`` 1-d: axis may be omitted)."""
     if axis is None:
         if x.ndim != 1:
-            raise ValueError(f"take: axis is required for a tensor of {x.ndim} axes")
+            raise ArgumentValueError(f"take: axis is required for a tensor of {x.ndim} axes")
         axis = 0
     return tensors(tnp.take(x, indices, axis=axis))
 
@@ -330,7 +330,7 @@ def where(condition, x1, x2, /):
 def nonzero(x, /):
     """The int64 indices of the nonzero elements, one tensor per axis (eager only)."""
     if x.ndim == 0:
-        raise ValueError("nonzero: a 0-d tensor has no axes to index")
+        raise ArgumentValueError("nonzero: a 0-d tensor has no axes to index")
     return tuple(tensors(tnp.nonzero(x)))
 
 

@@ -54,20 +54,11 @@ def _axes_and_sizes(name: str, x, s, axes, default_last=None):
     sizes = [x.shape[a] if n == -1 else n for a, n in zip(axes, s)]
     if any(n < 1 for n in sizes):
         raise ArgumentValueError(f"{name}: transform sizes must be positive, got {sizes}")
-    return _sorted_by_axis(axes, sizes)
+    return axes, tuple(sizes)
 
 
 def _bad_axis(name, axis, ndim):
     raise ArgumentValueError(f"{name}: axis {axis} is out of range for {ndim} axes")
-
-
-def _sorted_by_axis(axes, sizes):
-    """Axes increasing (transforms over distinct axes commute), the last one kept last
-    for the real transforms, whose half spectrum is on the last axis given."""
-    last = (axes[-1], sizes[-1]) if axes else None
-    rest = sorted((a, n) for a, n in zip(axes[:-1], sizes[:-1]))
-    pairs = rest + ([last] if last else [])
-    return tuple(a for a, _ in pairs), tuple(n for _, n in pairs)
 
 
 def _complex_transform(name, x, s, axes, norm, inverse):
@@ -78,10 +69,15 @@ def _complex_transform(name, x, s, axes, norm, inverse):
     return tensors(_fft.fft_c2c(x, axes, sizes, inverse, _norm(name, norm)))
 
 
-def _check_last_axis_order(name, axes):
-    if list(axes[:-1]) != sorted(axes[:-1]) or (len(axes) > 1 and axes[-1] < axes[-2]):
-        raise ArgumentValueError(f"{name}: the last of the axes must be the largest "
-                                 f"(tenpy_ad's real transforms), got {axes}")
+def _others(axes, sizes):
+    """The axes before the last (the complex part of a real transform), increasing."""
+    pairs = sorted(zip(axes[:-1], sizes[:-1]))
+    return tuple(a for a, _ in pairs), tuple(n for _, n in pairs)
+
+
+def _in_order(axes) -> bool:
+    """Whether one primitive does it: axes increasing, the half spectrum on the last."""
+    return list(axes) == sorted(axes)
 
 
 def fft(x, /, *, n=None, axis=-1, norm="backward"):
@@ -107,15 +103,22 @@ def ifftn(x, /, *, s=None, axes=None, norm="backward"):
 def _real_to_half(name, x, s, axes, norm):
     x = _real(name, as_tensor(x))
     axes, sizes = _axes_and_sizes(name, x, s, axes)
-    _check_last_axis_order(name, axes)
-    return tensors(_fft.fft_r2c(x, axes, sizes, _norm(name, norm)))
+    norm = _norm(name, norm)
+    if _in_order(axes):
+        return tensors(_fft.fft_r2c(x, axes, sizes, norm))
+    half = _fft.fft_r2c(x, axes[-1:], sizes[-1:], norm)       # NumPy's order: the real
+    others = _others(axes, sizes)                              # axis first, then the rest
+    return tensors(_fft.fft_c2c(half, *others, False, norm))
 
 
 def _half_to_real(name, x, s, axes, norm):
     x = _complex(as_tensor(x))
     axes, sizes = _axes_and_sizes(name, x, s, axes, default_last=lambda m: 2 * (m - 1))
-    _check_last_axis_order(name, axes)
-    return tensors(_fft.fft_c2r(x, axes, sizes, _norm(name, norm)))
+    norm = _norm(name, norm)
+    if _in_order(axes):
+        return tensors(_fft.fft_c2r(x, axes, sizes, norm))
+    full = _fft.fft_c2c(x, *_others(axes, sizes), True, norm)   # the complex axes first
+    return tensors(_fft.fft_c2r(full, axes[-1:], sizes[-1:], norm))
 
 
 def rfft(x, /, *, n=None, axis=-1, norm="backward"):

@@ -22,3 +22,9 @@ SPECS = [
     Spec("hfft", lambda x: xp.fft.hfft(x, n=6), ((4,),)),
     Spec("ihfft", lambda x: xp.fft.ihfft(x), ((5,),), dtypes=REAL),
 ]
+SPECS += [
+    Spec("rfftn_axes_out_of_order", lambda x: xp.fft.rfftn(x, s=(3, 4), axes=(1, 0)),
+         ((3, 2),), dtypes=REAL),
+    Spec("irfftn_axes_out_of_order", lambda x: xp.fft.irfftn(x, s=(2, 5, 3), axes=(0, 2, 1)),
+         ((2, 2, 3),)),
+]

@@ -49,6 +49,8 @@ _OPERATOR_PRIMITIVES = {"add": _ew.add_p, "sub": _ew.sub_p, "mul": _ew.mul_p,
                         "slice": _st.slice_p, "scatter_slice": _st.scatter_slice_p}
 _SURFACE["array_conversion_hint"] = scipy._conversion.conversion_hint
 _SURFACE["blas_matmul"] = _blas.matmul        # the products the rules make on arrays
+from .array_api import _tensor_protocols as _array_api_protocols   # noqa: E402
+_SURFACE.update(_array_api_protocols.SURFACE)     # x.__array_namespace__(), x.device, ...
 _core.install(surface=_SURFACE, constant=constant,
               errors=errors.ALL, dtypes=list(_dtypes.DTYPES), value_code=_dtypes.value_code,
               primitives=_OPERATOR_PRIMITIVES)

@@ -6,7 +6,7 @@ the eigen-equation ``A v_i = w_i v_i`` (never through the Lanczos iterations).  
 
 * ``dw_i = Re P_ii`` (Hellmann-Feynman);
 * ``dv_i = sum_{j != i} v_j P_ji / (w_i - w_j) + x_i`` with ``(A - w_i) x_i = -Q dz_i``,
-  ``Q = 1 - V V^H``, solved by MINRES on the complement of the computed vectors.
+  ``Q = 1 - V V^H``, solved by MINRES (GMRES if complex) on the complement of the computed vectors.
 
 Three primitives carry this (``Z = A V`` is built by the caller from the user's matvec, so
 the derivative of ``Z`` reaches every tensor the matvec uses, visible or not):
@@ -212,7 +212,7 @@ def _complement_solves(problem, w, v, rhs, captured) -> np.ndarray:
         if norm == 0.0:
             continue
         shifted = _projected_shift(op, v, w[i], captured, out.dtype)
-        x, _ = _sla.minres(shifted, b, rtol=problem.solve_tol, maxiter=20 * op.n + 100)
+        x = _krylov(shifted, b, problem.solve_tol, op.n)
         x = x - v @ (v.conj().T @ x)
         residual = np.linalg.norm(shifted.matvec(x) - b) / norm
         if not residual <= 1e-6:
@@ -223,6 +223,14 @@ def _complement_solves(problem, w, v, rhs, captured) -> np.ndarray:
                 "raise k to include the whole degenerate subspace", residual, 0)
         out[:, i] = x
     return out
+
+
+def _krylov(shifted, b, tol: float, n: int) -> np.ndarray:
+    """MINRES for real operators; GMRES for complex ones (SciPy's MINRES is real only)."""
+    if np.iscomplexobj(b):
+        return _sla.gmres(shifted, b, rtol=tol, atol=0.0, restart=min(n, 200),
+                          maxiter=20 * n + 100)[0]
+    return _sla.minres(shifted, b, rtol=tol, maxiter=20 * n + 100)[0]
 
 
 def _projected_shift(op: Captured, v, shift, captured, dtype) -> _sla.LinearOperator:

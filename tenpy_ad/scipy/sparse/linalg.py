@@ -9,7 +9,7 @@ own solvers (ARPACK, Krylov) on arrays and differentiate them through the equati
 solve, never through the iterations:
 
 * ``eigsh``: ``dw_i = v_i^H dA v_i`` (Hellmann-Feynman); ``dv_i`` from ``(A - w_i)``
-  solved by MINRES on the complement of the computed eigenvectors plus
+  solved by MINRES (GMRES if complex) on the complement of the computed eigenvectors plus
   ``v_j (v_j^H dA v_i)/(w_i - w_j)`` inside them.  A loss that depends on the basis of a
   degenerate computed eigenspace (or on a complex eigenvector's phase) raises
   :class:`~tenpy_ad.errors.GaugeError`; an eigenvalue degenerate with one not computed

@@ -2,8 +2,8 @@
 by calling it once on a probe, and the matvec on arrays.
 
 * Traced: ``matvec`` runs on a ``tp.input`` placeholder.  The nodes that depend on it form
-  the operator; the other nodes they read (the *frontier*, constants left out) are the
-  captured tensors.  The operator is rebuilt on fresh placeholders for the probe and the
+  the operator; the other nodes they read that depend on a placeholder (the *frontier*)
+  are the captured tensors.  The operator is rebuilt on fresh placeholders for the probe and the
   captured tensors and compiled, so it runs on arrays with any captured values.
 * Eager: an eager tensor that requires grad cannot enter a traced graph, so the traced
   probe fails; the operator is then used as it is: on arrays under ``tp.no_grad`` for the
@@ -68,18 +68,20 @@ def capture(name: str, matvec: Callable, n: int, dtype) -> Captured:
 
 
 def _frontier(probe, out) -> tuple:
-    """The nodes that depend on ``probe`` (inputs first) and the other non-constant nodes
-    they read, each once."""
-    depends = {id(probe)}
+    """The nodes that depend on ``probe`` (inputs first) and the other nodes they read that
+    depend on a placeholder (nodes of constants alone stay in the operator), each once."""
+    depends, variable = {id(probe)}, set()
     nodes, frontier, seen = [], [], set()
     for node in introspection.graph_nodes([out]):
+        if node.prim.name == "input" or any(id(x) in variable for x in node.inputs):
+            variable.add(id(node))
         if node is probe or not any(id(x) in depends for x in node.inputs):
             continue
         depends.add(id(node))
         nodes.append(node)
     for node in nodes:
         for x in node.inputs:
-            if id(x) not in depends and id(x) not in seen and x.prim.name != "constant":
+            if id(x) not in depends and id(x) in variable and id(x) not in seen:
                 seen.add(id(x))
                 frontier.append(x)
     return nodes, frontier

@@ -77,6 +77,7 @@ def _values_vjp(problem, cts, out, xs, active):
     return (None,) * len(xs)
 
 
+# The k eigenpairs by ARPACK from the captured tensors (traced); zero derivative (the map's).
 values_p = defrules(primitive("eigsh_operator", _values_impl, _values_shape, n_outputs=2,
                               params=Instance(EigshProblem)), _values_jvp, _values_vjp)
 
@@ -110,6 +111,7 @@ def _map_vjp(problem, cts, out, xs, active):
     return tuple(result)
 
 
+# (w, V) again, differentiable in Z = A V: first-order JVP T(dZ), VJP T^H(gw, gV).
 map_p = defrules(primitive("eigsh_operator_map", _map_impl, _map_shape, n_outputs=2,
                            params=Instance(EigshProblem)), _map_jvp, _map_vjp)
 
@@ -144,7 +146,7 @@ def _no_second_order(*_):
         "tp.linalg.eigh on the dense matrix")
 
 
-#: ``T`` (2 outputs: dw, dV) and ``T^H`` (1 output: the cotangent of Z)
+# The eigenpairs' derivative map T (2 outputs: dw, dV) or its adjoint (1: ct of Z = A V).
 derivative_p = per_output_count("eigsh_operator_derivative", _derivative_impl,
                                 _derivative_shape, _no_second_order, _no_second_order,
                                 Instance(EigshProblem))

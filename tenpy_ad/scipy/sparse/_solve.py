@@ -89,6 +89,8 @@ def _values_shape(problem, b, *captured):
     return [(code, (problem.operator.n,)), (dtypes.code_of(np.int64), ())]
 
 
+# (x, info) by SciPy's Krylov solver from b and the captured tensors (traced); zero
+# derivative (the map's).
 values_p = defrules(primitive("operator_solve", _values_impl, _values_shape, n_outputs=2,
                               params=Instance(SolveProblem)),
                     lambda problem, tangents, out, xs: (None, None),
@@ -115,6 +117,7 @@ def _map_vjp(problem, g, out, xs, active):
     return tuple(result)
 
 
+# x again, differentiable in b and Z = A x: dx = A^{-1} (db - dZ).
 map_p = defrules(primitive("operator_solve_map",
                            lambda problem, b, z, x, *captured: np.array(x, copy=True),
                            lambda problem, b, z, x, *captured: (code_of_value(x),
@@ -145,6 +148,7 @@ def _derivative_vjp(problem, g, out, xs, active):
     return (bind(derivative_p, problem.flipped(), g, *xs[1:]),) + (None,) * (len(xs) - 1)
 
 
+# A^{-1} r (A^{-H} r) to tight tolerance: the derivative's solve.
 derivative_p = defrules(primitive("operator_solve_derivative",
                                   lambda problem, r, *captured: problem.exact(r, captured),
                                   lambda problem, r, *captured: (code_of_value(r),
@@ -156,7 +160,7 @@ derivative_p = defrules(primitive("operator_solve_derivative",
 # ------------------------------------------------------------------ the call
 
 def solve(problem: SolveProblem, matvec, b) -> tuple:
-    """``(x, info)``: traced nodes, eager tensors, or arrays (nothing to differentiate)."""
+    # (x, info): traced nodes, eager tensors, or arrays (nothing to differentiate)
     from ...eager import tensor
     operator = problem.operator
     if operator.traced or is_traced(b):

@@ -228,10 +228,14 @@ def svds(A, k: int = 6, ncv=None, tol: float = 0, which: str = "LM", v0=None,
          random_state=None, options=None):
     """The ``k`` largest singular triplets ``(u, s, vh)`` (``s`` ascending, as SciPy),
     from :func:`eigsh` of the dilation ``[[0, A], [A^H, 0]]``: its eigenpairs
-    ``(s, (u; v)/sqrt(2))`` give the derivative (needs ``rmatvec``)."""
+    ``(s, (u; v)/sqrt(2))`` give the derivative (needs ``rmatvec``).  ``v0``, if given,
+    starts ARPACK on the dilation (``m + n`` entries); ``random_state`` and ``options``
+    are ignored."""
     if which != "LM" or solver != "arpack":
         raise UnsupportedError("svds: only which='LM' with solver='arpack' on tensors")
     op = aslinearoperator(A)
+    if op._rmv is None:
+        raise UnsupportedError("svds: the operator needs rmatvec (A^H x) on tensors")
     m, n = op.shape
     if not (isinstance(k, (int, np.integer)) and 1 <= k < min(m, n)):
         raise ArgumentValueError(f"svds: k must be an integer with 1 <= k < min(A.shape) "
@@ -241,11 +245,16 @@ def svds(A, k: int = 6, ncv=None, tol: float = 0, which: str = "LM", v0=None,
         return tnp.concatenate([op.matvec(x[m:]), op.rmatvec(x[:m])])
 
     w, vectors = eigsh(LinearOperator((m + n, m + n), dilation, dtype=op.dtype), k=k,
-                       which="LA", ncv=ncv, tol=tol, maxiter=maxiter)
+                       which="LA", v0=v0, ncv=ncv, tol=tol, maxiter=maxiter)
     u, v = vectors[:m] * np.sqrt(2.0), vectors[m:] * np.sqrt(2.0)
+    vh = tnp.conj(tnp.matrix_transpose(v))
     if return_singular_vectors is False:
         return w
-    return u, w, tnp.conj(tnp.matrix_transpose(v))
+    if return_singular_vectors == "u":
+        return u, w, None
+    if return_singular_vectors == "vh":
+        return None, w, vh
+    return u, w, vh
 
 
 # ------------------------------------------------------------------ linear solves

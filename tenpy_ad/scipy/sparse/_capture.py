@@ -5,8 +5,8 @@ by calling it once on a probe, and the matvec on arrays.
   the operator; the other nodes they read that depend on a placeholder (the *frontier*)
   are the captured tensors.  The operator is rebuilt on fresh placeholders for the probe and the
   captured tensors and compiled, so it runs on arrays with any captured values.
-* Eager: an eager tensor that requires grad cannot enter a traced graph, so the traced
-  probe fails; the operator is then used as it is: on arrays under ``tp.no_grad`` for the
+* Eager: an eager tensor that requires grad cannot enter a traced graph (nor can a traced
+  vector enter NumPy code), so the traced probe fails; the operator is then used as it is: on arrays under ``tp.no_grad`` for the
   values, on tensors (recording the tape) for the derivatives.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 from ... import introspection
 from ...compiler import compile as compile_program
 from ...eager import no_grad
-from ...errors import ArgumentError, NotDifferentiableError
+from ...errors import ArgumentError, ConcretizationError, NotDifferentiableError
 from ...primitive import bind, is_traced, needs_grad, plain_value
 from ...ad import vjp as graph_vjp
 from ...traced import input as placeholder
@@ -53,7 +53,9 @@ def capture(name: str, matvec: Callable, n: int, dtype) -> Captured:
     probe = placeholder((n,), np.dtype(dtype))
     try:
         out = matvec(probe)
-    except NotDifferentiableError:                # an eager tensor that requires grad
+    except (NotDifferentiableError, ConcretizationError):
+        # an eager tensor that requires grad, or a matvec that needs values (NumPy/SciPy
+        # code): the eager way, where the tape sees what the matvec does with tensors
         return _eager(name, matvec, n, dtype)
     if not is_traced(out):
         raise ArgumentError(f"{name}: the matvec returned {type(out).__name__} for a traced "

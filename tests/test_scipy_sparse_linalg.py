@@ -355,6 +355,47 @@ def _truncated(a, k):
     return uu[:, :k] * ss[:k] @ vv[:k]
 
 
+# ------------------------------------------------------------------ expm_multiply
+
+def test_expm_multiply_values_and_gradient_in_b(rng):
+    from scipy.linalg import expm
+    a0, b0, u = rng.standard_normal((6, 6)) * 0.5, rng.standard_normal(6), rng.standard_normal(6)
+    np.testing.assert_allclose(sla.expm_multiply(sla.aslinearoperator(a0), b0),
+                               expm(a0) @ b0, atol=1e-12)
+    b = tp.tensor(b0, requires_grad=True)
+    (sla.expm_multiply(sla.aslinearoperator(a0), b) @ u).backward()
+    np.testing.assert_allclose(b.grad.numpy(), expm(a0).T @ u, atol=1e-12)
+    x, a = tp.input((6,)), tp.input((6, 6))
+    y = sla.expm_multiply(sla.aslinearoperator(a), x)
+    (g,) = tp.ad.grad(y @ u, [x])
+    np.testing.assert_allclose(tp.evaluate(g, {x: b0, a: a0}), expm(a0).T @ u, atol=1e-12)
+
+
+def test_complex_vectors_of_a_real_operator_keep_their_imaginary_part(rng):
+    from scipy.linalg import expm
+    a0 = rng.standard_normal((5, 5)) * 0.5
+    b0 = rng.standard_normal(5) + 1j * rng.standard_normal(5)
+    a = tp.tensor(a0, requires_grad=True)
+    y = sla.expm_multiply(sla.LinearOperator((5, 5), lambda v: a @ v), tp.tensor(b0))
+    np.testing.assert_allclose(y.detach().numpy(), expm(a0) @ b0, atol=1e-12)
+    x, info = sla.gmres(sla.LinearOperator((5, 5), lambda v: (a + 4 * np.eye(5)) @ v), b0,
+                        rtol=1e-13)
+    np.testing.assert_allclose(x.detach().numpy(), np.linalg.solve(a0 + 4 * np.eye(5), b0),
+                               atol=1e-10)
+
+
+def test_expm_multiply_derivative_in_the_operator_raises(rng):
+    a = tp.tensor(rng.standard_normal((4, 4)), requires_grad=True)
+    y = sla.expm_multiply(sla.LinearOperator((4, 4), lambda v: a @ v), np.ones(4))
+    with pytest.raises(NotDifferentiableError, match="expm_multiply: the derivative with "
+                                                     "respect to tensors inside"):
+        y.sum().backward()
+    x = tp.input((4, 4))
+    y = sla.expm_multiply(sla.aslinearoperator(x), np.ones(4))
+    with pytest.raises(NotDifferentiableError, match="inside the operator"):
+        tp.ad.grad(y.sum(), x)
+
+
 # ------------------------------------------------------------------ the operator
 
 def test_linear_operator_algebra(rng):
@@ -374,5 +415,5 @@ def test_linear_operator_algebra(rng):
 
 
 def test_the_names_are_registered():
-    for name in ("eigsh", "svds", "gmres", "cg", "minres"):
+    for name in ("eigsh", "svds", "gmres", "cg", "minres", "expm_multiply"):
         assert _dispatch.IMPLEMENTATIONS[f"scipy.sparse.linalg.{name}"] is getattr(sla, name)

@@ -34,8 +34,17 @@ def _cg(a, b):
     return sla.cg(op, b, rtol=1e-14, atol=0.0)[0]
 
 
+_GENERATOR = np.arange(16.0).reshape(4, 4) % 5 * 0.1 - 0.2
+
+
+def _expm_multiply(b):
+    """exp(A) b for a constant operator (the derivative is in b only)."""
+    return sla.expm_multiply(sla.aslinearoperator(_GENERATOR), b)
+
+
 SPECS = [
     Spec("sparse_eigsh", _eigsh, ((5, 5),), max_order=1),
     Spec("sparse_gmres", _gmres, ((4, 4), (4,)), max_order=1),
     Spec("sparse_cg", _cg, ((4, 4), (4,)), dtypes=REAL, max_order=1),
+    Spec("sparse_expm_multiply", _expm_multiply, ((4, 2),)),
 ]

@@ -17,6 +17,8 @@ solve, never through the iterations:
 * ``gmres``, ``cg``, ``minres``: ``dx = A^{-1} (db - dA x)``, the adjoint solve with
   ``A^H`` (the VJP of the matvec).
 * ``svds``: ``eigsh`` of the Hermitian dilation ``[[0, A], [A^H, 0]]`` (needs ``rmatvec``).
+* ``expm_multiply``: ``exp(A) B``, differentiable in ``B`` (``exp(A^H) g``) to any order;
+  its derivative in the operator's tensors raises (not implemented).
 
 **Which tensors the derivative reaches.**  ``dA`` is the derivative of the matvec itself,
 taken by calling it on the computed vectors: eager, the tape records that call, so every
@@ -50,11 +52,13 @@ from ...eager import tensor
 from ...errors import (ArgumentError, ArgumentValueError, NotDifferentiableError,
                        ShapeError, TenpyAdError, UnsupportedError)
 from ...numpy._dispatch import implements
-from ...primitive import bind, code_of_value, is_tensor, needs_grad, shape_of
-from . import _eigsh, _solve
+from ...primitive import (bind, code_of_value, is_tensor, is_traced, needs_grad,
+                         plain_value, shape_of)
+from . import _eigsh, _expm, _solve
 from ._capture import Captured, capture
 
-__all__ = ["LinearOperator", "aslinearoperator", "eigsh", "svds", "gmres", "cg", "minres"]
+__all__ = ["LinearOperator", "aslinearoperator", "eigsh", "svds", "gmres", "cg", "minres",
+           "expm_multiply"]
 
 
 # ------------------------------------------------------------------ operators
@@ -149,6 +153,13 @@ def _square(name: str, A) -> LinearOperator:
     if op.shape[0] != op.shape[1]:
         raise ShapeError(f"{name}: expected a square operator, got shape {op.shape}")
     return op
+
+
+def _promoted(op: LinearOperator, b) -> LinearOperator:
+    """``op`` applied to vectors of the common dtype of ``op`` and ``b`` (a complex ``b``
+    of a real operator: the matvec runs on complex vectors)."""
+    dtype = np.result_type(op.dtype, dtypes.DTYPES[code_of_value(b)])
+    return op if dtype == op.dtype else LinearOperator(op.shape, op._mv, op._rmv, dtype=dtype)
 
 
 def _captured(name: str, op: LinearOperator) -> Captured:
@@ -295,9 +306,42 @@ def _solve_with(name: str, method, A, b, x0, M, callback, options: dict):
     if tuple(shape_of(b)) not in ((n,), (n, 1)):
         raise ShapeError(f"{name}: b must have shape ({n},), got {list(shape_of(b))}")
     b = tnp.reshape(b, (n,))
-    dtype = np.result_type(op.dtype, dtypes.DTYPES[code_of_value(b)])
-    if dtype != op.dtype:
-        op = LinearOperator(op.shape, op._mv, op._rmv, dtype=dtype)
+    op = _promoted(op, b)
     operator = _captured(name, op)
     problem = _solve.SolveProblem(name, method, operator, x0, options)
     return _solve.solve(problem, _guarded(name, op._mv), b)
+
+
+# ------------------------------------------------------------------ expm_multiply
+
+@implements("scipy.sparse.linalg.expm_multiply", fallback=False)
+def expm_multiply(A, B, start=None, stop=None, num=None, endpoint=None, traceA=None):
+    """``exp(A) B`` by SciPy's ``expm_multiply`` (``B`` a vector or a matrix), differentiable
+    in ``B`` to any order; a derivative with respect to tensors inside the operator raises
+    :class:`~tenpy_ad.errors.NotDifferentiableError` (not implemented).  ``start``,
+    ``stop``, ``num``, ``endpoint`` (a time grid) are not supported on tensors."""
+    if any(x is not None for x in (start, stop, num, endpoint)):
+        raise UnsupportedError("expm_multiply: the time grid (start, stop, num, endpoint) is "
+                               "not supported on tensors")
+    op = _square("expm_multiply", A)
+    n = op.shape[0]
+    if not 1 <= len(shape_of(B)) <= 2 or shape_of(B)[0] != n:
+        raise ShapeError(f"expm_multiply: B must have {n} rows, got shape "
+                         f"{list(shape_of(B))}")
+    op = _promoted(op, B)
+    operator = _captured("expm_multiply", op)
+    problem = _expm.ExpmProblem(operator, 0.0 if traceA is None else complex(traceA).real
+                                if np.isrealobj(traceA) else complex(traceA))
+    if operator.traced:
+        return bind(_expm.expm_p, problem, B, *operator.tensors)
+    guard = _guard(_guarded("expm_multiply", op._mv), n, op.dtype)
+    if guard is None and not needs_grad(B) and not is_traced(B):
+        return problem.apply(np.asarray(plain_value(B)), ())
+    return bind(_expm.expm_p, problem, B, *([] if guard is None else [guard]))
+
+
+def _guard(matvec, n: int, dtype):
+    """``A 1`` from the user's matvec: on the tape it reaches the tensors inside the
+    operator (None if it reaches none), so that a derivative asked of them raises."""
+    z = matvec(tensor(np.ones(n, dtype)))
+    return z if needs_grad(z) else None

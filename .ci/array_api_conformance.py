@@ -4,10 +4,10 @@ failures grouped by test function.
 
     python .ci/array_api_conformance.py [--python PY] [--min-rate 0.95] [--max-examples 20]
 
-The suite is looked for in ``../shared/conformance`` (relative to the repository root, as
-``/work/shared/conformance/README.md`` describes it); without it the script prints a
-skip message and exits 0.  ``PY`` (default: this interpreter) must have the suite's
-dependencies: hypothesis>=6.151, ndindex, pytest-timeout.  The folder is copied to a
+The suite is looked for in ``../shared/conformance`` (relative to the repository root;
+its README says how it is run); without it the script prints a skip message and exits 0.  ``PY`` (default: this interpreter) must have the suite's
+dependencies (the conformance extra: hypothesis>=6.151, ndindex, pytest-timeout,
+pytest-json-report).  The folder is copied to a
 temporary directory first (the suite writes caches beside itself).  Exit status 1 when
 the pass rate is below ``--min-rate`` (the issue's target, 95 %).
 """

@@ -18,6 +18,8 @@ import numpy as _np
 
 from .. import numpy as _tnp
 from . import fft, linalg
+# SciPy's array-API code (SCIPY_ARRAY_API=1) looks for the special functions at xp.special
+from ..scipy import special
 from ._convert import CPU_DEVICE, Device, returning_tensors as _returning_tensors
 from ._creation import (arange, asarray, empty, empty_like, eye, from_dlpack, full,
                         full_like, linspace, meshgrid, ones, ones_like, tril, triu, zeros,
@@ -76,6 +78,7 @@ _OTHERS = [
     "argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where",
     "unique_all", "unique_counts", "unique_inverse", "unique_values", "argsort", "sort",
     "cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var",
-    "all", "any", "diff", "__array_namespace_info__", "fft", "linalg", "Device", "CPU_DEVICE",
+    "all", "any", "diff", "__array_namespace_info__", "fft", "linalg", "special", "Device",
+    "CPU_DEVICE",
 ]
 __all__ = sorted(_ELEMENTWISE) + _DTYPES + _CONSTANTS + _OTHERS

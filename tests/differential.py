@@ -397,7 +397,7 @@ class Checker:
             with np.errstate(all="ignore"), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 return float(f(*[a + t * v for a, v in zip(xs, direction)]))
-        steps = (h, h / 2, h / 4)
+        steps = (h, h / 2, h / 4, h / 8)
         try:
             f0, values = at(0.0), {t: at(t) for step in steps for t in (step, -step)}
         except TenpyAdError:
@@ -409,12 +409,16 @@ class Checker:
         scale = max([1.0, abs(expected)] + [abs(d) for d in central])
         if abs(kink(h / 2)) > 0.75 * abs(kink(h)) and abs(kink(h)) > 1e-6 * scale:
             return                       # a kink: one-sided slopes differ at every step
-        # Richardson from two pairs of steps: they must agree (the function is smooth on
-        # the scale of the steps), and their difference bounds the estimate's error
+        # Richardson from pairs of steps: they must agree (the function is smooth on the
+        # scale of the steps) and converge as the steps halve (their error falls 16-fold
+        # for a smooth function; a fast oscillation of small amplitude that the steps
+        # alias, sinc far out, can make two estimates agree by chance); their difference
+        # bounds the estimate's error
         coarse = (4 * central[1] - central[0]) / 3
         fine = (4 * central[2] - central[1]) / 3
+        finer = (4 * central[3] - central[2]) / 3
         error = abs(coarse - fine)
-        if error > 1e-4 * scale:
+        if error > 1e-4 * scale or abs(fine - finer) > error / 4 + 1e-9 * scale:
             return                       # not smooth at this scale: no verdict
         tolerance = FD_RTOL * scale + 10 * error
         if not abs(fine - expected) <= tolerance:

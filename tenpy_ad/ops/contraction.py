@@ -268,6 +268,9 @@ def _is_blasable(x) -> bool:
     stride along one axis and a leading dimension at least its extent along the other
     (contiguous matrices, their transposes, and slices such as ``u[:, :k]``: NumPy's own
     test, so no copy is made where NumPy would make none)."""
+    flags = x.flags          # the common cases at once (a whole F-ordered stack is not one)
+    if flags.c_contiguous or flags.f_contiguous and x.ndim == 2:
+        return True
     if x.ndim == 2:
         return _blasable_matrix(x.strides, x.shape, x.itemsize)
     return x.shape[0] == 0 or _blasable_matrix(x.strides[-2:], x.shape[-2:], x.itemsize)

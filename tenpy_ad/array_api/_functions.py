@@ -65,8 +65,8 @@ def nextafter(x1, x2, /):
 
 
 def in_dtype(result, dtype):
-    """``result`` in ``dtype`` when one is asked for (integer sums wrap modulo their width
-    in either order, so casting the wide accumulator is NumPy's result)."""
+    """``result`` in ``dtype`` when it is not already (``vecdot`` keeps its operands'
+    promoted dtype where NumPy's widens small integers)."""
     if dtype is not None and result.dtype != np.dtype(dtype):
         result = tnp.astype(result, dtype)
     return tensors(result)
@@ -74,12 +74,12 @@ def in_dtype(result, dtype):
 
 def sum(x, /, *, axis=None, dtype=None, keepdims=False):     # noqa: A001
     """The sum over ``axis`` (all axes by default)."""
-    return in_dtype(tnp.sum(x, axis=axis, dtype=dtype, keepdims=keepdims), dtype)
+    return tensors(tnp.sum(x, axis=axis, dtype=dtype, keepdims=keepdims))
 
 
 def prod(x, /, *, axis=None, dtype=None, keepdims=False):
     """The product over ``axis`` (all axes by default)."""
-    return in_dtype(tnp.prod(x, axis=axis, dtype=dtype, keepdims=keepdims), dtype)
+    return tensors(tnp.prod(x, axis=axis, dtype=dtype, keepdims=keepdims))
 
 
 def max(x, /, *, axis=None, keepdims=False):                  # noqa: A001
@@ -124,7 +124,7 @@ def _cumulative(name, running, fill, x, axis, dtype, include_initial):
         axis = 0
     if x.ndim == 0:
         raise ArgumentValueError(f"{name}: needs a tensor with at least one axis")
-    result = in_dtype(running(x, axis=axis, dtype=dtype), dtype)
+    result = tensors(running(x, axis=axis, dtype=dtype))
     if include_initial:
         axis = axis % x.ndim
         shape = tuple(1 if i == axis else n for i, n in enumerate(x.shape))

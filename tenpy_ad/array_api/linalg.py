@@ -7,7 +7,7 @@ from collections import namedtuple
 from .. import numpy as _tnp
 from ..numpy import linalg as _la
 from ._convert import tensors
-from ._functions import in_dtype, matmul, matrix_transpose, tensordot, vecdot
+from ._functions import matmul, matrix_transpose, tensordot, vecdot
 
 EighResult = namedtuple("EighResult", "eigenvalues eigenvectors")
 QRResult = namedtuple("QRResult", "Q R")
@@ -117,7 +117,7 @@ def svdvals(x, /):
 
 def trace(x, /, *, offset=0, dtype=None):
     """The sums along diagonal ``offset`` of the last two axes."""
-    return in_dtype(_la.trace(x, offset=offset, dtype=dtype), dtype)
+    return tensors(_la.trace(x, offset=offset, dtype=dtype))
 
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002

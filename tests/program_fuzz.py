@@ -812,6 +812,16 @@ def _relative_gap(values: np.ndarray, with_zero: bool) -> float:
     return float(flat.min()) / scale if flat.size else np.inf
 
 
+def _pairwise_gap(values: np.ndarray) -> float:
+    """The smallest distance between two of the complex ``values`` (per matrix),
+    relative to the largest magnitude."""
+    n = values.shape[-1]
+    if n < 2:
+        return np.inf
+    gaps = np.abs(values[..., :, None] - values[..., None, :]) + np.diag(np.full(n, np.inf))
+    return float(gaps.min()) / max(1.0, float(np.abs(values).max()))
+
+
 def _linalg(g: Generator):
     square = g.chance(0.75)
     a = _matrix_line(g, square)
@@ -828,6 +838,7 @@ def _linalg(g: Generator):
     if square:
         gaps.append(_relative_gap(np.linalg.eigvalsh(v + np.conj(np.swapaxes(v, -1, -2))),
                                   False))
+        gaps.append(_pairwise_gap(np.linalg.eigvals(v)))   # eig's (complex) values
     if any(1e-6 <= gap < 1e-3 for gap in gaps):
         return None        # nearly degenerate: the broadening (1e-16) moves derivatives by
         #                    eps / gap^2, more than the modes' agreement allows

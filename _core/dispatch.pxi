@@ -426,8 +426,8 @@ cdef object _diagonal_matrix(object v, Py_ssize_t n):
 
 
 cdef object _fold_product(tuple form, object a, object b):
-    """``a @ b`` with the operands transposed as the subscripts say, below the work from
-    which BLAS threads are decided (the impl's path)."""
+    """``a @ b`` with the operands transposed as the subscripts say (from the work at
+    which BLAS threads are decided, with those threads)."""
     cdef Py_ssize_t n = form[1], m, k, kb, p
     cdef bint trans_a = form[2], trans_b = form[3]
     sa, sb = a.shape, b.shape
@@ -438,14 +438,18 @@ cdef object _fold_product(tuple form, object a, object b):
         return None
     m, k = (sa[n - 1], sa[n - 2]) if trans_a else (sa[n - 2], sa[n - 1])
     kb, p = (sb[n - 1], sb[n - 2]) if trans_b else (sb[n - 2], sb[n - 1])
-    if k != kb or 2 * m * k * p * (4 if _is_complex_dtype(dtype) else 1) \
-            >= _TINY_MATMUL_WORK:
+    if k != kb:
         return None
     if trans_a:
         a = a.T if n == 2 else a.swapaxes(n - 1, n - 2)
     if trans_b:
         b = b.T if n == 2 else b.swapaxes(n - 1, n - 2)
-    return a @ b
+    if 2 * m * k * p * (4 if _is_complex_dtype(dtype) else 1) < _TINY_MATMUL_WORK:
+        return a @ b
+    # NumPy's matmul with the BLAS threads its work calls for (tenpy_ad.blas.matmul), not
+    # the einsum impl: measured on TRG (chi 16), the impl's path made the allocator hand
+    # back and fault in again ~3.4 MB per forward pass after an eager backward
+    return _fn("blas_matmul")(a, b)
 
 
 cdef inline bint _is_complex_dtype(object dtype):

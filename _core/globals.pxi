@@ -99,7 +99,8 @@ def install(*, dict surface, object constant, dict errors, list dtypes,
     """Hand the core its Python-side pieces (tenpy_ad calls this once, at import).
 
     ``surface``: the functions the tensor operators forward to (tenpy_ad.numpy, plus
-    ``backward``); ``constant(value)``: the constant node of a value; ``errors``:
+    ``backward``), and ``blas_matmul``, the threaded product the folds hand large matrix
+    products to (tenpy_ad.blas.matmul); ``constant(value)``: the constant node of a value; ``errors``:
     the exception classes by name; ``dtypes``: the numpy dtype of each dtype code;
     ``value_code(dtype)``: the code values of any other dtype compute in; ``primitives``:
     by name, those the operators' fast paths bind (add, sub, mul, div, neg, scale, shift,

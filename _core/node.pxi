@@ -126,6 +126,9 @@ cdef class TracedTensor(ArraySurface):
     def __int__(self):
         self._concrete("int()")
 
+    def __complex__(self):
+        self._concrete("complex()")
+
     def __index__(self):
         self._concrete("using a tensor as an index")
 

@@ -336,7 +336,8 @@ cdef inline double* _destination(object out, Py_ssize_t size):
     return _array_data(out, _float64_descr, size, True)
 
 
-cdef bint _numpy_allocates_c_order(tuple ins, list buffers) noexcept:
+cdef bint _numpy_allocates_c_order(const Py_ssize_t* ins, Py_ssize_t m,
+                                   list buffers) noexcept:
     """Whether a ufunc on the arrays of ``ins`` allocates a C-ordered result, so that
     writing it into a planned (C-ordered) array keeps the layout of a run without the plan
     (a later reduction or product then adds in the same order).  NumPy orders the result's
@@ -344,9 +345,9 @@ cdef bint _numpy_allocates_c_order(tuple ins, list buffers) noexcept:
     axes of length > 1 and nonzero stride vote.  So: C order when every operand's voting
     strides are non-increasing (a sufficient test, checked against NumPy's choice)."""
     cdef tenpy_ad_ndarray* a
-    cdef Py_ssize_t s, i, stride, previous
-    for s in ins:
-        x = buffers[s]
+    cdef Py_ssize_t j, i, stride, previous
+    for j in range(m):
+        x = buffers[ins[j]]
         if type(x) is not _ndarray:
             continue                    # scalars do not vote
         a = <tenpy_ad_ndarray*><PyObject*>x
@@ -377,23 +378,25 @@ cdef class StepKernel:
         self.ufunc = ufunc
         self.constant_operand = constant_operand
 
-    cdef object run(self, object out, object params, tuple ins, list buffers):
+    cdef object run(self, object out, object params, const Py_ssize_t* ins, Py_ssize_t m,
+                    list buffers):
         raise NotImplementedError
 
-    cdef object fall_back(self, object out, object params, tuple ins, list buffers):
+    cdef object fall_back(self, object out, object params, const Py_ssize_t* ins,
+                          Py_ssize_t m, list buffers):
         _counters.small_kernels_declined += 1
         if out is None:
-            return _call(self.fallback, params, ins, buffers)
+            return _call(self.fallback, params, ins, m, buffers)
         if self.ufunc is None:
-            return self.fallback(out, params, *[buffers[<Py_ssize_t>s] for s in ins])
-        if not _numpy_allocates_c_order(ins, buffers):
+            return self.fallback(out, params, *_operands(ins, m, buffers))
+        if not _numpy_allocates_c_order(ins, m, buffers):
             out = None                  # NumPy's own layout, as without the plan
-        x = buffers[<Py_ssize_t>ins[0]]
+        x = buffers[ins[0]]
         if self.constant_operand is not None:
             return self.ufunc(x, self.constant_operand, out=out)
-        if len(ins) == 1:
+        if m == 1:
             return self.ufunc(x, out=out)
-        return self.ufunc(x, buffers[<Py_ssize_t>ins[1]], out=out)
+        return self.ufunc(x, buffers[ins[1]], out=out)
 
     def __repr__(self):
         return f"<StepKernel {self.kind}>"
@@ -407,8 +410,9 @@ cdef class PassThrough(StepKernel):
     def __init__(self):
         StepKernel.__init__(self, "pass", None)
 
-    cdef object run(self, object out, object params, tuple ins, list buffers):
-        return buffers[<Py_ssize_t>ins[0]]
+    cdef object run(self, object out, object params, const Py_ssize_t* ins, Py_ssize_t m,
+                    list buffers):
+        return buffers[ins[0]]
 
 
 cdef PassThrough _PASS_THROUGH = PassThrough()   # the kernel of every skipped broadcast
@@ -429,34 +433,35 @@ cdef class ElementwiseKernel(StepKernel):
         self.size = size
         self.constant = constant
 
-    cdef object run(self, object out, object params, tuple ins, list buffers):
+    cdef object run(self, object out, object params, const Py_ssize_t* ins, Py_ssize_t m,
+                    list buffers):
         cdef double* x = NULL
         cdef double* y = NULL
         cdef double* z
         cdef double u = 0.0, v = self.constant, w
         cdef Py_ssize_t n = self.size if self.size > 0 else 1
         cdef OperandKind kx, ky = SCALAR
-        kx = _operand(buffers[<Py_ssize_t>ins[0]], n, &x, &u)
-        if len(ins) == 2:
-            ky = _operand(buffers[<Py_ssize_t>ins[1]], n, &y, &v)
+        kx = _operand(buffers[ins[0]], n, &x, &u)
+        if m == 2:
+            ky = _operand(buffers[ins[1]], n, &y, &v)
         if kx == UNUSABLE or ky == UNUSABLE:
-            return self.fall_back(out, params, ins, buffers)
+            return self.fall_back(out, params, ins, m, buffers)
         if self.size == 0:
             if kx != SCALAR or ky != SCALAR:
-                return self.fall_back(out, params, ins, buffers)
+                return self.fall_back(out, params, ins, m, buffers)
             w = _apply(self.op, u, v)
             if not _all_finite(&w, 1):
-                return self.fall_back(out, params, ins, buffers)
+                return self.fall_back(out, params, ins, m, buffers)
             _counters.small_kernels_run += 1
             return _float64_type(w)
         z = _destination(out, n)
         if z == NULL:
-            return self.fall_back(out, params, ins, buffers)
+            return self.fall_back(out, params, ins, m, buffers)
         if kx == SCALAR and ky == SCALAR:
-            return self.fall_back(out, params, ins, buffers)   # both 0-d: NumPy's result
+            return self.fall_back(out, params, ins, m, buffers)   # both 0-d: NumPy's result
         if not tenpy_ad_loops[self.op](0 if kx == ky else 1 if kx == ARRAY else 2,
                                        x, u, y, v, z, n):
-            return self.fall_back(out, params, ins, buffers)    # inf or NaN: NumPy's way
+            return self.fall_back(out, params, ins, m, buffers)    # inf or NaN: NumPy's way
         _counters.small_kernels_run += 1
         return out
 
@@ -474,17 +479,18 @@ cdef class ComplexElementwiseKernel(StepKernel):
         self.op = _ELEMENTWISE_OPS.index(op)
         self.size = size
 
-    cdef object run(self, object out, object params, tuple ins, list buffers):
-        cdef double* x = _array_data(buffers[<Py_ssize_t>ins[0]], _complex128_descr,
+    cdef object run(self, object out, object params, const Py_ssize_t* ins, Py_ssize_t m,
+                    list buffers):
+        cdef double* x = _array_data(buffers[ins[0]], _complex128_descr,
                                      self.size, False)
         cdef double* y = x
         cdef double* z = _array_data(out, _complex128_descr, self.size, True)
-        if len(ins) == 2:
-            y = _array_data(buffers[<Py_ssize_t>ins[1]], _complex128_descr, self.size,
+        if m == 2:
+            y = _array_data(buffers[ins[1]], _complex128_descr, self.size,
                             False)
         if x == NULL or y == NULL or z == NULL or \
                 not tenpy_ad_loops[self.op](0, x, 0.0, y, 0.0, z, 2 * self.size):
-            return self.fall_back(out, params, ins, buffers)
+            return self.fall_back(out, params, ins, m, buffers)
         _counters.small_kernels_run += 1
         return out
 
@@ -498,14 +504,15 @@ cdef class SumKernel(StepKernel):
         StepKernel.__init__(self, "sum", fallback)
         self.size = size
 
-    cdef object run(self, object out, object params, tuple ins, list buffers):
+    cdef object run(self, object out, object params, const Py_ssize_t* ins, Py_ssize_t m,
+                    list buffers):
         cdef double* x = NULL
         cdef double unused, total
-        if _operand(buffers[<Py_ssize_t>ins[0]], self.size, &x, &unused) != ARRAY:
-            return self.fall_back(out, params, ins, buffers)
+        if _operand(buffers[ins[0]], self.size, &x, &unused) != ARRAY:
+            return self.fall_back(out, params, ins, m, buffers)
         total = 0.0 + _pairwise_sum(x, self.size)
         if not _all_finite(&total, 1):
-            return self.fall_back(out, params, ins, buffers)
+            return self.fall_back(out, params, ins, m, buffers)
         _counters.small_kernels_run += 1
         return _float64_type(total)
 
@@ -542,29 +549,30 @@ cdef class GemmKernel(StepKernel):
         self.b_layouts = (b_layouts[0], b_layouts[1])
         self.transposed_out, self.is_complex = transposed_out, is_complex
 
-    cdef object run(self, object out, object params, tuple ins, list buffers):
+    cdef object run(self, object out, object params, const Py_ssize_t* ins, Py_ssize_t m,
+                    list buffers):
         cdef object descr = _complex128_descr if self.is_complex else _float64_descr
         cdef double* c
         cdef double* product
         cdef int a_rows = -1, b_rows = -1
         cdef Py_ssize_t width = 2 if self.is_complex else 1     # doubles per element
-        cdef const double* a = _matrix_data(buffers[<Py_ssize_t>ins[0]], descr,
+        cdef const double* a = _matrix_data(buffers[ins[0]], descr,
                                             self.m * self.k, self.a_layouts, &a_rows)
-        cdef const double* b = _matrix_data(buffers[<Py_ssize_t>ins[1]], descr,
+        cdef const double* b = _matrix_data(buffers[ins[1]], descr,
                                             self.k * self.n, self.b_layouts, &b_rows)
         if _dgemm == NULL or a == NULL or b == NULL or \
                 a == b:         # a @ a.T: NumPy calls syrk, whose rounding may differ
-            return self.fall_back(out, params, ins, buffers)
+            return self.fall_back(out, params, ins, m, buffers)
         result = out[0] if self.transposed_out else out
         c = _array_data(result, descr, self.m * self.n, True)
         product = _array_data(out[1], descr, self.m * self.n, True) \
             if self.transposed_out else c
         if c == NULL or product == NULL:
-            return self.fall_back(out, params, ins, buffers)
+            return self.fall_back(out, params, ins, m, buffers)
         _gemm(self.is_complex, a_rows, b_rows, self.m, self.n, self.k, a, b, product)
         if not (_transpose(product, c, self.m, self.n, width) if self.transposed_out else
                 _all_finite(c, self.m * self.n * width)):   # inf, NaN: NumPy's way, warnings
-            return self.fall_back(out, params, ins, buffers)
+            return self.fall_back(out, params, ins, m, buffers)
         _counters.small_kernels_run += 1
         return result
 

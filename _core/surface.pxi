@@ -374,3 +374,39 @@ cdef class ArraySurface:
         """A copy: a new tensor of the same value, which later writes to either leave
         the other alone."""
         return _fn("copy")(self)
+
+    # ---------------------------------------------------------------- the Array API standard
+    # (tenpy_ad/array_api/_tensor_protocols.py: one Python call each)
+
+    def __array_namespace__(self, *, api_version=None):
+        """The Array API namespace for tensors, ``tenpy_ad.array_api``."""
+        return _fn("__array_namespace__")(api_version)
+
+    @property
+    def device(self):
+        """The device the value lives on: the CPU."""
+        return _fn("device")(self)
+
+    def to_device(self, device, /, *, stream=None):
+        """The tensor on ``device`` (the CPU: itself)."""
+        return _fn("to_device")(self, device, stream)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """The DLPack capsule of an eager tensor's data (a traced one has none)."""
+        return _fn("__dlpack__")(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self):
+        """The DLPack device of an eager tensor's data: the CPU."""
+        return _fn("__dlpack_device__")(self)
+
+    def __lshift__(self, other):
+        return _fn("bitwise_left_shift")(self, other)
+
+    def __rlshift__(self, other):
+        return _fn("bitwise_left_shift")(other, self)
+
+    def __rshift__(self, other):
+        return _fn("bitwise_right_shift")(self, other)
+
+    def __rrshift__(self, other):
+        return _fn("bitwise_right_shift")(other, self)

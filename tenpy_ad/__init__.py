@@ -15,7 +15,7 @@ Eager::
     loss = model(b); loss.backward(); b.grad
 """
 from ._compiled import _core
-from . import dtypes as _dtypes, errors
+from . import blas as _blas, dtypes as _dtypes, errors
 from .primitive import Tensor, TracedTensor, PRIMITIVES, constant
 from . import numpy
 from .numpy import *       # noqa: F401,F403 - NumPy's names are also tp.<name>
@@ -48,6 +48,9 @@ _OPERATOR_PRIMITIVES = {"add": _ew.add_p, "sub": _ew.sub_p, "mul": _ew.mul_p,
                         "broadcast_in_dim": _st.broadcast_in_dim_p, "einsum": _einsum_p,
                         "slice": _st.slice_p, "scatter_slice": _st.scatter_slice_p}
 _SURFACE["array_conversion_hint"] = scipy._conversion.conversion_hint
+_SURFACE["blas_matmul"] = _blas.matmul        # the products the rules make on arrays
+from .array_api import _tensor_protocols as _array_api_protocols   # noqa: E402
+_SURFACE.update(_array_api_protocols.SURFACE)     # x.__array_namespace__(), x.device, ...
 _core.install(surface=_SURFACE, constant=constant,
               errors=errors.ALL, dtypes=list(_dtypes.DTYPES), value_code=_dtypes.value_code,
               primitives=_OPERATOR_PRIMITIVES)

@@ -5,7 +5,7 @@
 # (``final``, ``no_gc``) sit on the definitions, next to the reason for them.
 
 from cpython.ref cimport PyObject
-from libc.stdint cimport int8_t, uint8_t, uint64_t
+from libc.stdint cimport int8_t, int32_t, uint8_t, uint64_t
 
 # ---------------------------------------------------------------- typedefs
 
@@ -174,6 +174,24 @@ cdef class Instruction:           # one row of a Plan, and a step's record (sche
     cdef readonly int signature       # its index in Plan.signatures (-1: none asked)
                                       # (ints: the record of a step in 96 bytes)
 
+cdef struct StepRecord:           # what the interpreter reads of one step (execute.pxi):
+    PyObject* kernel              # borrowed from its Instruction, which the StepTable holds
+    PyObject* params
+    PyObject* outputs             # the (slot, buffer) pairs of a multi-output step
+    Py_ssize_t* slots             # its input buffers, then the buffers dead after it
+    Py_ssize_t single_output
+    int32_t n_inputs
+    int32_t n_frees
+    int32_t call                  # the Instruction's StepCall, planned array, threads
+    int32_t planned
+    int32_t threads               # (packed in order: one 64-byte record per step)
+
+cdef class StepTable:             # a Plan's steps as records in one C array (execute.pxi)
+    cdef readonly list steps          # the Instructions (they own what the records borrow)
+    cdef StepRecord* records
+    cdef Py_ssize_t* slots            # every step's slots, in order
+    cdef readonly Py_ssize_t n_steps
+
 cdef class StepChoice:            # how the steps of one signature run (schedule.pxi)
     cdef readonly object kernel       # without a planned array (None: impl or ufunc)
     cdef readonly object into         # into a planned array (None: cannot)
@@ -204,8 +222,10 @@ cdef class StepKernel:            # a program step computed in C (small_kernels.
     cdef object fallback              # NumPy's way, for the arrays the kernel declines
     cdef object ufunc                 # or NumPy's ufunc into ``out``, called from the core
     cdef object constant_operand      # its second operand for scale/shift (else None)
-    cdef object run(self, object out, object params, tuple ins, list buffers)
-    cdef object fall_back(self, object out, object params, tuple ins, list buffers)
+    cdef object run(self, object out, object params, const Py_ssize_t* ins, Py_ssize_t m,
+                    list buffers)
+    cdef object fall_back(self, object out, object params, const Py_ssize_t* ins,
+                          Py_ssize_t m, list buffers)
 
 cdef class PassThrough(StepKernel):
     pass

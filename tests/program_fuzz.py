@@ -413,6 +413,38 @@ def _unary(g: Generator):
     return f"xp.{name}({x})"
 
 
+#: SciPy's special functions (``sp.special``), each with its argument mapped into the real
+#: domain where it is smooth (or, now and then, as it is: their edges, poles and NaNs)
+_SPECIAL_UNARY = {
+    "erf": "{x}", "erfc": "{x}", "expit": "{x}", "log_expit": "{x}",
+    "erfinv": "0.9 * xp.tanh({x})", "erfcinv": "1.0 + 0.9 * xp.tanh({x})",
+    "gamma": "xp.abs({x}) + 0.5", "gammaln": "xp.abs({x}) + 0.5",
+    "digamma": "xp.abs({x}) + 0.5", "entr": "xp.abs({x}) + 0.1",
+    "logit": "0.05 + 0.9 * sp.special.expit({x})",
+}
+_SPECIAL_BINARY = {"xlogy": ("{x}", "xp.abs({y}) + 0.5"), "xlog1py": ("{x}", "xp.abs({y})"),
+                   "rel_entr": ("xp.abs({x}) + 0.1", "xp.abs({y}) + 0.1"),
+                   "kl_div": ("xp.abs({x}) + 0.1", "xp.abs({y}) + 0.1")}
+
+
+def _special(g: Generator):
+    x = g.pick()
+    if x is None:
+        return None
+    real = lambda v: f"xp.real({v})" if v in g.values and g.value(v).dtype.kind == "c" else v
+    if g.chance(0.65):
+        name = g.choice(sorted(_SPECIAL_UNARY))
+        argument = real(x) if g.chance(0.2) else _SPECIAL_UNARY[name].format(x=real(x))
+        g.kinked = "abs" in argument
+        return f"sp.special.{name}({argument})"
+    y = real(_partner(g, x))
+    x = real(x)
+    name = g.choice(sorted(_SPECIAL_BINARY))
+    left, right = _SPECIAL_BINARY[name]
+    g.kinked = True                        # |y|, and x == 0 where xlogy switches branches
+    return f"sp.special.{name}({left.format(x=x)}, {right.format(y=y)})"
+
+
 def _partner(g: Generator, x: str) -> str:
     """A second operand for ``x``: itself (ties), another value, a broadcastable input,
     a constant equal to ``x`` at some entries (ties) or a scalar."""
@@ -780,6 +812,16 @@ def _relative_gap(values: np.ndarray, with_zero: bool) -> float:
     return float(flat.min()) / scale if flat.size else np.inf
 
 
+def _pairwise_gap(values: np.ndarray) -> float:
+    """The smallest distance between two of the complex ``values`` (per matrix),
+    relative to the largest magnitude."""
+    n = values.shape[-1]
+    if n < 2:
+        return np.inf
+    gaps = np.abs(values[..., :, None] - values[..., None, :]) + np.diag(np.full(n, np.inf))
+    return float(gaps.min()) / max(1.0, float(np.abs(values).max()))
+
+
 def _linalg(g: Generator):
     square = g.chance(0.75)
     a = _matrix_line(g, square)
@@ -796,6 +838,7 @@ def _linalg(g: Generator):
     if square:
         gaps.append(_relative_gap(np.linalg.eigvalsh(v + np.conj(np.swapaxes(v, -1, -2))),
                                   False))
+        gaps.append(_pairwise_gap(np.linalg.eigvals(v)))   # eig's (complex) values
     if any(1e-6 <= gap < 1e-3 for gap in gaps):
         return None        # nearly degenerate: the broadening (1e-16) moves derivatives by
         #                    eps / gap^2, more than the modes' agreement allows
@@ -861,7 +904,7 @@ def _linalg(g: Generator):
 FAMILIES = {"unary": _unary, "binary": _binary, "select": _select,
             "reduction": _reduction, "structural": _structural, "indexing": _indexing,
             "contraction": _contraction, "joining": _joining, "sorting": _sorting,
-            "linalg": _linalg}
+            "linalg": _linalg, "special": _special}
 FAMILY_NAMES = sorted(FAMILIES)
 # big programs: layouts (transposes, permuting einsums, steps) met by elementwise steps,
 # then reductions, the paths where a plan could change an operand's layout

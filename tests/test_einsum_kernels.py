@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import tenpy_ad as tp
-from tenpy_ad.ops.contraction import _einsum_kernel, _plan
+from tenpy_ad.ops.contraction import _einsum_kernel, _is_blasable, _plan
 
 CASES = [
     ("ab,asc->bsc", (8, 8), (8, 2, 8)),
@@ -41,3 +41,20 @@ def test_a_compiled_einsum_equals_numpy():
     l0, x0 = rng.standard_normal((8, 8)), rng.standard_normal((8, 2, 8))
     np.testing.assert_allclose(program(l0, x0), np.einsum("ab,asc,bsd->cd", l0, x0, x0),
                                rtol=1e-13, atol=1e-12)
+
+
+@pytest.mark.parametrize("name,array,expected", [
+    ("C", np.ones((4, 5)), True), ("F", np.ones((4, 5), order="F"), True),
+    ("column slice", np.ones((6, 6))[:, :3], True), ("row step", np.ones((6, 6))[::2], True),
+    ("C stack", np.ones((2, 4, 5)), True),
+    ("transposed stack", np.ones((2, 4, 5)).transpose(0, 2, 1), True),
+    ("F-ordered stack", np.ones((2, 4, 5), order="F"), False),
+    ("broadcast", np.broadcast_to(np.ones(5), (4, 5)), False),
+    ("two strides", np.ones((6, 6))[::2, ::2], False)])
+def test_blasable_is_numpys_own_test(name, array, expected):
+    """Operands handed to np.matmul as they are exactly when NumPy itself would hand them
+    to BLAS (else a copy: its own loop rounds differently and is slower)."""
+    assert _is_blasable(array) is expected
+    if array.ndim == 2:
+        other = np.arange(array.shape[1] * 3, dtype=float).reshape(array.shape[1], 3)
+        np.testing.assert_array_equal(tp.einsum("ij,jk->ik", array, other), array @ other)

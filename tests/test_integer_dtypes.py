@@ -44,6 +44,22 @@ def test_sums_widen_as_numpys(dtype):
     assert np.sum(x).dtype == widened and np.cumprod(x).dtype == widened
 
 
+@pytest.mark.parametrize("dtype", INTEGERS + ["bool"])
+@pytest.mark.parametrize("into", [None, "int8", "uint16", "int64", "float32"])
+@pytest.mark.parametrize("reduction", [np.sum, np.prod, np.cumsum, np.cumprod])
+def test_sums_take_the_requested_dtype(dtype, into, reduction):
+    values = np.arange(1, 5).astype(dtype)
+    expected = reduction(values, dtype=into)
+    x = tp.input((4,), dtype)
+    traced = reduction(x, dtype=into)
+    got = [reduction(tp.tensor(values, dtype=dtype), dtype=into).data,
+           tp.compile([traced], inputs=[x])(values)[0]]
+    assert traced.dtype == expected.dtype
+    for g in got:
+        assert g.dtype == expected.dtype
+        np.testing.assert_array_equal(g, expected)
+
+
 @pytest.mark.parametrize("dtype", INTEGERS)
 def test_integers_are_never_differentiated(dtype):
     with pytest.raises(DTypeError, match=dtype):

@@ -178,6 +178,35 @@ def test_degenerate_spectrum_projectors_match_finite_differences(target, mode):
 
 
 @pytest.mark.parametrize("mode", GRAD_MODES)
+def test_unequal_weights_of_a_degenerate_group_raise_naming_eig(mode, restore_linalg_config):
+    """The eigenvalues of a degenerate non-Hermitian group split as the eigenvalues of the
+    projected perturbation: ``c1 w1 + c2 w2`` with ``c1 != c2`` has no derivative there
+    (LAPACK's split would be returned as one), so the VJP raises; symmetric functions of the
+    group (its sum, a sum of squares) keep their exact derivatives."""
+    unequal = np.array([0.3, -1.2, 0.7, 0.1])
+    picked = np.flatnonzero(np.abs(np.linalg.eigvals(_DEGENERATE) - 1.0) < 0.5)
+    assert picked.size == 2
+    with pytest.raises(GaugeError, match="eig:.*symmetric functions"):
+        grad_in(mode, lambda x: (tp.real(tp.linalg.eigvals(x)) * unequal).sum(),
+                _DEGENERATE)
+    equal = unequal.copy()
+    equal[picked] = 0.5
+    expected = numerical_gradient(
+        lambda b: float((np.sort_complex(np.linalg.eigvals(b)).real * _sorted_weights(
+            equal)).sum()), _DEGENERATE)
+    g = grad_in(mode, lambda x: (tp.real(tp.linalg.eigvals(x)) * equal).sum(), _DEGENERATE)
+    np.testing.assert_allclose(g, expected, atol=1e-6)
+    restore_linalg_config.degeneracy_check = "warn"
+    with pytest.warns(GaugeWarning, match="eig"):
+        grad_in(mode, lambda x: (tp.real(tp.linalg.eigvals(x)) * unequal).sum(), _DEGENERATE)
+
+
+def _sorted_weights(weights):
+    """``weights`` (given in LAPACK's order at ``_DEGENERATE``) in sorted order."""
+    return weights[np.argsort(np.linalg.eigvals(_DEGENERATE))]
+
+
+@pytest.mark.parametrize("mode", GRAD_MODES)
 def test_exact_degeneracy_broadening_and_eps_zero(mode):
     """Exactly equal eigenvalues: broadening sets the 0/0 terms to 0 (finite gradient);
     ``eps=0`` gives the plain formulas and NaN."""

@@ -29,7 +29,8 @@ def test_registered_names_are_where_the_functions_live():
     assert {"numpy.exp", "numpy.sum", "numpy.linalg.svd", "numpy.linalg.norm"} <= set(names)
     for name in names:
         module, _, attribute = name.rpartition(".")
-        assert module in ("numpy", "numpy.linalg", "scipy.linalg", "scipy.special"), name
+        assert module in ("numpy", "numpy.linalg", "scipy.linalg", "scipy.special",
+                          "scipy.sparse.linalg"), name
         function = getattr(importlib.import_module(module), attribute)
         assert _dispatch.implementation_of(function) is _dispatch.IMPLEMENTATIONS[name]
 

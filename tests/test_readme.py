@@ -15,7 +15,7 @@ from tenpy_ad.cli import COMMANDS
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
 DOCUMENTS = ["README.md", "ARCHITECTURE.md", "bench/README.md", "docs/README.md",
-             "CONTRIBUTING.md"]
+             "CONTRIBUTING.md", "docs/ecosystem.md"]
 
 
 def code_blocks(text: str, language: str) -> list:
@@ -34,7 +34,8 @@ def code_blocks(text: str, language: str) -> list:
     return blocks
 
 
-PYTHON_BLOCKS = code_blocks(README, "python")
+PYTHON_BLOCKS = code_blocks(README, "python") + code_blocks(
+    (ROOT / "docs" / "ecosystem.md").read_text(), "python")
 
 
 def test_readme_has_python_blocks():

@@ -309,7 +309,7 @@ def test_every_spec_program_round_trips_bit_exactly(tmp_path):
         path = tmp_path / "spec.tpz"
         try:
             program.save(path)
-        except SaveFormatError as error:          # fixed_point problems, checkpoints
+        except SaveFormatError as error:          # fixed_point problems, checkpoints, operators
             assert "cannot save a parameter" in str(error)
             unsaveable.add(spec.name)
             continue
@@ -322,7 +322,8 @@ def test_every_spec_program_round_trips_bit_exactly(tmp_path):
             assert a.dtype == b.dtype and a.shape == b.shape, spec.name
             assert a.tobytes() == b.tobytes(), spec.name
         saved += 1
-    assert saved > 250 and all("fixed_point" in n or "checkpoint" in n for n in unsaveable), \
+    assert saved > 250 and all("fixed_point" in n or "checkpoint" in n or n.startswith("sparse_")
+                             for n in unsaveable), \
         (saved, sorted(unsaveable))
 
 

@@ -92,6 +92,19 @@ def test_another_blas_setting_gets_copies_of_the_records_it_changes(monkeypatch)
     assert (name, count) == ("einsum", 0)                  # the process's threads
     assert program.blas_threads(1) == [(k, "einsum", 1)]
     assert program._plan.steps[k].threads == 0             # the compiled record is kept
-    steps, threaded = program._steps_for(1)
+    table, threaded = program._steps_for(1)
+    steps = table.steps
     assert threaded and steps[k] is not program._plan.steps[k]
     assert all(a is b for j, (a, b) in enumerate(zip(steps, program._plan.steps)) if j != k)
+
+
+def test_the_interpreter_table_packs_every_step_of_the_plan():
+    """``execute`` reads a StepTable: one record per step of the plan, in order."""
+    x = tp.input((3, 3), name="x")
+    program = tp.compile([tp.ad.grad((tp.sin(x) @ x).sum(), x)], [x])
+    table, _ = program._steps_for(tp.config.blas_threads)
+    assert table.n_steps == program.n_instructions == len(table.steps)
+    assert all(a is b for a, b in zip(table.steps, program._plan.steps))
+    a = np.random.default_rng(0).standard_normal((3, 3))
+    expected = np.cos(a) * (np.ones((3, 3)) @ a.T) + np.sin(a).T @ np.ones((3, 3))
+    np.testing.assert_allclose(program(a)[0], expected, rtol=1e-12)

@@ -75,7 +75,7 @@ class Program:
         self._memory = MemoryPlan(slots, sizes, n_planned)
         self._idle_arrays = []            # sets of planned arrays not in use by a call
         # blas_threads setting -> (the step records, whether any sets BLAS threads)
-        self._by_setting = {setting: (plan.steps, threaded)}
+        self._by_setting = {setting: (_core.StepTable(plan.steps), threaded)}
 
     # ------------------------------------------------------------------ running
 
@@ -117,8 +117,8 @@ class Program:
 
     def _steps_for(self, setting) -> tuple:
         """The step records for a ``tp.config.blas_threads`` setting (those of another
-        setting than the compile's are copies where the threads differ), and whether any
-        sets BLAS threads."""
+        setting than the compile's are copies where the threads differ) as the
+        interpreter's StepTable, and whether any sets BLAS threads."""
         found = self._by_setting.get(setting)
         if found is None:
             threads = step_choice.threads_of(self._plan.signatures, setting)
@@ -126,23 +126,24 @@ class Program:
                           for count, choice in zip(threads, self._choices))
             steps = _core.rethreaded(self._plan.steps, threads) if changed else \
                 self._plan.steps
-            found = self._by_setting[setting] = (steps, bool(_core.threaded_steps(steps)))
+            found = self._by_setting[setting] = (_core.StepTable(steps),
+                                                 bool(_core.threaded_steps(steps)))
         return found
 
     def _run(self, buffers) -> None:
-        steps, threaded = self._steps_for(config.blas_threads)
+        table, threaded = self._steps_for(config.blas_threads)
         try:
             arrays = self._idle_arrays.pop()      # atomic: each call gets its own set
         except IndexError:
             arrays = self._memory.new_arrays()
         try:
             if not threaded:
-                _core.execute(steps, buffers, arrays)
+                _core.execute(table, buffers, arrays)
                 return
             control = blas_control()
             control.enter_call()
             try:
-                _core.execute(steps, buffers, arrays, control)
+                _core.execute(table, buffers, arrays, control)
             finally:
                 control.leave_call()
         finally:
@@ -186,7 +187,8 @@ class Program:
         """``(step, primitive name, threads)`` of every step that sets BLAS threads under
         ``setting`` (default ``tp.config.blas_threads``): ``0`` is the process's own
         setting (see :mod:`tenpy_ad.blas`)."""
-        steps, _ = self._steps_for(config.blas_threads if setting is None else setting)
+        table, _ = self._steps_for(config.blas_threads if setting is None else setting)
+        steps = table.steps
         return [(k, steps[k].prim.name, steps[k].threads)
                 for k in _core.threaded_steps(steps)]
 

@@ -11,18 +11,18 @@ arguments NumPy's own function runs).  They lower onto the primitives of
 :mod:`tenpy_ad.ops`.  ``tnp.linalg`` is ``tp.linalg``.
 """
 from . import _dispatch
-from . import (arithmetic as _arithmetic, comparison as _comparison,
-               complex_numbers as _complex_numbers, creation as _creation,
-               cumulative as _cumulative, diagonals as _diagonals,
+from . import (arithmetic as _arithmetic, closeness as _closeness,
+               comparison as _comparison, complex_numbers as _complex_numbers,
+               creation as _creation, cumulative as _cumulative, diagonals as _diagonals,
                index_tricks as _index_tricks, indexing as _indexing, inplace as _inplace,
-               joining as _joining,
-               logic as _logic, padding as _padding, products as _products,
+               joining as _joining, logic as _logic, padding as _padding, products as _products,
                rearranging as _rearranging, reductions as _reductions, rounding as _rounding,
                shaping as _shaping, sorting as _sorting, splitting as _splitting,
                statistics as _statistics, transcendental as _transcendental)
 from . import linalg            # tp.linalg: NumPy's linalg names, above the families it uses
 from ._dispatch import implements, supported_names
 from .arithmetic import *      # noqa: F401,F403 - each family lists its names in __all__
+from .closeness import *       # noqa: F401,F403
 from .comparison import *      # noqa: F401,F403
 from .complex_numbers import *  # noqa: F401,F403
 from .creation import *        # noqa: F401,F403
@@ -44,10 +44,10 @@ from .splitting import *       # noqa: F401,F403
 from .statistics import *      # noqa: F401,F403
 from .transcendental import *  # noqa: F401,F403
 
-_FAMILIES = (_arithmetic, _comparison, _complex_numbers, _creation, _cumulative, _diagonals,
-             _index_tricks, _indexing, _inplace, _joining, _logic, _padding, _products,
-             _rearranging, _reductions, _rounding, _shaping, _sorting, _splitting, _statistics,
-             _transcendental)
+_FAMILIES = (_arithmetic, _closeness, _comparison, _complex_numbers, _creation, _cumulative,
+             _diagonals, _index_tricks, _indexing, _inplace, _joining, _logic, _padding,
+             _products, _rearranging, _reductions, _rounding, _shaping, _sorting, _splitting,
+             _statistics, _transcendental)
 _FUNCTIONS = sorted({name for family in _FAMILIES for name in family.__all__})
 
 #: what the tensor operators and methods forward to (installed in the core at import):

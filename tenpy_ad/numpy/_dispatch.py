@@ -19,6 +19,8 @@ import functools
 import importlib
 from typing import Callable
 
+import numpy as np
+
 from .._sequences import numpy_array
 from ..errors import NotDifferentiableError
 from ._operands import tensor_among
@@ -39,9 +41,13 @@ def resolve(name: str):
     installed version has none (several are new in NumPy 2)."""
     module, _, attribute = name.rpartition(".")
     try:
-        return getattr(importlib.import_module(module), attribute, None)
+        found = getattr(importlib.import_module(module), attribute, None)
     except ImportError:
         return None
+    if module == "scipy.special" and found is not None and not isinstance(found, np.ufunc):
+        # with SCIPY_ARRAY_API=1 SciPy's names are dispatching wrappers of its ufuncs
+        found = getattr(importlib.import_module("scipy.special._ufuncs"), attribute, found)
+    return found
 
 
 def implements(*names: str, fallback: bool = True) -> Callable:

@@ -74,15 +74,13 @@ def diagflat(v, k=0):
 @implements("numpy.trace")
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     """The sum of the ``offset`` diagonal (of each matrix spanned by ``axis1`` and
-    ``axis2``); bool and integer tensors sum to int64, as NumPy's."""
+    ``axis2``); bools and narrow integers sum in int64 / uint64, as NumPy's."""
     if out is not None:
         raise ArgumentValueError("trace: out= is not supported (tensors are immutable)")
     a = tensor_or_array(a, "trace")
     d = diagonal(a, offset, axis1, axis2)
-    if dtype is not None:
-        d = ew.convert(d, dtypes.code_of(dtype))
-    elif code_of_value(d) == dtypes.BOOL:
-        d = ew.convert(d, dtypes.INT64)
+    code = dtypes.accumulator_code(code_of_value(d)) if dtype is None else dtypes.code_of(dtype)
+    d = ew.convert(d, code)
     return st.reduce_sum(d, (len(shape_of(d)) - 1,))
 
 

@@ -264,11 +264,23 @@ def _matrix_layout(shape: tuple, perm, matrix_shape: tuple, order: str) -> int:
 
 
 def _is_blasable(x) -> bool:
-    """Whether ``x``'s matrices are row- or column-contiguous (BLAS takes either,
-    transposed views included)."""
+    """Whether ``np.matmul`` hands ``x``'s matrices to BLAS as they are: each has a unit
+    stride along one axis and a leading dimension at least its extent along the other
+    (contiguous matrices, their transposes, and slices such as ``u[:, :k]``: NumPy's own
+    test, so no copy is made where NumPy would make none)."""
+    flags = x.flags          # the common cases at once (a whole F-ordered stack is not one)
+    if flags.c_contiguous or flags.f_contiguous and x.ndim == 2:
+        return True
     if x.ndim == 2:
-        return x.flags.c_contiguous or x.flags.f_contiguous
-    return x.shape[0] == 0 or x[0].flags.c_contiguous or x[0].flags.f_contiguous
+        return _blasable_matrix(x.strides, x.shape, x.itemsize)
+    return x.shape[0] == 0 or _blasable_matrix(x.strides[-2:], x.shape[-2:], x.itemsize)
+
+
+def _blasable_matrix(strides, shape, itemsize: int) -> bool:
+    (s0, s1), (m, n) = strides, shape
+    if s1 == itemsize and s0 % itemsize == 0 and s0 // itemsize >= max(n, 1):
+        return True                                         # rows, leading dimension s0
+    return s0 == itemsize and s1 % itemsize == 0 and s1 // itemsize >= max(m, 1)
 
 
 def _blasable(x):

@@ -81,8 +81,9 @@ def _others(axes, x):
     return st.transpose(others, tuple(perm.index(i) for i in range(len(perm))))
 
 
-reduce_prod_p = primitive("reduce_prod", lambda axes, x: np.prod(x, axis=axes),
-                          lambda axes, x: (dtypes.accumulator_code(code_of_value(x)),
+reduce_prod_p = primitive("reduce_prod",      # in the operand's dtype, as the rule says
+                          lambda axes, x: np.prod(x, axis=axes, dtype=x.dtype),
+                          lambda axes, x: (code_of_value(x),
                                            _reduced_shape("reduce_prod", axes, x)),
                           format_params=_format_axes, params=AXES)
 defjvp(reduce_prod_p,

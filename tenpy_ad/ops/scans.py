@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
 from ..errors import ShapeError
 from ..param_schema import AXIS, BOOL, Struct
-from ..primitive import (bind1, bind2, code_of_value, describe, primitive, same_meta,
-                         shape_of)
+from ..primitive import bind1, bind2, describe, primitive, same_meta, shape_of
 from ..rules import defjvp, deflinear, defrules, defvjp
 from . import elementwise as ew
 from . import structural as st
@@ -31,7 +29,7 @@ def _scan_rule(name):
         if len(xs) == 2 and not same_meta(xs[0], xs[1]):
             raise ShapeError(f"{name}: coefficients {describe(xs[0])} and terms "
                              f"{describe(xs[1])} differ in shape or dtype")
-        return dtypes.accumulator_code(code_of_value(x)), tuple(x.shape)   # NumPy widens
+        return x
     return rule
 
 
@@ -45,9 +43,9 @@ def _format(params) -> str:
 
 def _along(fn, axis, reverse, x):
     """``fn(x, axis)``, run from the end of the axis when ``reverse``."""
-    if not reverse:
-        return fn(x, axis=axis)
-    return np.flip(fn(np.flip(x, axis), axis=axis), axis)
+    if not reverse:        # in the operand's dtype, as the rule says (NumPy widens integers)
+        return fn(x, axis=axis, dtype=x.dtype)
+    return np.flip(fn(np.flip(x, axis), axis=axis, dtype=x.dtype), axis)
 
 
 def shift(x, axis: int, reverse: bool, fill):

@@ -25,6 +25,8 @@ import math
 
 import numpy as np
 import scipy.special as sc
+# the ufuncs themselves (with SCIPY_ARRAY_API=1 scipy.special's names are wrappers of them)
+from scipy.special import _ufuncs as scu
 
 from ..errors import DTypeError
 from ..param_schema import Int
@@ -63,12 +65,12 @@ def _gaussian(x):
     return exp(neg(mul(x, x)))
 
 
-erf_p = unary("erf", sc.erf, lambda x, out: scale(_gaussian(x), TWO_OVER_SQRT_PI))
-erfc_p = unary("erfc", sc.erfc, lambda x, out: scale(_gaussian(x), -TWO_OVER_SQRT_PI))
+erf_p = unary("erf", scu.erf, lambda x, out: scale(_gaussian(x), TWO_OVER_SQRT_PI))
+erfc_p = unary("erfc", scu.erfc, lambda x, out: scale(_gaussian(x), -TWO_OVER_SQRT_PI))
 # (erfinv)'(x) = sqrt(pi)/2 exp(erfinv(x)^2): +inf at ±1, where erfinv is ±inf
-erfinv_p = unary("erfinv", sc.erfinv,
+erfinv_p = unary("erfinv", scu.erfinv,
                  lambda x, out: scale(exp(mul(out, out)), HALF_SQRT_PI))
-erfcinv_p = unary("erfcinv", sc.erfcinv,
+erfcinv_p = unary("erfcinv", scu.erfcinv,
                   lambda x, out: scale(exp(mul(out, out)), -HALF_SQRT_PI))
 
 
@@ -114,10 +116,10 @@ polygamma_p = primitive("polygamma", _polygamma_values, _polygamma_rule,
 defjvp(polygamma_p, lambda n, t, out, x: mul(t, polygamma(n + 1, x)))
 defvjp(polygamma_p, lambda n, ct, out, x: mul(ct, polygamma(n + 1, x)))
 
-digamma_p = unary("digamma", sc.psi, lambda x, out: polygamma(1, x))
-gamma_p = unary("gamma", sc.gamma, lambda x, out: mul(out, digamma(x)))
-gammaln_p = unary("gammaln", sc.gammaln, lambda x, out: digamma(x))
-loggamma_p = unary("loggamma", sc.loggamma, lambda x, out: digamma(x))
+digamma_p = unary("digamma", scu.psi, lambda x, out: polygamma(1, x))
+gamma_p = unary("gamma", scu.gamma, lambda x, out: mul(out, digamma(x)))
+gammaln_p = unary("gammaln", scu.gammaln, lambda x, out: digamma(x))
+loggamma_p = unary("loggamma", scu.loggamma, lambda x, out: digamma(x))
 
 
 def polygamma(n: int, x):
@@ -158,11 +160,11 @@ def _logit_slope(g, x):
     return add(div(g, x), div(g, sub(_ones(x), x)))
 
 
-logit_p = unary("logit", sc.logit)
+logit_p = unary("logit", scu.logit)
 defjvp(logit_p, lambda p, t, out, x: _logit_slope(t, x))
 defvjp(logit_p, lambda p, ct, out, x: _logit_slope(ct, x))
 # log(expit(x))' = expit(-x): smooth, and accurate in both tails
-log_expit_p = unary("log_expit", sc.log_expit, lambda x, out: expit(neg(x)))
+log_expit_p = unary("log_expit", scu.log_expit, lambda x, out: expit(neg(x)))
 
 
 def logit(x):
@@ -199,8 +201,8 @@ def _log_rules(logarithm, denominator, singular: float, safe: float):
     return d_x, d_y
 
 
-xlogy_p = binary("xlogy", sc.xlogy, *_log_rules(log, lambda y: y, 0.0, 1.0))
-xlog1py_p = binary("xlog1py", sc.xlog1py,
+xlogy_p = binary("xlogy", scu.xlogy, *_log_rules(log, lambda y: y, 0.0, 1.0))
+xlog1py_p = binary("xlog1py", scu.xlog1py,
                    *_log_rules(log1p, lambda y: shift(y, 1.0), -1.0, 0.0))
 
 
@@ -228,7 +230,7 @@ def _entr_derivative(x, out):
     return select(outside, _zeros(x), inside)
 
 
-entr_p = unary("entr", sc.entr, _entr_derivative)
+entr_p = unary("entr", scu.entr, _entr_derivative)
 
 
 def entr(x):
@@ -272,8 +274,8 @@ def _kl_div_d_y(x, y, out):
     return select(inside, sub(_ones(y), div(xs, ys)), edge)
 
 
-rel_entr_p = binary("rel_entr", sc.rel_entr, _rel_entr_d_x, _rel_entr_d_y)
-kl_div_p = binary("kl_div", sc.kl_div, _kl_div_d_x, _kl_div_d_y)
+rel_entr_p = binary("rel_entr", scu.rel_entr, _rel_entr_d_x, _rel_entr_d_y)
+kl_div_p = binary("kl_div", scu.kl_div, _kl_div_d_x, _kl_div_d_y)
 
 
 def rel_entr(x, y):

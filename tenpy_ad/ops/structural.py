@@ -174,16 +174,14 @@ def _trailing_dims(offset: int, ndim: int) -> tuple:
 
 # ------------------------------------------------------------------ reductions
 
-def _reduce_rule(name, result_code=lambda code: code):
-    """The shape rule of a reduction over ``axes``; its dtype is ``result_code`` of the
-    operand's."""
+def _reduce_rule(name):
+    """The shape rule of a reduction over ``axes``: the operand's dtype."""
     def rule(axes, x):
         ndim = x.ndim
         if any(not 0 <= a < ndim for a in axes) or len(set(axes)) != len(axes):
             raise ShapeError(f"{name}: axes {list(axes)} out of range for {describe(x)}")
         shape = x.shape
-        return (result_code(code_of_value(x)),
-                tuple(d for i, d in enumerate(shape) if i not in axes))
+        return code_of_value(x), tuple(d for i, d in enumerate(shape) if i not in axes)
     return rule
 
 
@@ -191,9 +189,16 @@ def _kept_dims(axes, ndim):
     return tuple(i for i in range(ndim) if i not in axes)
 
 
-# np.add.reduce is what np.sum calls, without its Python wrapper (half the time on small arrays)
-reduce_sum_p = primitive("reduce_sum", lambda axes, x: np.add.reduce(x, axis=axes),
-                         _reduce_rule("reduce_sum", dtypes.accumulator_code),
+def _sum_impl(axes, x):
+    """np.add.reduce (what np.sum calls, without its Python wrapper: half the time on small
+    arrays) in the operand's own dtype, as the rule says: NumPy would widen narrow integers
+    and bools, which ``np.sum`` (tenpy_ad.numpy) asks for by converting first."""
+    if x.dtype.kind in "fc":
+        return np.add.reduce(x, axis=axes)
+    return np.add.reduce(x, axis=axes, dtype=x.dtype)
+
+
+reduce_sum_p = primitive("reduce_sum", _sum_impl, _reduce_rule("reduce_sum"),
                          format_params=lambda axes: f"axes={list(axes)}", static_shapes=True,
                          params=AXES)
 deflinear(reduce_sum_p, lambda axes, ct, out, x: broadcast_in_dim(

@@ -1,4 +1,5 @@
-"""The spec table's vocabulary: ``Spec(name, fn, shapes, domain, dtypes, tol, special)``;
+"""The spec table's vocabulary: ``Spec(name, fn, shapes, domain, dtypes, tol, special,
+max_order)``;
 ``fn`` takes tensors and returns one tensor and is used unchanged in traced and eager mode.
 ``special`` lists the primitive's special points (:class:`SpecialPoint`): ties, kinks,
 jumps, bounds, singular points and branch cuts, with the derivatives the engine takes
@@ -54,6 +55,7 @@ class Spec:
     dtypes: tuple = BOTH
     tol: dict = field(default_factory=dict)
     special: tuple = ()             # SpecialPoints
+    max_order: int = 2              # 1: derivatives of order 2 must raise NotDifferentiableError
 
 def make_args(spec: Spec, dtype: str, rng: np.random.Generator) -> list:
     args = []

@@ -206,11 +206,17 @@ RESIDUE_RTOL = 1e-5
 
 def _residues(name: str, j, k):
     """The rotation parts X whose factor is the broadened 1/(s_j - s_i), from the
-    cotangent products ``j = U^H gU``, ``k = V^H gV`` (square; None for none)."""
+    cotangent products ``j = U^H gU``, ``k = V^H gV`` (square; None for none).  For
+    ``eig``: ``j`` is X itself (v^-1-normalised) and ``k`` the eigenvalue cotangents
+    ``gw``, whose differences inside a degenerate group are such a part too: the values
+    of a non-Hermitian degenerate group split nonlinearly (as the eigenvalues of the
+    projected perturbation), so only their symmetric functions are differentiable."""
     def skew(m):
         return m - np.conj(np.swapaxes(m, -1, -2))
     if name == "eig":
-        return j                               # v^-1-normalised products: X itself
+        spread = None if k is None else k[..., :, None] - k[..., None, :]
+        parts = [m for m in (j, spread) if m is not None]
+        return None if not parts else sum(parts)
     parts = [skew(m) for m in (j, k) if m is not None]
     return None if not parts else sum(parts)
 
@@ -241,7 +247,9 @@ def _basis_dependent(params, values, j, k) -> bool:
         pairs[..., hi:, :] = False
     if not pairs.any():
         return False
-    j, k = _square(j, n, column), _square(k, n, column)
+    j = _square(j, n, column)
+    k = _square(k, n, column) if name != "eig" else (None if np.ndim(k) == 0 else
+                                                      np.asarray(k))
     residue = _residues(name, j, k)
     if residue is None:
         return False
@@ -296,12 +304,15 @@ def _first_order_check(params, x, values, j, k):
     if not _basis_dependent(params, values, j, k):
         return x
     vectors = "singular vectors" if name in ("svd", "svds") else "eigenvectors"
+    eigenvalues = (" or the eigenvalues of a group enter other than through symmetric "
+                   "functions such as their sum (they split nonlinearly)") if name == "eig" \
+        else ""
     message = (f"{name}: the loss depends on the basis of a degenerate subspace (its "
                f"{vectors} for exactly repeated values enter other than through the whole "
-               f"subspace), so its derivative is infinite there; the broadened rule would "
-               f"return a finite number that is not the derivative. Use functions of whole "
-               f"degenerate subspaces (projectors, u @ vh, u s vh) or of the values, or "
-               f"break the degeneracy; tp.linalg.config.degeneracy_check = 'warn'/'off' "
+               f"subspace{eigenvalues}), so it has no derivative there; the broadened rule "
+               f"would return a finite number that is not the derivative. Use functions of "
+               f"whole degenerate subspaces (projectors, u @ vh, u s vh) or of the values, "
+               f"or break the degeneracy; tp.linalg.config.degeneracy_check = 'warn'/'off' "
                f"returns the broadened value.")
     if mode == "raise":
         raise GaugeError(message)

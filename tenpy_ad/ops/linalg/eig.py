@@ -16,7 +16,11 @@ Degenerate eigenvalues: ``F`` is broadened, ``conj(x)/(|x|^2 + eps)``, as the SV
 so at an exact degeneracy the terms ``(w_j - w_i) X / (w_j - w_i)`` are set to 0 (the
 eigenvectors inside a degenerate eigenspace are not unique).  Functions of the eigenvalues,
 the eigenvectors of non-degenerate eigenvalues and symmetric functions of a degenerate
-group (its sum) keep their exact derivatives.  A defective matrix (a Jordan block) has no
+group (its sum) keep their exact derivatives.  Other functions of a degenerate group's
+eigenvalues (``w1`` alone, ``c1 w1 + c2 w2``) have none: the group splits as the
+eigenvalues of the projected perturbation, and which of them LAPACK lists first is
+arbitrary; the VJP raises ``GaugeError`` there (``tp.linalg.config.degeneracy_check``),
+as for a loss of a degenerate eigenvector basis.  A defective matrix (a Jordan block) has no
 derivative of its eigenvalues (they move like the square root of a perturbation); LAPACK
 returns nearly parallel eigenvectors there and the derivative is finite but as large as
 the condition number of ``v``.
@@ -108,8 +112,8 @@ def _eig_vjp(eps, cts, out, xs, active):
     ct_a = solve(vh, mm(core, vh))                      # v^-H core v^H
     if gv is not None and loss_cotangents(g_token):
         ct_a = gauge_checked(ct_a, ew.imag(d), _phase_scale(normed, d, gw, gaps), "eig")
-    if gv is not None:                                  # the loss uses eigenvectors
-        ct_a = checked_use(ct_a, w, "eig", normed)
+    # a degenerate basis used, or unequal cotangents of a degenerate group's eigenvalues?
+    ct_a = checked_use(ct_a, w, "eig", None if gv is None else normed, gw)
     if not is_complex_value(xs[0]):
         ct_a = ew.real(ct_a)
     again = differentiable(gw, gv)

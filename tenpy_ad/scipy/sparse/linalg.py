@@ -1,0 +1,347 @@
+"""``tp.scipy.sparse.linalg``: SciPy's iterative methods on operators whose matvec is tensor
+code, with exact implicit derivatives.
+
+``LinearOperator(shape, matvec, ...)`` takes a matvec written with tenpy_ad (or NumPy)
+functions, typically a closure over tensors: an effective Hamiltonian
+``lambda v: tp.einsum("awb,wxst,cxd,btd->asc", L, W, R, v.reshape(D, d, D)).ravel()``.
+``eigsh``, ``svds``, ``gmres``, ``cg`` and ``minres`` compute their values with SciPy's
+own solvers (ARPACK, Krylov) on arrays and differentiate them through the equations they
+solve, never through the iterations:
+
+* ``eigsh``: ``dw_i = v_i^H dA v_i`` (Hellmann-Feynman); ``dv_i`` from ``(A - w_i)``
+  solved by MINRES (GMRES if complex) on the complement of the computed eigenvectors plus
+  ``v_j (v_j^H dA v_i)/(w_i - w_j)`` inside them.  A loss that depends on the basis of a
+  degenerate computed eigenspace (or on a complex eigenvector's phase) raises
+  :class:`~tenpy_ad.errors.GaugeError`; an eigenvalue degenerate with one not computed
+  raises :class:`~tenpy_ad.errors.ConvergenceError` (raise ``k``).
+* ``gmres``, ``cg``, ``minres``: ``dx = A^{-1} (db - dA x)``, the adjoint solve with
+  ``A^H`` (the VJP of the matvec).
+* ``svds``: ``eigsh`` of the Hermitian dilation ``[[0, A], [A^H, 0]]`` (needs ``rmatvec``).
+* ``expm_multiply``: ``exp(A) B``, differentiable in ``B`` (``exp(A^H) g``) to any order;
+  its derivative in the operator's tensors raises (not implemented).
+
+**Which tensors the derivative reaches.**  ``dA`` is the derivative of the matvec itself,
+taken by calling it on the computed vectors: eager, the tape records that call, so every
+tensor that requires grad and that the matvec uses through tensor operations gets its
+gradient, however the matvec reaches it (closure, attribute, global).  Traced, the matvec
+is called once on a placeholder; the traced tensors the result depends on other than
+through the vector (the graph's frontier) become operands of the solver's node, and the
+values are computed by a program compiled from that graph.  A matvec that hides a tensor
+from the tape (``np.asarray`` of a tensor that requires grad, a SciPy function on it)
+raises :class:`~tenpy_ad.errors.NotDifferentiableError` naming the solver, and one that
+mixes traced tensors with eager tensors that require grad raises
+:class:`~tenpy_ad.errors.ArgumentError`: a gradient is never silently dropped.
+(``tp.no_grad()`` and ``.detach()`` inside the matvec are explicit and respected.)
+
+First-order derivatives (JVP and VJP, eager, traced and compiled) are exact; derivatives
+of order two and higher raise :class:`~tenpy_ad.errors.NotDifferentiableError`.  On
+operators without tensors (plain arrays, SciPy operators) the results are arrays.
+``M``, ``sigma``, ``Minv`` and ``OPinv`` of ``eigsh`` and preconditioners ``M`` of the
+solvers raise :class:`~tenpy_ad.errors.UnsupportedError`.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import scipy.sparse.linalg as _sla
+
+from ... import dtypes
+from ... import numpy as tnp
+from ...eager import tensor
+from ...errors import (ArgumentError, ArgumentValueError, NotDifferentiableError,
+                       ShapeError, TenpyAdError, UnsupportedError)
+from ...numpy._dispatch import implements
+from ...primitive import (bind, code_of_value, is_tensor, is_traced, needs_grad,
+                         plain_value, shape_of)
+from . import _eigsh, _expm, _solve
+from ._capture import Captured, capture
+
+__all__ = ["LinearOperator", "aslinearoperator", "eigsh", "svds", "gmres", "cg", "minres",
+           "expm_multiply"]
+
+
+# ------------------------------------------------------------------ operators
+
+class LinearOperator:
+    """SciPy's ``LinearOperator`` with a matvec on tensors: ``A @ v``, ``A.matvec(v)``,
+    ``A.dot``, ``A.matmat``, ``A.H`` and ``A.T`` (when ``rmatvec`` is given), ``A.adjoint()``.
+    ``dtype`` defaults to that of ``matvec(zeros)`` (at least float64)."""
+
+    def __init__(self, shape, matvec: Callable, rmatvec: Callable | None = None,
+                 matmat: Callable | None = None, dtype=None,
+                 rmatmat: Callable | None = None):
+        shape = tuple(int(s) for s in shape)
+        if len(shape) != 2 or min(shape) < 0:
+            raise ShapeError(f"LinearOperator: shape must be (m, n), got {shape}")
+        if not callable(matvec):
+            raise ArgumentError("LinearOperator: matvec must be callable")
+        self.shape, self._mv, self._rmv = shape, matvec, rmatvec
+        self._mm, self._rmm = matmat, rmatmat
+        self.dtype = np.dtype(dtype) if dtype is not None else self._infer_dtype()
+        self.ndim = 2
+
+    def _infer_dtype(self) -> np.dtype:
+        out = self._mv(np.zeros(self.shape[1]))
+        return np.result_type(getattr(out, "dtype", np.float64), np.float64)
+
+    def matvec(self, x):
+        """``A x`` for a vector (or an ``(n, 1)`` column, as SciPy)."""
+        column = len(shape_of(x)) == 2
+        y = self._mv(tnp.reshape(x, (-1,)) if column else x)
+        return tnp.reshape(y, (-1, 1)) if column else y
+
+    def rmatvec(self, x):
+        """``A^H x``."""
+        if self._rmv is None:
+            raise UnsupportedError("LinearOperator: rmatvec is not defined (give rmatvec=)")
+        return self._rmv(x)
+
+    def matmat(self, x):
+        """``A X`` for a matrix, column by column unless ``matmat`` was given."""
+        if self._mm is not None:
+            return self._mm(x)
+        return tnp.stack([self._mv(x[:, j]) for j in range(shape_of(x)[1])], axis=1)
+
+    def rmatmat(self, x):
+        if self._rmm is not None:
+            return self._rmm(x)
+        return tnp.stack([self.rmatvec(x[:, j]) for j in range(shape_of(x)[1])], axis=1)
+
+    def dot(self, x):
+        return self.matvec(x) if len(shape_of(x)) == 1 else self.matmat(x)
+
+    __matmul__ = __call__ = dot
+
+    def adjoint(self) -> "LinearOperator":
+        if self._rmv is None:
+            raise UnsupportedError("LinearOperator.H: needs rmatvec")
+        return LinearOperator(self.shape[::-1], self._rmv, self._mv, dtype=self.dtype)
+
+    def transpose(self) -> "LinearOperator":
+        if self._rmv is None:
+            raise UnsupportedError("LinearOperator.T: needs rmatvec")
+        return LinearOperator(self.shape[::-1], lambda x: tnp.conj(self._rmv(tnp.conj(x))),
+                              lambda x: tnp.conj(self._mv(tnp.conj(x))), dtype=self.dtype)
+
+    H = property(adjoint)
+    T = property(transpose)
+
+    def __repr__(self):
+        return f"<{self.shape[0]}x{self.shape[1]} tp LinearOperator with dtype={self.dtype}>"
+
+
+def aslinearoperator(A) -> LinearOperator:
+    """``A`` as a :class:`LinearOperator`: itself, a SciPy operator's methods, or the
+    products with a dense matrix (tensor or array)."""
+    if isinstance(A, LinearOperator):
+        return A
+    if isinstance(A, _sla.LinearOperator):
+        return LinearOperator(A.shape, A.matvec, A.rmatvec, dtype=A.dtype)
+    if is_tensor(A) or isinstance(A, (np.ndarray, list, tuple)):
+        if len(shape_of(A)) != 2:
+            raise ShapeError(f"aslinearoperator: expected a matrix, got shape "
+                             f"{list(shape_of(A))}")
+        return LinearOperator(shape_of(A), lambda v: A @ v,
+                              lambda v: tnp.conj(tnp.matrix_transpose(A)) @ v,
+                              dtype=np.result_type(A.dtype, np.float64))
+    raise ArgumentError(f"aslinearoperator: cannot make an operator of {type(A).__name__}")
+
+
+def _square(name: str, A) -> LinearOperator:
+    op = aslinearoperator(A)
+    if op.shape[0] != op.shape[1]:
+        raise ShapeError(f"{name}: expected a square operator, got shape {op.shape}")
+    return op
+
+
+def _promoted(op: LinearOperator, b) -> LinearOperator:
+    """``op`` applied to vectors of the common dtype of ``op`` and ``b`` (a complex ``b``
+    of a real operator: the matvec runs on complex vectors)."""
+    dtype = np.result_type(op.dtype, dtypes.DTYPES[code_of_value(b)])
+    return op if dtype == op.dtype else LinearOperator(op.shape, op._mv, op._rmv, dtype=dtype)
+
+
+def _captured(name: str, op: LinearOperator) -> Captured:
+    try:
+        return capture(name, _guarded(name, op._mv), op.shape[1], op.dtype)
+    except NotDifferentiableError as error:
+        raise NotDifferentiableError(f"{name}: {error}") from None
+
+
+def _guarded(name: str, matvec: Callable) -> Callable:
+    """``matvec`` with its errors naming the solver."""
+    def call(v):
+        try:
+            return matvec(v)
+        except TenpyAdError as error:
+            if str(error).startswith(name):
+                raise
+            raise type(error)(f"{name}: in the matvec: {error}") from None
+    return call
+
+
+def _columns(name: str, matvec: Callable, vectors, n: int):
+    """``A V`` column by column, from the user's matvec (the derivative's route)."""
+    cols = [matvec(vectors[:, i]) for i in range(shape_of(vectors)[1])]
+    for col in cols:
+        if tuple(shape_of(col)) != (n,):
+            raise ShapeError(f"{name}: the matvec returned shape {list(shape_of(col))}, "
+                             f"expected [{n}]")
+    return tnp.stack(cols, axis=1)
+
+
+# ------------------------------------------------------------------ eigsh
+
+@implements("scipy.sparse.linalg.eigsh", fallback=False)
+def eigsh(A, k: int = 6, M=None, sigma=None, which: str = "LM", v0=None, ncv=None,
+          maxiter=None, tol: float = 0, return_eigenvectors: bool = True, Minv=None,
+          OPinv=None, mode: str = "normal"):
+    """``k`` eigenpairs ``(w, v)`` of the Hermitian operator ``A`` by SciPy's ARPACK,
+    ``w`` ascending; differentiable to first order in every tensor the matvec uses (see
+    the module docstring for the rule and the errors)."""
+    for option, value in (("M", M), ("sigma", sigma), ("Minv", Minv), ("OPinv", OPinv)):
+        if value is not None:
+            raise UnsupportedError(f"eigsh: {option}= (generalized or shift-invert "
+                                   "problems) is not supported on tensors")
+    op = _square("eigsh", A)
+    n = op.shape[0]
+    if not (isinstance(k, (int, np.integer)) and 1 <= k < n):
+        raise ArgumentValueError(f"eigsh: k must be an integer with 1 <= k < n = {n}, "
+                                 f"got {k!r}")
+    if which not in ("LM", "SM", "LA", "SA", "BE"):
+        raise ArgumentValueError(f"eigsh: which must be LM, SM, LA, SA or BE, got {which!r}")
+    operator = _captured("eigsh", op)
+    v0 = None if v0 is None else np.asarray(v0, operator.dtype)
+    problem = _eigsh.EigshProblem(operator, int(k), which, v0, ncv, maxiter, tol)
+    w, v = _eigenpairs(problem, _guarded("eigsh", op._mv))
+    return (w, v) if return_eigenvectors else w
+
+
+def _eigenpairs(problem, matvec: Callable) -> tuple:
+    operator = problem.operator
+    if operator.traced:
+        w0, v0 = bind(_eigsh.values_p, problem, *operator.tensors)
+        z = _columns("eigsh", matvec, v0, operator.n)
+        return bind(_eigsh.map_p, problem, z, w0, v0, *operator.tensors)
+    w0, v0 = problem.eigenpairs(())
+    z = _columns("eigsh", matvec, tensor(v0), operator.n)
+    if not needs_grad(z):
+        return w0, v0
+    return bind(_eigsh.map_p, problem, z, w0, v0)
+
+
+# ------------------------------------------------------------------ svds
+
+@implements("scipy.sparse.linalg.svds", fallback=False)
+def svds(A, k: int = 6, ncv=None, tol: float = 0, which: str = "LM", v0=None,
+         maxiter=None, return_singular_vectors=True, solver: str = "arpack",
+         random_state=None, options=None):
+    """The ``k`` largest singular triplets ``(u, s, vh)`` (``s`` ascending, as SciPy),
+    from :func:`eigsh` of the dilation ``[[0, A], [A^H, 0]]``: its eigenpairs
+    ``(s, (u; v)/sqrt(2))`` give the derivative (needs ``rmatvec``).  ``v0``, if given,
+    starts ARPACK on the dilation (``m + n`` entries); ``random_state`` and ``options``
+    are ignored."""
+    if which != "LM" or solver != "arpack":
+        raise UnsupportedError("svds: only which='LM' with solver='arpack' on tensors")
+    op = aslinearoperator(A)
+    if op._rmv is None:
+        raise UnsupportedError("svds: the operator needs rmatvec (A^H x) on tensors")
+    m, n = op.shape
+    if not (isinstance(k, (int, np.integer)) and 1 <= k < min(m, n)):
+        raise ArgumentValueError(f"svds: k must be an integer with 1 <= k < min(A.shape) "
+                                 f"= {min(m, n)}, got {k!r}")
+
+    def dilation(x):
+        return tnp.concatenate([op.matvec(x[m:]), op.rmatvec(x[:m])])
+
+    w, vectors = eigsh(LinearOperator((m + n, m + n), dilation, dtype=op.dtype), k=k,
+                       which="LA", v0=v0, ncv=ncv, tol=tol, maxiter=maxiter)
+    u, v = vectors[:m] * np.sqrt(2.0), vectors[m:] * np.sqrt(2.0)
+    vh = tnp.conj(tnp.matrix_transpose(v))
+    if return_singular_vectors is False:
+        return w
+    if return_singular_vectors == "u":
+        return u, w, None
+    if return_singular_vectors == "vh":
+        return None, w, vh
+    return u, w, vh
+
+
+# ------------------------------------------------------------------ linear solves
+
+@implements("scipy.sparse.linalg.gmres", fallback=False)
+def gmres(A, b, x0=None, *, rtol: float = 1e-5, atol: float = 0.0, restart=None,
+          maxiter=None, M=None, callback=None, callback_type=None):
+    """``(x, info)`` with ``A x = b`` by SciPy's GMRES; ``dx = A^{-1} (db - dA x)``."""
+    options = dict(rtol=rtol, atol=atol, restart=restart, maxiter=maxiter)
+    return _solve_with("gmres", _sla.gmres, A, b, x0, M, callback, options)
+
+
+@implements("scipy.sparse.linalg.cg", fallback=False)
+def cg(A, b, x0=None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter=None, M=None,
+       callback=None):
+    """``(x, info)`` for Hermitian positive definite ``A`` by SciPy's CG, with the
+    derivative of ``x = A^{-1} b`` (module docstring)."""
+    return _solve_with("cg", _sla.cg, A, b, x0, M, callback,
+                       dict(rtol=rtol, atol=atol, maxiter=maxiter))
+
+
+@implements("scipy.sparse.linalg.minres", fallback=False)
+def minres(A, b, x0=None, *, shift: float = 0.0, rtol: float = 1e-5, maxiter=None, M=None,
+           callback=None, show: bool = False, check: bool = False):
+    """``(x, info)`` for Hermitian ``A`` by SciPy's MINRES (``shift`` unsupported on
+    tensors), with the derivative of ``x = A^{-1} b``."""
+    if shift:
+        raise UnsupportedError("minres: shift= is not supported on tensors")
+    return _solve_with("minres", _sla.minres, A, b, x0, M, callback,
+                       dict(rtol=rtol, maxiter=maxiter))
+
+
+def _solve_with(name: str, method, A, b, x0, M, callback, options: dict):
+    if M is not None or callback is not None:
+        raise UnsupportedError(f"{name}: M= and callback= are not supported on tensors")
+    op = _square(name, A)
+    n = op.shape[0]
+    if tuple(shape_of(b)) not in ((n,), (n, 1)):
+        raise ShapeError(f"{name}: b must have shape ({n},), got {list(shape_of(b))}")
+    b = tnp.reshape(b, (n,))
+    op = _promoted(op, b)
+    operator = _captured(name, op)
+    problem = _solve.SolveProblem(name, method, operator, x0, options)
+    return _solve.solve(problem, _guarded(name, op._mv), b)
+
+
+# ------------------------------------------------------------------ expm_multiply
+
+@implements("scipy.sparse.linalg.expm_multiply", fallback=False)
+def expm_multiply(A, B, start=None, stop=None, num=None, endpoint=None, traceA=None):
+    """``exp(A) B`` by SciPy's ``expm_multiply`` (``B`` a vector or a matrix), differentiable
+    in ``B`` to any order; a derivative with respect to tensors inside the operator raises
+    :class:`~tenpy_ad.errors.NotDifferentiableError` (not implemented).  ``start``,
+    ``stop``, ``num``, ``endpoint`` (a time grid) are not supported on tensors."""
+    if any(x is not None for x in (start, stop, num, endpoint)):
+        raise UnsupportedError("expm_multiply: the time grid (start, stop, num, endpoint) is "
+                               "not supported on tensors")
+    op = _square("expm_multiply", A)
+    n = op.shape[0]
+    if not 1 <= len(shape_of(B)) <= 2 or shape_of(B)[0] != n:
+        raise ShapeError(f"expm_multiply: B must have {n} rows, got shape "
+                         f"{list(shape_of(B))}")
+    op = _promoted(op, B)
+    operator = _captured("expm_multiply", op)
+    problem = _expm.ExpmProblem(operator, 0.0 if traceA is None else complex(traceA).real
+                                if np.isrealobj(traceA) else complex(traceA))
+    if operator.traced:
+        return bind(_expm.expm_p, problem, B, *operator.tensors)
+    guard = _guard(_guarded("expm_multiply", op._mv), n, op.dtype)
+    if guard is None and not needs_grad(B) and not is_traced(B):
+        return problem.apply(np.asarray(plain_value(B)), ())
+    return bind(_expm.expm_p, problem, B, *([] if guard is None else [guard]))
+
+
+def _guard(matvec, n: int, dtype):
+    """``A 1`` from the user's matvec: on the tape it reaches the tensors inside the
+    operator (None if it reaches none), so that a derivative asked of them raises."""
+    z = matvec(tensor(np.ones(n, dtype)))
+    return z if needs_grad(z) else None

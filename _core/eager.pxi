@@ -187,6 +187,79 @@ cdef class Tensor(ArraySurface):
         return (Tensor, (self.data, self._requires_grad))
 
 
+# ------------------------------------------------------------------ views (numpy/_views.py)
+# Registered by the NumPy-level functions that return views, so a write into a view or its
+# base reaches the other (numpy/inplace.py); kept in C: it runs on every eager slice,
+# transpose and reshape.
+
+@cython.final
+cdef class ViewLink:
+    """A view's root base, the steps ``(kind, arg)`` that make the view from the base
+    (``kind.forward(parent, arg)``; numpy/_views.py), and, for a read-only view, the op
+    that made it so."""
+
+    def __cinit__(self, Tensor base, tuple steps, object readonly):
+        self.base, self.steps, self.readonly = base, steps, readonly
+
+
+cdef int _views_suspended = 0          # > 0 while a write recomputes views (temporaries)
+
+
+def suspend_views(bint on) -> None:
+    """Enter (``on``) or leave a stretch whose results are not registered as views."""
+    global _views_suspended
+    _views_suspended += 1 if on else -1
+
+
+def register_view(object result, object parent, object kind, object arg,
+                  object readonly=None):
+    """``result`` (just computed from ``parent``), recorded as the view ``(kind, arg)``
+    of ``parent``'s base when both are eager tensors: the link on the view, a weak
+    reference on the base (dead ones pruned at 16)."""
+    cdef Tensor view, origin, base
+    cdef ViewLink link
+    if _views_suspended or result is parent or type(result) is not Tensor or \
+            type(parent) is not Tensor:
+        return result
+    view, origin = <Tensor>result, <Tensor>parent
+    if view._view is not None:                  # a nested call registered it
+        return result
+    link = origin._view
+    if link is None:
+        base = origin
+        view._view = ViewLink(base, ((kind, arg),), readonly)
+    else:
+        base = link.base
+        view._view = ViewLink(base, link.steps + ((kind, arg),),
+                              readonly if readonly is not None else link.readonly)
+    if base._views is None:
+        base._views = [PyWeakref_NewRef(view, None)]
+    else:
+        if len(base._views) >= 16:
+            base._views = [r for r in base._views if PyWeakref_GetObject(r) != <PyObject*>None]
+        base._views.append(PyWeakref_NewRef(view, None))
+    return result
+
+
+def register_shared_view(object result, object parent, object kind, object arg=None):
+    """:func:`register_view` where NumPy's op returns a view only when it needs no copy
+    (a reshape): when ``result``'s data shares ``parent``'s memory owner (``arg`` None:
+    the result's shape)."""
+    if type(result) is not Tensor or type(parent) is not Tensor or \
+            _owner((<Tensor>result).data) != _owner((<Tensor>parent).data):
+        return result
+    return register_view(result, parent, kind,
+                         (<Tensor>result).data.shape if arg is None else arg)
+
+
+cdef inline PyObject* _owner(object array) noexcept:
+    """The array owning ``array``'s memory (NumPy collapses chains of views)."""
+    cdef PyObject* base = NULL
+    if type(array) is _ndarray:
+        base = (<tenpy_ad_ndarray*><PyObject*>array).base
+    return <PyObject*>array if base == NULL else base
+
+
 cdef object _exported(Tensor t):
     """``np.asarray(t)``: a read-only NumPy view of ``t``'s values (tape entries may have
     saved that array), remembered weakly on the root base: a later in-place write into the

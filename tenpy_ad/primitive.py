@@ -102,6 +102,9 @@ value_like = _core.value_like            # an array as a value of another operan
 #: in-place writes (numpy/inplace.py): an eager handle takes another's value and tape place
 rebind = _core.rebind
 rebind_plain = _core.rebind_plain         # its short path: no views, same shape and dtype
+register_view = _core.register_view       # views of eager tensors (numpy/_views.py)
+register_shared_view = _core.register_shared_view
+suspend_views = _core.suspend_views
 is_grad_enabled = _core.is_grad_enabled
 # for the NumPy surface: whether a call holds a tensor, what NumPy's promotion sees of an
 # operand, whether a ufunc's strict primitive takes its operands as they are

@@ -4,77 +4,50 @@ An eager :class:`~tenpy_ad.Tensor` is a handle; a write (``t[i] = v``, ``t += v`
 computes the functional update and rebinds the handle (numpy/inplace.py).  A result that
 NumPy would return as a view (basic indexing, transposes, reshapes that need no copy,
 ``.real``/``.imag`` of complex, ``squeeze``, ``expand_dims``, ``flip``, ``split``'s pieces;
-``diagonal`` and ``broadcast_to`` read-only) is *registered* here: it keeps a
-:class:`ViewLink` to its root base (strongly, as ``ndarray.base`` does) and the chain of
-steps that recompute it from the base; the base keeps weak references to its live views.
-A write into a view becomes a write into the base, after which every live view of the
-base is recomputed.  Only the NumPy-level functions register (never the primitives that
-rules call), and only for eager tensors.
+``diagonal`` and ``broadcast_to`` read-only) is *registered* by the core
+(``register_view``): it keeps a ``ViewLink`` to its root base (strongly, as
+``ndarray.base`` does) and the steps ``(kind, arg)`` that recompute it from the base; the
+base keeps weak references to its live views.  A write into a view becomes a write into
+the base, after which every live view of the base is recomputed.  Only the NumPy-level
+functions register (never the primitives that rules call), and only eager tensors.
+
+A step's *kind* says how to make the view from its parent (``forward(parent, arg)``) and
+how to put a changed view back (``update(parent, child, arg)``; None: by positions).
 """
 from __future__ import annotations
 
-import weakref
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy as np
 
-from ..primitive import is_eager
+from ..primitive import register_shared_view, register_view, suspend_views
 
 
-#: One op of a view chain is the tuple ``(forward, update, key, name)`` (a tuple: one is
-#: made on every slice and reshape): ``forward(parent)`` is the view; ``update(parent,
-#: child)`` the parent with its view replaced by ``child`` (None: by positions, see
-#: :func:`update_by_positions`); ``key``: the basic index of an indexing step, else None.
-FORWARD, UPDATE, KEY, NAME = 0, 1, 2, 3
+class ViewKind(NamedTuple):
+    """How one kind of view is made from its parent and written back into it."""
+    name: str
+    forward: Callable                      # (parent, arg) -> the view
+    update: Callable | None                # (parent, child, arg) -> the parent; None:
+    #                                        by positions (update_by_positions)
 
 
-class ViewLink:
-    """A view's root base, the steps from the base to the view, and, for a read-only
-    view, the op that made it so."""
-
-    __slots__ = ("base", "steps", "readonly")
-
-    def __init__(self, base, steps: tuple, readonly: str | None):
-        self.base, self.steps, self.readonly = base, steps, readonly
+def forward(step: tuple, parent):
+    """The view ``step`` makes of ``parent``."""
+    return step[0].forward(parent, step[1])
 
 
-_suspended = [0]     # > 0 while writes recompute views: their temporaries are no views
-_PRUNE_AT = 16       # dead weak references are dropped when a base has this many
-
-
-def register(result, parent, name: str, forward: Callable, update: Callable | None = None,
-             readonly: str | None = None, key=None):
-    """Record ``result`` (an eager tensor just computed from ``parent`` by ``forward``) as
-    a view of ``parent``'s base; returns ``result``.  Kept to the link on the view and a
-    weak reference on the base: it runs on every slice and reshape of an eager tensor."""
-    if (_suspended[0] or result is parent or not is_eager(result) or not is_eager(parent)
-            or result._view is not None):                    # (a nested call registered it)
-        return result
-    link = parent._view
-    if link is None:
-        base = parent
-        result._view = ViewLink(parent, ((forward, update, key, name),), readonly)
-    else:
-        base = link.base
-        result._view = ViewLink(base, link.steps + ((forward, update, key, name),),
-                                readonly or link.readonly)
-    views = base._views
-    if views is None:
-        base._views = [ref(result)]
-    else:
-        if len(views) >= _PRUNE_AT:
-            views[:] = [r for r in views if r() is not None]
-        views.append(ref(result))
-    return result
-
-
-ref = weakref.ref
+def update(step: tuple, parent, child):
+    """``parent`` with the view ``step`` makes of it replaced by ``child``."""
+    kind, arg = step
+    if kind.update is None:
+        return update_by_positions(lambda p: kind.forward(p, arg), parent, child)
+    return kind.update(parent, child, arg)
 
 
 def is_view_of(result, x) -> bool:
     """Whether the eager tensor ``result`` is a registered view of ``x``'s base."""
     link = getattr(result, "_view", None)
-    if link is None or not is_eager(x):
+    if link is None or getattr(x, "_view", False) is False:
         return False
     return link.base is (x if x._view is None else x._view.base)
 
@@ -85,15 +58,20 @@ def live_views(base) -> list:
     if not views:
         return []
     alive = [v for v in (ref() for ref in views) if v is not None]
-    base._views = [weakref.ref(v) for v in alive] or None
+    base._views = [weakref_to(v) for v in alive] or None
     return alive
+
+
+def weakref_to(value):
+    import weakref
+    return weakref.ref(value)
 
 
 def recompute(base, steps: tuple):
     """The view ``steps`` make of ``base`` (no registration: a temporary)."""
     value = base
     for step in steps:
-        value = step[FORWARD](value)
+        value = forward(step, value)
     return value
 
 
@@ -113,42 +91,17 @@ class suspended:
     """``with suspended():`` the write machinery's own ops register no views."""
 
     def __enter__(self):
-        _suspended[0] += 1
+        suspend_views(True)
 
     def __exit__(self, *exc):
-        _suspended[0] -= 1
+        suspend_views(False)
 
 
-# ------------------------------------------------------------------ the view ops
-# each returns ``result``, registered as a view of ``parent`` when both are eager tensors
+# ------------------------------------------------------------------ the view kinds
 
-def reshaped(result, parent, name: str):
-    """A reshape (``reshape``, ``ravel``, ``squeeze``, ``expand_dims``, ``atleast_*d``):
-    a view when NumPy's reshape of the same array needs no copy (the data share memory)."""
-    if _suspended[0] or not is_eager(result) or not is_eager(parent):
-        return result
-    if _owner(result.data) is not _owner(parent.data):
-        return result                     # NumPy copied here too: no view
-    shape = result.data.shape
-    return register(result, parent, name, lambda p: _st().reshape(p, shape), _reshape_back)
-
-
-def _owner(array):
-    """The array that owns ``array``'s memory (NumPy collapses chains of views)."""
-    base = array.base
-    return array if base is None else base
-
-
-def _reshape_back(parent, child):
-    return _st().reshape(child, tuple(parent.shape))
-
-
-def transposed(result, parent, name: str, perm: tuple):
-    """A permutation of axes (``transpose``, ``.T``, ``swapaxes``, ``moveaxis``, ...)."""
-    if _suspended[0] or not is_eager(result) or not is_eager(parent):
-        return result
-    return register(result, parent, name, lambda p: _st().transpose(p, perm),
-                    lambda p, c: _st().transpose(c, _inverse(perm)))
+def _st():
+    from ..ops import structural
+    return structural
 
 
 def _inverse(perm: tuple) -> tuple:
@@ -158,15 +111,30 @@ def _inverse(perm: tuple) -> tuple:
     return tuple(inverse)
 
 
-def _st():
-    from ..ops import structural
-    return structural
+#: a reshape (``reshape``, ``ravel``, ``squeeze``, ``expand_dims``, ``atleast_*d``); arg:
+#: the view's shape
+RESHAPE = ViewKind("reshape", lambda p, shape: _st().reshape(p, shape),
+                   lambda p, c, shape: _st().reshape(c, tuple(p.shape)))
+#: a permutation of axes (``transpose``, ``.T``, ``swapaxes``, ``moveaxis``); arg: perm
+TRANSPOSE = ViewKind("transpose", lambda p, perm: _st().transpose(p, perm),
+                     lambda p, c, perm: _st().transpose(c, _inverse(perm)))
+#: entries picked by a function (``flip``, ``rot90``, a ``split`` piece, ``diagonal``,
+#: ``broadcast_to``); arg: the function, written back by positions
+SELECTED = ViewKind("selected", lambda p, fn: fn(p), None)
+
+
+def reshaped(result, parent, name: str):
+    """A reshape: a view when NumPy's reshape of the same array needs no copy (the data
+    share memory)."""
+    return register_shared_view(result, parent, RESHAPE)
+
+
+def transposed(result, parent, name: str, perm: tuple):
+    """A permutation of axes."""
+    return register_view(result, parent, TRANSPOSE, perm)
 
 
 def selected(result, parent, name: str, forward: Callable, readonly: bool = False):
-    """A view that selects entries (``flip``, ``rot90``, a ``split`` piece; read-only:
-    ``diagonal``, ``broadcast_to``): written back by positions."""
-    if not is_eager(result) or not is_eager(parent):
-        return result
-    update = None if readonly else (lambda p, c: update_by_positions(forward, p, c))
-    return register(result, parent, name, forward, update, name if readonly else None)
+    """A view that selects entries, written back by positions (read-only: ``diagonal``,
+    ``broadcast_to``, named in the error of a write)."""
+    return register_view(result, parent, SELECTED, forward, name if readonly else None)

@@ -20,10 +20,10 @@ from ..errors import (ArgumentError, ArgumentValueError, ConcretizationError, DT
                       IndexingError, ShapeError)
 from ..ops import indexing as ix
 from ..ops import structural as st
-from ..primitive import code_of_value, describe, is_eager, shape_of
+from ..primitive import code_of_value, describe, is_eager, register_view, shape_of
 from ._arrays import tensor_or_array
 from ._dispatch import implements
-from ._views import register
+from ._views import ViewKind
 from ._operands import (is_tensor, is_traced, normalize_axis, operand, tensor_among,
                         traced_among, value_like)
 
@@ -179,10 +179,12 @@ def getitem(x, index):
 
 def _basic_view(result, x, items: tuple):
     """Basic indexing gives a view (of an eager tensor: registered for writes)."""
-    if not is_eager(x):
-        return result
-    return register(result, x, "indexing", lambda p: _basic(p, items),
-                    lambda p, c: _update(ix.scatter_set_p, p, items, c), key=items)
+    return register_view(result, x, BASIC_INDEX, items)
+
+
+#: a view by a basic index (arg: its items); written back by a scatter
+BASIC_INDEX = ViewKind("indexing", lambda p, items: _basic(p, items),
+                       lambda p, c, items: _update(ix.scatter_set_p, p, items, c))
 
 
 def index_key(items: tuple):

@@ -25,7 +25,7 @@ from ..primitive import (Tensor, bind, describe, is_complex_value, is_eager, is_
 from . import _views
 from ._arrays import tensor_or_array
 from ._dispatch import implements
-from .indexing import index_update
+from .indexing import BASIC_INDEX, index_update
 
 _AT_HINT = "write x = x.at[index].set(value) (or .add(value)), which returns the new tensor"
 
@@ -77,13 +77,9 @@ def _through_chain(base, steps: tuple, value):
     entries: each step's parent with its view replaced, from the view back to the base."""
     parents = [base]
     for step in steps[:-1]:
-        parents.append(step[_views.FORWARD](parents[-1]))
+        parents.append(_views.forward(step, parents[-1]))
     for step, parent in zip(reversed(steps), reversed(parents)):
-        forward, update = step[_views.FORWARD], step[_views.UPDATE]
-        if update is None:
-            value = _views.update_by_positions(forward, parent, value)
-        else:
-            value = update(parent, value)
+        value = _views.update(step, parent, value)
     return value
 
 
@@ -170,7 +166,9 @@ def _unchanged_view(target, index, value) -> bool:
     base, prefix = (target, ()) if own is None else (own.base, own.steps)
     if link.base is not base or link.steps[:-1] != prefix:
         return False                   # (steps compare by identity: the same chain)
-    items = link.steps[-1][_views.KEY]            # (the basic index of an indexing step)
+    kind, items = link.steps[-1]
+    if kind is not BASIC_INDEX:
+        return False
     return items is not None and index_key(items) == index_key(
         index if type(index) is tuple else (index,))
 

@@ -132,7 +132,7 @@ cdef class Tensor(ArraySurface):
                     f"__array__: a conversion of a {self.data.dtype.name} tensor to {dtype} "
                     "needs a copy, but copy=False was given")
             return self.data.astype(dtype)
-        return self.data
+        return _exported(self)
 
     def _refuse_if_differentiated(self, what):
         """Values leave the tape only explicitly: ``.detach()``, ``.numpy()``, ``.item()``."""
@@ -144,7 +144,9 @@ cdef class Tensor(ArraySurface):
                 "tenpy_ad.scipy (tp.scipy.linalg.svd for scipy.linalg.svd)")
 
     def __float__(self):
-        self._refuse_if_differentiated("float()")
+        self._refuse_if_differentiated(
+            "float() (which also writing it into a NumPy array, array[i] = t, calls; write "
+            "into a tensor instead: z = tp.tensor(np.zeros(shape)); z[i] = t)")
         return float(self.data)
 
     def __complex__(self):
@@ -183,6 +185,161 @@ cdef class Tensor(ArraySurface):
 
     def __reduce__(self):
         return (Tensor, (self.data, self._requires_grad))
+
+
+# ------------------------------------------------------------------ views (numpy/_views.py)
+# Registered by the NumPy-level functions that return views, so a write into a view or its
+# base reaches the other (numpy/inplace.py); kept in C: it runs on every eager slice,
+# transpose and reshape.
+
+@cython.final
+cdef class ViewLink:
+    """A view's root base, the steps ``(kind, arg)`` that make the view from the base
+    (``kind.forward(parent, arg)``; numpy/_views.py), and, for a read-only view, the op
+    that made it so."""
+
+    def __cinit__(self, Tensor base, tuple steps, object readonly):
+        self.base, self.steps, self.readonly = base, steps, readonly
+
+
+cdef int _views_suspended = 0          # > 0 while a write recomputes views (temporaries)
+
+
+def suspend_views(bint on) -> None:
+    """Enter (``on``) or leave a stretch whose results are not registered as views."""
+    global _views_suspended
+    _views_suspended += 1 if on else -1
+
+
+def register_view(object result, object parent, object kind, object arg,
+                  object readonly=None):
+    """``result`` (just computed from ``parent``), recorded as the view ``(kind, arg)``
+    of ``parent``'s base when both are eager tensors: the link on the view, a weak
+    reference on the base (dead ones pruned at 16)."""
+    cdef Tensor view, origin, base
+    cdef ViewLink link
+    if _views_suspended or result is parent or type(result) is not Tensor or \
+            type(parent) is not Tensor:
+        return result
+    view, origin = <Tensor>result, <Tensor>parent
+    if view._view is not None:                  # a nested call registered it
+        return result
+    link = origin._view
+    if link is None:
+        base = origin
+        view._view = ViewLink(base, ((kind, arg),), readonly)
+    else:
+        base = link.base
+        view._view = ViewLink(base, link.steps + ((kind, arg),),
+                              readonly if readonly is not None else link.readonly)
+    if base._views is None:
+        base._views = [PyWeakref_NewRef(view, None)]
+    else:
+        if len(base._views) >= 16:
+            base._views = [r for r in base._views if PyWeakref_GetObject(r) != <PyObject*>None]
+        base._views.append(PyWeakref_NewRef(view, None))
+    return result
+
+
+def register_shared_view(object result, object parent, object kind, object arg=None):
+    """:func:`register_view` where NumPy's op returns a view only when it needs no copy
+    (a reshape): when ``result``'s data shares ``parent``'s memory owner (``arg`` None:
+    the result's shape)."""
+    if type(result) is not Tensor or type(parent) is not Tensor or \
+            _owner((<Tensor>result).data) != _owner((<Tensor>parent).data):
+        return result
+    return register_view(result, parent, kind,
+                         (<Tensor>result).data.shape if arg is None else arg)
+
+
+cdef inline PyObject* _owner(object array) noexcept:
+    """The array owning ``array``'s memory (NumPy collapses chains of views)."""
+    cdef PyObject* base = NULL
+    if type(array) is _ndarray:
+        base = (<tenpy_ad_ndarray*><PyObject*>array).base
+    return <PyObject*>array if base == NULL else base
+
+
+cdef object _exported(Tensor t):
+    """``np.asarray(t)``: a read-only NumPy view of ``t``'s values (tape entries may have
+    saved that array), remembered weakly on the root base: a later in-place write into the
+    tensor cannot reach it, so numpy/inplace.py refuses the write while it lives."""
+    import weakref
+    holder = _HeldValues(t.data)
+    root = t if t._view is None else t._view.base
+    if root._views is None:
+        root._views = [weakref.ref(holder)]
+    else:
+        if len(root._views) >= 16:
+            root._views = [ref for ref in root._views if ref() is not None]
+        root._views.append(weakref.ref(holder))
+    return _np.asarray(holder)
+
+
+class _HeldValues:
+    """The owner NumPy records for ``np.asarray(t)`` and every view made of it (NumPy
+    collapses chains of views to the first non-array base): alive while any of them is."""
+
+    def __init__(self, data):
+        self.data = data
+        interface = dict(data.__array_interface__)
+        interface["data"] = (interface["data"][0], True)       # read-only
+        self.__array_interface__ = interface
+
+
+def rebind(Tensor target, Tensor source, bint keep_leaf=False) -> None:
+    """Make ``target`` hold ``source``'s value and tape place (an in-place write: the
+    handle takes the functional update's result; saved arrays are never written).
+    ``keep_leaf``: only the value changes (a write into a leaf under ``no_grad``)."""
+    target.data = source.data
+    if keep_leaf:
+        return
+    target._node = source._node
+    target._slot = source._slot
+    target._requires_grad = source._requires_grad
+
+
+cpdef bint rebind_plain(object target_obj, object result):
+    """The short path of an in-place write: ``target`` (no views, not a leaf that
+    requires grad) takes ``result`` (an eager tensor of its shape and dtype); False, with
+    nothing done, for every other case (numpy/inplace.py's general path)."""
+    cdef Tensor r, target
+    if type(target_obj) is not Tensor or type(result) is not Tensor:
+        return False
+    target = <Tensor>target_obj
+    if target._view is not None or target._views is not None:
+        return False
+    if target._node is None and target._requires_grad:
+        return False
+    r = <Tensor>result
+    old_dtype, new_dtype = target.data.dtype, r.data.dtype
+    if (new_dtype is not old_dtype and new_dtype != old_dtype) or \
+            r.data.shape != target.data.shape:
+        return False
+    target.data = r.data
+    target._node = r._node
+    target._slot = r._slot
+    target._requires_grad = r._requires_grad
+    return True
+
+
+cpdef object fresh_handle(object x):
+    """``x`` itself, or for an eager tensor a new handle of its value and tape place: what
+    an identity shortcut (``x * 1``, ``x.astype(x.dtype)``) returns, so that a later
+    in-place write into the result leaves ``x`` alone, as NumPy's new array would.  A leaf
+    that requires grad stays itself (its ``.grad`` must reach it; writes into it raise)."""
+    cdef Tensor t, copy
+    if type(x) is not Tensor:
+        return x
+    t = <Tensor>x
+    if t._node is None and t._requires_grad:
+        return x
+    copy = Tensor.__new__(Tensor)
+    copy.data = t.data
+    copy._node = t._node
+    copy._slot = t._slot
+    copy._requires_grad = t._requires_grad
+    return copy
 
 
 cdef inline Tensor _wrap(object array, TapeNode node, int slot):

@@ -187,6 +187,7 @@ cdef extern from *:
         int nd
         Py_ssize_t* dimensions
         Py_ssize_t* strides
+        PyObject* base
         PyObject* descr
         int flags
 

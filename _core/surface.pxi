@@ -25,6 +25,14 @@ def _slices_along_first_axis(tensor, Py_ssize_t n):
         yield tensor[i]
 
 
+cdef object _written_back(object target, object result, str name, object other):
+    """``target <op>= other`` given ``result = target <op> other``: an eager tensor
+    without views takes a result of its shape and dtype at once (eager.pxi)."""
+    if rebind_plain(target, result):
+        return target
+    return _fn("inplace_op")(name, target, other, result)
+
+
 cdef class ArraySurface:
     """Operators and methods common to traced and eager tensors (NumPy's semantics)."""
 
@@ -162,9 +170,46 @@ cdef class ArraySurface:
         return _fn("getitem")(self, index)
 
     def __setitem__(self, index, value):
-        raise _errors["ArgumentError"](
-            "tensors are immutable: write x = x.at[index].set(value) (or .add(value)), "
-            "which is differentiable, instead of x[index] = value")
+        _fn("setitem")(self, index, value)       # numpy/inplace.py: eager writes rebind
+
+    # augmented assignment: eager tensors are written in place (the short path here,
+    # the others in numpy/inplace.py); traced ones return a new node, bound to the name
+    def __iadd__(self, other):
+        return _written_back(self, self + other, "add", other)
+
+    def __isub__(self, other):
+        return _written_back(self, self - other, "subtract", other)
+
+    def __imul__(self, other):
+        return _written_back(self, self * other, "multiply", other)
+
+    def __itruediv__(self, other):
+        return _written_back(self, self / other, "divide", other)
+
+    def __ifloordiv__(self, other):
+        return _written_back(self, self // other, "floor_divide", other)
+
+    def __imod__(self, other):
+        return _written_back(self, self % other, "remainder", other)
+
+    def __ipow__(self, other):
+        return _written_back(self, self ** other, "power", other)
+
+    def __imatmul__(self, other):
+        return _written_back(self, self @ other, "matmul", other)
+
+    def __iand__(self, other):
+        return _written_back(self, self & other, "bitwise_and", other)
+
+    def __ior__(self, other):
+        return _written_back(self, self | other, "bitwise_or", other)
+
+    def __ixor__(self, other):
+        return _written_back(self, self ^ other, "bitwise_xor", other)
+
+    def fill(self, value):
+        """Set every entry to ``value`` (in place, as ``ndarray.fill``)."""
+        _fn("fill")(self, value)
 
     def __len__(self):
         shape = self.shape
@@ -288,7 +333,7 @@ cdef class ArraySurface:
         return _fn("ravel")(self, *args, **kwargs)
 
     def flatten(self, *args, **kwargs):
-        return _fn("ravel")(self, *args, **kwargs)
+        return _fn("copy")(_fn("ravel")(self, *args, **kwargs))     # a copy, never a view
 
     def squeeze(self, *args, **kwargs):
         return _fn("squeeze")(self, *args, **kwargs)
@@ -326,8 +371,9 @@ cdef class ArraySurface:
         return _fn("astype")(self, dtype)
 
     def copy(self):
-        """The same value (tensors are immutable, so no copy is needed)."""
-        return self
+        """A copy: a new tensor of the same value, which later writes to either leave
+        the other alone."""
+        return _fn("copy")(self)
 
     # ---------------------------------------------------------------- the Array API standard
     # (tenpy_ad/array_api/_tensor_protocols.py: one Python call each)

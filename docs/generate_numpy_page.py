@@ -42,6 +42,32 @@ converting a tensor that is being differentiated to an ndarray (`np.asarray(t)`,
 `.numpy()` and `.item()` leave the computation explicitly.  `np.array([t0, t1])` cannot
 dispatch (NumPy does not look inside lists) and refuses; `np.stack`, `np.block` and
 `np.asarray([...], like=t)` build the array differentiably.
+
+## In-place writes
+
+Eager tensors take NumPy's in-place writes, differentiably: `t[idx] = v` (basic,
+integer-array and boolean indices, `v` broadcast and cast to `t`'s dtype), `t += v` and
+the other augmented assignments (whole, or `t[i] -= v`), `out=` of the ufuncs (`np.add(a, b, out=t)`,
+`tnp.add(a, b, out=t)`), of `np.clip`/`t.clip` and of NumPy's reductions
+(`np.sum(x, axis=0, out=t)`), `np.copyto(t, v)`, `t.fill(v)`, `np.put`, `np.place`.  A write
+computes the functional update (`t.at[idx].set(v)`) and rebinds the tensor to it, so the
+values a backward pass saved stay right.
+
+**Views** follow NumPy: basic indexing, `.T`/`.mT`/`transpose`/`swapaxes`/`moveaxis`/
+`rollaxis`, `reshape`/`ravel` when NumPy needs no copy, `squeeze`, `expand_dims`,
+`atleast_*d`, `flip`/`fliplr`/`flipud`/`rot90`, the pieces of `split`/`array_split`/
+`hsplit`/`vsplit`/`dsplit`/`unstack`, and `.real`/`.imag` of a complex tensor are views: a
+write into a view reaches its base and every other live view.  `diagonal`,
+`broadcast_to` and `broadcast_arrays` give read-only views (a write raises).  Copies where
+NumPy copies: `t.copy()`, `np.copy(t)`, `np.array(t)`, `t.flatten()`, `t.astype(...)`,
+advanced indexing.
+
+**What raises**: a write into a leaf that requires grad (write into `x.copy()`, or under
+`tp.no_grad()`), writing a tensor that requires grad into an ndarray (`arr[i] = t`,
+`np.exp(t, out=arr)`: make the target a tensor), a write into a tensor while an array
+NumPy made of it lives (`np.asarray(t)` is read-only and does not see later writes), and
+every write into a traced tensor except `a += v`, which returns a new node (use
+`a = a.at[i].set(v)`).
 """
 
 

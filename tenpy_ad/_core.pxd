@@ -121,7 +121,14 @@ cdef class Tensor(ArraySurface):  # an eager tensor (eager.pxi)
     cdef bint _requires_grad
     cdef object _node                 # TapeNode that produced it (None for leaves)
     cdef int _slot                    # which output of ``_node``
+    cdef public ViewLink _view        # a view's link to its base (numpy/_views.py) or None
+    cdef public list _views           # a base's weak references to its live views, or None
     cdef object __weakref__
+
+cdef class ViewLink:              # an eager view's way back to its base (eager.pxi)
+    cdef readonly Tensor base         # the root base (held strongly, as ndarray.base)
+    cdef readonly tuple steps         # ((kind, arg), ...): from the base to the view
+    cdef readonly object readonly     # the op that made it read-only, or None
 
 cdef class BlockCotangent:        # a cotangent zero outside one block (cotangents.pxi)
     cdef readonly tuple shape         # of the whole cotangent

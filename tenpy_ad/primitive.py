@@ -99,6 +99,13 @@ plain_value = _core.plain_value          # an eager Tensor's data, anything else
 array_value = _core.array_value          # the ndarray of a concrete value
 as_node = _core.as_node                  # a traced tensor, or the constant node of a value
 value_like = _core.value_like            # an array as a value of another operand's kind
+#: in-place writes (numpy/inplace.py): an eager handle takes another's value and tape place
+rebind = _core.rebind
+rebind_plain = _core.rebind_plain         # its short path: no views, same shape and dtype
+register_view = _core.register_view       # views of eager tensors (numpy/_views.py)
+register_shared_view = _core.register_shared_view
+suspend_views = _core.suspend_views
+is_grad_enabled = _core.is_grad_enabled
 # for the NumPy surface: whether a call holds a tensor, what NumPy's promotion sees of an
 # operand, whether a ufunc's strict primitive takes its operands as they are
 holds_tensor, tensor_among, dtype_key = _core.holds_tensor, _core.tensor_among, _core.dtype_key

@@ -86,7 +86,7 @@ MISUSE = [
     ("float of traced", lambda: float(_x()), ConcretizationError, ["float()"]),
     ("float of grad tensor", lambda: float(tp.tensor(1.0, requires_grad=True)),
      NotDifferentiableError, ["float()"]),
-    ("setitem", lambda: _e().__setitem__(0, 1.0), ArgumentError, ["immutable", ".at["]),
+    ("setitem", lambda: _e().__setitem__(0, 1.0), TapeError, ["leaf tensor", "x.copy()"]),
     # ---- programs
     ("compile inputs int", lambda: tp.compile(_x(), inputs=3), ArgumentError,
      ["compile", "inputs", "int"]),

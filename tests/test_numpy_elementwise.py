@@ -10,7 +10,7 @@ import pytest
 import tenpy_ad as tp
 import tenpy_ad.numpy as tnp
 from tenpy_ad.errors import (ArgumentError, ConcretizationError, DTypeError,
-                             NotDifferentiableError)
+                             NotDifferentiableError, UnsupportedError)
 
 from elementwise_cases import (DTYPES, assert_refused_in_every_mode, carried, check,
                                numpy_refuses, sample)
@@ -193,12 +193,26 @@ def test_ufunc_dtype_keyword():
                                    where=True), a, ref=np.sqrt)
 
 
+def test_ufunc_out_writes_an_eager_tensor():
+    x = tp.tensor(np.arange(3.0), requires_grad=True)
+    for call in (lambda t: tnp.add(x, 1.0, out=t), lambda t: np.add(x, 1.0, out=t),
+                 lambda t: tnp.add(x, 1.0, out=(t,)), lambda t: np.add(x, 1.0, out=(t,))):
+        t = tp.tensor(np.zeros(3))
+        assert call(t) is t
+        np.testing.assert_array_equal(t.data, [1.0, 2.0, 3.0])
+        tnp.sum(t * t).backward()
+        np.testing.assert_array_equal(x.grad, [2.0, 4.0, 6.0])
+        x.grad = None
+
+
 def test_ufunc_keywords_a_tensor_cannot_honour_are_refused():
     x = tp.tensor(np.ones(3), requires_grad=True)
-    with pytest.raises(NotDifferentiableError, match="out="):
-        tnp.exp(x, out=np.empty(3))
-    with pytest.raises(NotDifferentiableError, match="out="):
+    with pytest.raises(NotDifferentiableError, match=r"out=.*drop its gradient"):
+        tnp.exp(x, out=np.empty(3))      # an ndarray target would lose the gradient
+    with pytest.raises(NotDifferentiableError, match=r"out=.*drop its gradient"):
         np.add(x, x, out=np.empty(3))
+    with pytest.raises(UnsupportedError, match=r"out=.*traced"):
+        tnp.exp(x, out=tp.input((3,)))   # a traced target cannot be rebound
     with pytest.raises(TypeError, match="where"):
         tnp.add(x, 1.0, where=np.array([True, False, True]))
     with pytest.raises(TypeError, match="unexpected keyword"):

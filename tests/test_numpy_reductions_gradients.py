@@ -9,7 +9,8 @@ import pytest
 
 import tenpy_ad as tp
 import tenpy_ad.numpy as tnp
-from tenpy_ad.errors import ArgumentError, DTypeError, ShapeError
+from tenpy_ad.errors import (ArgumentError, DTypeError, NotDifferentiableError, ShapeError,
+                             UnsupportedError)
 from tenpy_ad.testing import check_grads
 
 from modes import GRAD_MODES, check_modes, grad_in
@@ -154,9 +155,22 @@ def test_bad_axes_and_empty_reductions(tensor):
         tnp.argmin(empty, axis=0)
 
 
+def test_out_writes_a_tensor_and_refuses_what_would_drop_a_gradient():
+    x = tp.tensor(np.ones((2, 3)), requires_grad=True)
+    t = tp.tensor(np.zeros(3))
+    assert np.sum(x, axis=0, out=t) is t
+    np.testing.assert_array_equal(t.data, [2.0, 2.0, 2.0])
+    with pytest.raises(NotDifferentiableError, match=r"np\.sum\(\.\.\., out=\.\.\.\)"):
+        np.sum(x, axis=0, out=np.zeros(3))      # an ndarray would drop the gradient
+    with pytest.raises(NotDifferentiableError, match="drop its gradient"):
+        np.sum(tp.input((2, 3)), axis=0, out=np.zeros(3))
+    with pytest.raises(UnsupportedError, match="traced"):
+        np.sum(x, axis=0, out=tp.input((3,)))
+
+
 def test_unsupported_arguments_are_refused(tensor):
     x = tensor(np.ones((2, 3)))
-    with pytest.raises(ArgumentError, match="out= is not supported"):
+    with pytest.raises(ArgumentError, match=r"out= is not supported.*np\.sum\(x, out=t\)"):
         tnp.sum(x, out=np.zeros(3))
     with pytest.raises(ArgumentError, match="where= is not supported"):
         tnp.mean(x, where=np.ones((2, 3), bool))

@@ -65,9 +65,23 @@ def test_queries_return_python_values(fn, expected):
     assert np.size(tp.input((2, 3))) == 6
 
 
-def test_copy_of_a_tensor_is_itself():
+def test_copy_of_an_eager_tensor_is_a_new_tensor_that_writes_leave_apart():
     t = tp.tensor(M, requires_grad=True)
-    assert tnp.copy(t) is t and np.copy(t) is t
+    for copy in (tnp.copy(t), np.copy(t), t.copy()):
+        assert copy is not t
+        np.testing.assert_array_equal(copy.data, M)
+        copy[0, 0] = 7.0
+        assert copy.data[0, 0] == 7.0 and t.data[0, 0] == M[0, 0]
+        tnp.sum(copy).backward()
+        expected = np.ones_like(M)
+        expected[0, 0] = 0.0
+        np.testing.assert_array_equal(t.grad, expected)
+        t.grad = None
+
+
+def test_copy_of_a_traced_tensor_is_itself():
+    x = tp.input(M.shape)
+    assert tnp.copy(x) is x and x.copy() is x       # graph nodes are immutable
 
 
 def test_reshape_newshape_keyword_of_older_numpys():

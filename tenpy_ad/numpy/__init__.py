@@ -12,11 +12,10 @@ arguments NumPy's own function runs).  They lower onto the primitives of
 """
 from . import _dispatch
 from . import (arithmetic as _arithmetic, closeness as _closeness,
-               comparison as _comparison,
-               complex_numbers as _complex_numbers, creation as _creation,
-               cumulative as _cumulative, diagonals as _diagonals,
-               index_tricks as _index_tricks, indexing as _indexing, joining as _joining,
-               logic as _logic, padding as _padding, products as _products,
+               comparison as _comparison, complex_numbers as _complex_numbers,
+               creation as _creation, cumulative as _cumulative, diagonals as _diagonals,
+               index_tricks as _index_tricks, indexing as _indexing, inplace as _inplace,
+               joining as _joining, logic as _logic, padding as _padding, products as _products,
                rearranging as _rearranging, reductions as _reductions, rounding as _rounding,
                shaping as _shaping, sorting as _sorting, splitting as _splitting,
                statistics as _statistics, transcendental as _transcendental)
@@ -31,6 +30,7 @@ from .cumulative import *      # noqa: F401,F403
 from .diagonals import *       # noqa: F401,F403
 from .index_tricks import *    # noqa: F401,F403
 from .indexing import *        # noqa: F401,F403
+from .inplace import *         # noqa: F401,F403
 from .joining import *         # noqa: F401,F403
 from .logic import *           # noqa: F401,F403
 from .padding import *         # noqa: F401,F403
@@ -45,10 +45,9 @@ from .statistics import *      # noqa: F401,F403
 from .transcendental import *  # noqa: F401,F403
 
 _FAMILIES = (_arithmetic, _closeness, _comparison, _complex_numbers, _creation, _cumulative,
-             _diagonals,
-             _index_tricks, _indexing, _joining, _logic, _padding, _products, _rearranging,
-             _reductions, _rounding, _shaping, _sorting, _splitting, _statistics,
-             _transcendental)
+             _diagonals, _index_tricks, _indexing, _inplace, _joining, _logic, _padding,
+             _products, _rearranging, _reductions, _rounding, _shaping, _sorting, _splitting,
+             _statistics, _transcendental)
 _FUNCTIONS = sorted({name for family in _FAMILIES for name in family.__all__})
 
 #: what the tensor operators and methods forward to (installed in the core at import):
@@ -56,6 +55,8 @@ _FUNCTIONS = sorted({name for family in _FAMILIES for name in family.__all__})
 SURFACE = {name: _dispatch.direct(globals()[name]) for name in _FUNCTIONS}
 SURFACE.update({"__array_function__": _dispatch.array_function,
                 "__array_ufunc__": _dispatch.array_ufunc,
-                "scale": SURFACE["scale_real"]})      # the .scale_real method
+                "scale": SURFACE["scale_real"],       # the .scale_real method
+                "setitem": _inplace.setitem, "inplace_op": _inplace.inplace_op,
+                "fill": _inplace.fill, "conj": _inplace.conj_method})
 
 __all__ = _FUNCTIONS + ["linalg", "implements", "supported_names"]

@@ -122,15 +122,26 @@ def array_function(func, types, args, kwargs):
     implementation = _BY_FUNCTION.get(func)
     if implementation is None:
         _refuse(numpy_name(func), " (it has no tenpy_ad implementation)")
+    if kwargs.get("out") is not None:            # np.clip(x, 0, 1, out=t), np.sum(..., out=t)
+        out = kwargs.pop("out")
+        return _written(out, implementation(*args, **kwargs),
+                        f"{numpy_name(func)}(..., out=...)")
     return implementation(*args, **kwargs)
+
+
+def _written(out, result, what: str):
+    """``result`` written into ``out`` in place (numpy/inplace.py), ``out`` returned."""
+    from .inplace import write_out
+    return write_out(out, result, what)
 
 
 def array_ufunc(ufunc, method, inputs, kwargs):
     """``Tensor.__array_ufunc__``: ufunc calls and their reductions on tensors."""
-    if kwargs.get("out") is not None:
-        _refuse(f"np.{ufunc.__name__}(..., out=...)",
-                " (writing into an existing array cannot be recorded)")
-    kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+    out = kwargs.get("out")
+    if out is not None:                          # np.add(a, b, out=t), arr += t, t += arr
+        kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+        return _written(out, array_ufunc(ufunc, method, inputs, kwargs),
+                        f"np.{ufunc.__name__}(..., out=...)")
     if method == "__call__":
         implementation = _BY_FUNCTION.get(ufunc)
         if implementation is None:

@@ -114,11 +114,10 @@ def _broadcast(x, shape: tuple):
 
 def options(name: str, out, kwargs: dict) -> tuple:
     """``(dtype, casting)`` from a ufunc's keyword arguments; what a tensor result cannot
-    honour is refused."""
+    honour is refused (``out=`` reaches here only from functions that do not write it)."""
     if out is not None:
         raise NotDifferentiableError(
-            f"np.{name}(..., out=...) cannot write into an existing array without losing "
-            "the gradient; use the returned tensor")
+            f"np.{name}(..., out=...) is not supported on tensors; use the returned tensor")
     for key in kwargs:
         if key not in _OPTIONS:
             raise ArgumentError(f"{name}() got an unexpected keyword argument {key!r}")
@@ -130,6 +129,12 @@ def options(name: str, out, kwargs: dict) -> tuple:
     if kwargs.get("signature") is not None:
         raise ArgumentError(f"{name}: signature= is not supported on tensors; use dtype=")
     return kwargs.get("dtype"), kwargs.get("casting", "same_kind")
+
+
+def written(ufunc, out, result):
+    """``tnp.add(a, b, out=t)``: ``result`` written into ``out`` (numpy/inplace.py)."""
+    from .inplace import write_out
+    return write_out(out, result, f"np.{ufunc.__name__}(..., out=...)")
 
 
 def _numpy(ufunc, operands, out, kwargs: dict):
@@ -153,6 +158,8 @@ def apply(ufunc, strict: Callable, operands: tuple, out=None, kwargs: dict | Non
     kwargs = kwargs or {}
     if not tensor_among(operands):
         return _numpy(ufunc, operands, out, kwargs)
+    if out is not None:
+        return written(ufunc, out, apply(ufunc, strict, operands, None, kwargs))
     operands = [_listed(ufunc, x) if type(x) is list or type(x) is tuple else x
                 for x in operands]
     dtype, casting = options(ufunc.__name__, out, kwargs)
@@ -163,6 +170,8 @@ def apply2(ufunc, strict: Callable, x1, x2, out, kwargs: dict):
     """:func:`apply` for two operands, spelled out: ``x + 1.0`` and ``x > 0`` take it."""
     if not tensor_among((x1, x2)):
         return _numpy(ufunc, (x1, x2), out, kwargs)
+    if out is not None:
+        return written(ufunc, out, apply2(ufunc, strict, x1, x2, None, kwargs))
     if type(x1) is list or type(x1) is tuple:
         x1 = _listed(ufunc, x1)
     if type(x2) is list or type(x2) is tuple:

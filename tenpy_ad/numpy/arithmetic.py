@@ -145,8 +145,8 @@ float_power = ufunc_function(
     "``x1 ** x2`` computed in float64 (complex128 for complex operands), as "
     ":func:`power` otherwise.", shortcut=_static_power(np.float_power))
 negative = ufunc_function("numpy.negative", ew.neg, "``-x`` elementwise.")
-positive = ufunc_function("numpy.positive", lambda x: x,
-                          "``+x``: the tensor itself (tensors are immutable).")
+positive = ufunc_function("numpy.positive", ew.fresh_handle,
+                          "``+x``: a new tensor of the same value (writes leave ``x`` alone).")
 reciprocal = ufunc_function("numpy.reciprocal", ew.reciprocal,
                             "``1/x`` elementwise (integers: integer division, as NumPy).")
 square = ufunc_function("numpy.square", lambda x: ew.mul(x, x), "``x * x`` elementwise.")

@@ -67,6 +67,10 @@ def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue, 
     """``a`` limited to ``[a_min, a_max]`` (either bound ``None``: no limit on that
     side; ``a_min > a_max`` gives ``a_max``, as NumPy).  The derivative goes to ``a``
     where it is the result, bounds included, and to a bound where it replaced ``a``."""
+    if out is not None:                    # np.clip(x, 0, 1, out=t), t.clip(0, 1, out=t)
+        from .inplace import write_out
+        return write_out(out, clip(a, a_min, a_max, min=min, max=max, **kwargs),
+                         "np.clip(..., out=...)")
     lower, upper = _bounds(a_min, a_max, min, max)
     dtype, _ = options("clip", out, kwargs)
     bounds = [as_array(x) for x in (lower, upper) if x is not None]

@@ -11,10 +11,11 @@ from ..ops import elementwise as ew
 from ..ops import structural as st
 from ..ops import transcendental as tr
 from ..ops.indexing import concrete_value
-from ..primitive import is_complex_value
+from ..primitive import is_complex_value, register_view
 from ._arrays import tensor_or_array
 from ._dispatch import implements
 from ._ufuncs import inexact, ufunc_function
+from ._views import ViewKind
 
 conjugate = conj = ufunc_function("numpy.conjugate", ew.conj,
                                   "The complex conjugate (real tensors: themselves).")
@@ -22,14 +23,38 @@ conjugate = conj = ufunc_function("numpy.conjugate", ew.conj,
 
 @implements("numpy.real")
 def real(val):
-    """The real part (real tensors: themselves)."""
-    return ew.real(tensor_or_array(val))
+    """The real part (real tensors: themselves); of a complex tensor, a view."""
+    val = tensor_or_array(val)
+    return register_view(ew.real(val), val, REAL_PART, None)
 
 
 @implements("numpy.imag")
 def imag(val):
-    """The imaginary part (real tensors: zeros of their dtype)."""
-    return ew.imag(tensor_or_array(val))
+    """The imaginary part (real tensors: zeros of their dtype, read-only as NumPy's);
+    of a complex tensor, a view."""
+    val = tensor_or_array(val)
+    readonly = None if is_complex_value(val) else "imag of a real array"
+    return register_view(ew.imag(val), val, IMAG_PART, None, readonly)
+
+
+def _with_real(z, re, arg=None):
+    """``z`` with its real part replaced by ``re`` (a write into ``z.real``)."""
+    return tr_add(re, ew.imag(z) * 1j)
+
+
+def _with_imag(z, im, arg=None):
+    """``z`` with its imaginary part replaced by ``im`` (a write into ``z.imag``)."""
+    return tr_add(ew.real(z), im * 1j)
+
+
+#: the real and imaginary parts of a complex tensor as views
+REAL_PART = ViewKind("real", lambda p, arg: ew.real(p), _with_real)
+IMAG_PART = ViewKind("imag", lambda p, arg: ew.imag(p), _with_imag)
+
+
+def tr_add(a, b):
+    from .arithmetic import add
+    return add(a, b)
 
 
 @implements("numpy.angle")

@@ -12,6 +12,7 @@ from ..primitive import code_of_value, describe, shape_of
 from ._arrays import tensor_or_array
 from ._dispatch import implements
 from ._operands import int_value, normalize_axis
+from ._views import selected
 from .shaping import ravel
 
 
@@ -41,7 +42,8 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     flat = st.reshape(st.transpose(a, tuple(batch + [i, j])),
                       tuple(shape[k] for k in batch) + (n * m,))
     spec = tuple((0, shape[k], 1) for k in batch) + (_strided(start, length, m + 1),)
-    return st.slice_axes(flat, spec)
+    return selected(st.slice_axes(flat, spec), a, "diagonal",
+                    lambda p: diagonal(p, offset, axis1, axis2), readonly=True)
 
 
 @implements("numpy.diag")

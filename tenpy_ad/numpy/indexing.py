@@ -20,9 +20,10 @@ from ..errors import (ArgumentError, ArgumentValueError, ConcretizationError, DT
                       IndexingError, ShapeError)
 from ..ops import indexing as ix
 from ..ops import structural as st
-from ..primitive import code_of_value, describe, shape_of
+from ..primitive import code_of_value, describe, is_eager, register_view, shape_of
 from ._arrays import tensor_or_array
 from ._dispatch import implements
+from ._views import ViewKind
 from ._operands import (is_tensor, is_traced, normalize_axis, operand, tensor_among,
                         traced_among, value_like)
 
@@ -168,11 +169,30 @@ def getitem(x, index):
     x = tensor_or_array(x, "getitem")
     items = index if type(index) is tuple else (index,)
     if all(type(item) in _BASIC for item in items):      # the common case, kept short
-        return _basic(x, items)
+        return _basic_view(_basic(x, items), x, items)
     template, operands = parse_index(x, items)
     if not any(ix.is_advanced(e) and type(e) is not int for e in template):
-        return _basic(x, ix.numpy_index((template, "raise"), shape_of(x), ()))
-    return gathered(x, (template, "raise"), operands)
+        items = ix.numpy_index((template, "raise"), shape_of(x), ())
+        return _basic_view(_basic(x, items), x, items)
+    return gathered(x, (template, "raise"), operands)      # a copy, as NumPy's
+
+
+def _basic_view(result, x, items: tuple):
+    """Basic indexing gives a view (of an eager tensor: registered for writes)."""
+    return register_view(result, x, BASIC_INDEX, items)
+
+
+#: a view by a basic index (arg: its items); written back by a scatter
+BASIC_INDEX = ViewKind("indexing", lambda p, items: _basic(p, items),
+                       lambda p, c, items: _update(ix.scatter_set_p, p, items, c))
+
+
+def index_key(items: tuple):
+    """A comparable form of a basic index (None for any other)."""
+    if all(type(item) in _BASIC for item in items):
+        return tuple((item.start, item.stop, item.step) if type(item) is slice else item
+                     for item in items)
+    return None
 
 
 _BASIC = frozenset([slice, int, type(None), type(Ellipsis)])

@@ -15,6 +15,7 @@ from ..primitive import shape_of
 from ._arrays import as_array, common_operands, stack_operands, stacked, tensor_or_array
 from ._dispatch import implements
 from ._operands import is_tensor, normalize_axis
+from ._views import is_view_of, selected
 from .shaping import atleast_1d, atleast_2d, atleast_3d, ndim, ravel, reshape
 
 __all__ = ["array", "asarray", "asanyarray", "ascontiguousarray", "concatenate", "stack",
@@ -57,16 +58,21 @@ def _stacked_array(nested, dtype=None, ndmin: int = 0):
     if dtype is not None:
         result = result.astype(dtype)
     if len(shape_of(result)) < ndmin:
-        result = st.reshape(result, (1,) * (ndmin - len(shape_of(result))) + shape_of(result))
-    return result
+        result = reshape(result, (1,) * (ndmin - len(shape_of(result))) + shape_of(result))
+    return result                     # (shaping.reshape: a view of a tensor, as NumPy's)
 
 
 @implements("numpy.array")
 def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0,  # noqa: A002
           **kwargs):
     """An array from ``object``; nested lists and tuples holding tensors are stacked
-    differentiably (so ``tnp.array([x, 2 * x])`` is a tensor with a gradient)."""
-    return _stacked_array(object, dtype, ndmin)
+    differentiably (so ``tnp.array([x, 2 * x])`` is a tensor with a gradient).  Of a
+    tensor, a copy unless ``copy`` is false (then the tensor itself, or a view)."""
+    result = _stacked_array(object, dtype, ndmin)
+    if copy and (result is object or is_view_of(result, object)):
+        from .inplace import copy_tensor
+        return copy_tensor(result)      # writes into the copy leave ``object`` alone
+    return result
 
 
 @implements("numpy.asarray")
@@ -213,5 +219,11 @@ def unstack(x, /, *, axis=0):
     pieces = []
     for i in range(shape[axis]):
         spec[axis] = (i, i + 1, 1)
-        pieces.append(st.reshape(st.slice_axes(x, tuple(spec)), rest))
+        pieces.append(selected(st.reshape(st.slice_axes(x, tuple(spec)), rest), x, "unstack",
+                               _piece(tuple(spec), rest)))
     return tuple(pieces)
+
+
+def _piece(spec: tuple, shape: tuple):
+    """How an unstacked piece (a view, as NumPy's) is recomputed from its base."""
+    return lambda p: st.reshape(st.slice_axes(p, spec), shape)

@@ -9,13 +9,17 @@ import numbers
 import numpy as np
 
 from ..errors import ArgumentError, ArgumentValueError, ConcretizationError, ShapeError
+from ..ops import elementwise as ew
 from ..ops import structural as st
 from ..primitive import describe, shape_of
 from ..ops.indexing import concrete_value
 from ._arrays import tensor_or_array
 from ._dispatch import implements
 from ._operands import int_tuple, is_tensor, normalize_axes, normalize_axis
+from ._views import selected, suspended
 from .shaping import axis_list, ravel
+
+fresh_handle = ew.fresh_handle
 
 
 # ------------------------------------------------------------------ flips and rotations
@@ -26,8 +30,9 @@ def flip(m, axis=None):
     m = tensor_or_array(m, "flip")
     shape = shape_of(m)
     axes = normalize_axes("flip", axis, len(shape))
-    return st.slice_axes(m, tuple((d - 1, -1, -1) if i in axes and d > 1 else (0, d, 1)
-                                  for i, d in enumerate(shape)))
+    spec = tuple((d - 1, -1, -1) if i in axes and d > 1 else (0, d, 1)
+                 for i, d in enumerate(shape))
+    return selected(st.slice_axes(m, spec), m, "flip", lambda p: st.slice_axes(p, spec))
 
 
 @implements("numpy.fliplr")
@@ -65,6 +70,12 @@ def rot90(m, k=1, axes=(0, 1)):
     k = int(k) % 4
     if k == 0:
         return m
+    with suspended():                  # the inner flip's view would be of a temporary
+        turned = _quarter_turns(m, k, first, second, ndim)
+    return selected(turned, m, "rot90", lambda p: rot90(p, k, axes))
+
+
+def _quarter_turns(m, k: int, first: int, second: int, ndim: int):
     if k == 2:
         return flip(m, (first, second))
     perm = list(range(ndim))
@@ -118,7 +129,8 @@ def tile(A, reps):  # noqa: N803 - NumPy's name
         dims.append(len(expanded))
         expanded.append(d)
     tiled = st.broadcast_in_dim(st.reshape(A, shape), tuple(expanded), tuple(dims))
-    return st.reshape(tiled, tuple(r * d for r, d in zip(reps, shape)))
+    tiled = st.reshape(tiled, tuple(r * d for r, d in zip(reps, shape)))
+    return fresh_handle(tiled) if tiled is A else tiled    # a copy, as NumPy's
 
 
 def _counts(repeats) -> np.ndarray:
@@ -155,7 +167,7 @@ def repeat(a, repeats, axis=None):
         return st.repeat(a, tuple(counts.tolist()), axis)
     r = int(counts.reshape(-1)[0])
     if r == 1:
-        return a
+        return fresh_handle(a)              # a copy in NumPy: writes into it stay apart
     expanded = shape[:axis + 1] + (r,) + shape[axis + 1:]
     dims = tuple(i if i <= axis else i + 1 for i in range(len(shape)))
     copies = st.broadcast_in_dim(a, expanded, dims)

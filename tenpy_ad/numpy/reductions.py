@@ -3,8 +3,8 @@
 
 NumPy's signatures: ``axis`` None (all axes), an int or a tuple, negative counting from the
 end; ``keepdims``; ``dtype`` where NumPy has it; ``initial`` for ``sum``, ``prod``, ``max``
-and ``min``.  ``out=`` and ``where=`` are refused for tensors (tensors are immutable; mask
-the operand instead).  Without a tensor among the arguments NumPy's own function runs.
+and ``min``.  ``np.sum(x, out=t)`` writes into the tensor ``t`` (numpy/inplace.py;
+``tnp.sum(x, out=...)`` is refused); ``where=`` is refused for tensors (mask the operand instead).  Without a tensor among the arguments NumPy's own function runs.
 
 Subgradients: ``max``/``min`` (and ``ptp``) give the derivative to the entries equal to
 the extremum, split evenly among ties (``max([1., 3., 3.])`` -> ``[0, 0.5, 0.5]``);
@@ -34,10 +34,11 @@ NO_VALUE = np._NoValue
 
 
 def refuse_out_where(name: str, out=None, where=True) -> None:
-    """Tensors are immutable and masked reductions are not provided: say so."""
+    """``out=`` reaching a reduction (``np.sum(x, out=t)`` writes it, through
+    ``__array_function__``) and masked reductions are not provided: say so."""
     if out is not None:
-        raise ArgumentError(f"{name}: out= is not supported for tensors (they are "
-                            "immutable); use the returned value")
+        raise ArgumentError(f"{name}: out= is not supported on tensors here; "
+                            f"np.{name}(x, out=t) writes into the tensor t")
     if where is not True and where is not np.True_ and where is not NO_VALUE:
         raise ArgumentError(f"{name}: where= is not supported for tensors; mask the "
                             "operand instead (e.g. tnp.where(mask, x, 0))")

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..errors import ArgumentError, ArgumentValueError, ShapeError
 from ..ops import structural as st
 from ..primitive import describe, shape_of
 from ._arrays import tensor_or_array
 from ._dispatch import implements
 from ._operands import broadcast_shapes, int_tuple, normalize_axes, normalize_axis
+from ._views import reshaped, selected, transposed
 
 
 def axis_list(name: str, axes, ndim: int) -> list:
@@ -44,7 +47,7 @@ def reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
                          "stand for the inferred size)")
     if -1 in shape:
         shape = _infer_minus_one(a, shape)
-    return st.reshape(a, shape)
+    return reshaped(st.reshape(a, shape), a, "reshape")
 
 
 def _infer_minus_one(x, shape: tuple) -> tuple:
@@ -63,8 +66,15 @@ def ravel(a, order="C"):
     if order not in ("C", "F", "A", "K"):
         raise ArgumentValueError(f"ravel: order must be one of 'C', 'F', 'A', 'K', got {order!r}")
     if order == "F":
-        a = transpose(a)
-    return st.reshape(a, (math.prod(shape_of(a)),))
+        flat = st.reshape(transpose(a), (math.prod(shape_of(a)),))
+        return selected(flat, a, "ravel", lambda p: ravel(p, "F")) if _shares(flat, a) else flat
+    return reshaped(st.reshape(a, (math.prod(shape_of(a)),)), a, "ravel")
+
+
+def _shares(result, a) -> bool:
+    """Whether both are eager tensors whose data share memory (NumPy made a view)."""
+    return (hasattr(result, "_view") and hasattr(a, "_view")
+            and np.may_share_memory(result.data, a.data))
 
 
 # ------------------------------------------------------------------ axes of size one
@@ -81,7 +91,8 @@ def squeeze(a, axis=None):
         if any(shape[i] != 1 for i in axes):
             raise ShapeError(f"squeeze: cannot squeeze axis {axis} of {describe(a)}: its "
                              "size is not one")
-    return st.reshape(a, tuple(d for i, d in enumerate(shape) if i not in axes))
+    return reshaped(st.reshape(a, tuple(d for i, d in enumerate(shape) if i not in axes)), a,
+                    "squeeze")
 
 
 @implements("numpy.expand_dims")
@@ -93,15 +104,15 @@ def expand_dims(a, axis):
     n_new = len(int_tuple("expand_dims", "axis", axis))
     new_axes = set(axis_list("expand_dims", axis, len(shape) + n_new))
     rest = iter(shape)
-    return st.reshape(a, tuple(1 if i in new_axes else next(rest)
-                               for i in range(len(shape) + n_new)))
+    return reshaped(st.reshape(a, tuple(1 if i in new_axes else next(rest)
+                                        for i in range(len(shape) + n_new))), a, "expand_dims")
 
 
 def _atleast(name: str, place, arys):
     """Each of ``arys`` (tensors, or NumPy's arrays of the others) reshaped to
     ``place(shape)``."""
     results = [tensor_or_array(a, name) for a in arys]
-    results = [st.reshape(a, place(shape_of(a))) for a in results]
+    results = [reshaped(st.reshape(a, place(shape_of(a))), a, name) for a in results]
     return results[0] if len(results) == 1 else tuple(results)
 
 
@@ -139,12 +150,14 @@ def transpose(a, axes=None):
     a = tensor_or_array(a, "transpose")
     ndim = len(shape_of(a))
     if axes is None:
-        return st.transpose(a, tuple(range(ndim - 1, -1, -1)))
+        perm = tuple(range(ndim - 1, -1, -1))
+        return transposed(st.transpose(a, perm), a, "transpose", perm)
     perm = list(int_tuple("transpose", "axes", axes))
     if sorted(p % ndim if -ndim <= p < ndim else -1 for p in perm) != list(range(ndim)):
         raise ShapeError(f"transpose: axes {perm} are not a permutation of the axes of "
                          f"{describe(a)}")
-    return st.transpose(a, tuple(p % ndim for p in perm))
+    perm = tuple(p % ndim for p in perm)
+    return transposed(st.transpose(a, perm), a, "transpose", perm)
 
 
 @implements("numpy.swapaxes")
@@ -155,7 +168,7 @@ def swapaxes(a, axis1, axis2):
     i, j = normalize_axis("swapaxes", axis1, ndim), normalize_axis("swapaxes", axis2, ndim)
     perm = list(range(ndim))
     perm[i], perm[j] = j, i
-    return st.transpose(a, tuple(perm))
+    return transposed(st.transpose(a, tuple(perm)), a, "swapaxes", tuple(perm))
 
 
 @implements("numpy.matrix_transpose", "numpy.linalg.matrix_transpose")
@@ -180,7 +193,7 @@ def moveaxis(a, source, destination):
     order = [i for i in range(ndim) if i not in source]
     for dest, src in sorted(zip(destination, source)):
         order.insert(dest, src)
-    return st.transpose(a, tuple(order))
+    return transposed(st.transpose(a, tuple(order)), a, "moveaxis", tuple(order))
 
 
 @implements("numpy.rollaxis")
@@ -197,7 +210,7 @@ def rollaxis(a, axis, start=0):
         start -= 1
     order = [i for i in range(ndim) if i != axis]
     order.insert(start, axis)
-    return st.transpose(a, tuple(order))
+    return transposed(st.transpose(a, tuple(order)), a, "rollaxis", tuple(order))
 
 
 # ------------------------------------------------------------------ broadcasting
@@ -218,7 +231,8 @@ def broadcast_to(array, shape, subok=False):
     if broadcast_shapes("broadcast_to", shape_of(array), shape) != shape:
         raise ShapeError(f"broadcast_to: cannot broadcast {describe(array)} to "
                          f"{list(shape)}")
-    return st.broadcast_to(array, shape)
+    return selected(st.broadcast_to(array, shape), array, "broadcast_to",
+                    lambda p: st.broadcast_to(p, shape), readonly=True)
 
 
 @implements("numpy.broadcast_arrays")
@@ -227,7 +241,8 @@ def broadcast_arrays(*args, subok=False):
     tensor of its kind, each array an array)."""
     args = [tensor_or_array(a, "broadcast_arrays") for a in args]
     shape = broadcast_shapes("broadcast_arrays", *[shape_of(a) for a in args])
-    return tuple(st.broadcast_to(a, shape) for a in args)
+    return tuple(selected(st.broadcast_to(a, shape), a, "broadcast_arrays",
+                          lambda p: st.broadcast_to(p, shape), readonly=True) for a in args)
 
 
 # ------------------------------------------------------------------ queries
@@ -257,8 +272,10 @@ def size(a, axis=None) -> int:
 
 @implements("numpy.copy")
 def copy(a, order="K", subok=False):
-    """A copy; a tensor is immutable, so it is its own copy."""
-    return tensor_or_array(a, "copy")
+    """A copy: a new tensor of the same value (no array is copied: a write makes a new
+    array), which later writes to either leave the other alone."""
+    from .inplace import copy_tensor
+    return copy_tensor(tensor_or_array(a, "copy"))
 
 
 __all__ = ["reshape", "ravel", "squeeze", "expand_dims", "atleast_1d", "atleast_2d",

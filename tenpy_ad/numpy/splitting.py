@@ -13,6 +13,7 @@ from ..primitive import describe, shape_of
 from ._arrays import tensor_or_array
 from ._dispatch import implements
 from ._operands import int_tuple, normalize_axis
+from ._views import selected
 
 
 def _bounds(name: str, n: int, indices_or_sections, equal: bool) -> list:
@@ -33,6 +34,10 @@ def _bounds(name: str, n: int, indices_or_sections, equal: bool) -> list:
     return list(zip([0] + points, points + [n]))
 
 
+def _slicer(spec: tuple):
+    return lambda p: st.slice_axes(p, spec)
+
+
 def _split(name: str, ary, indices_or_sections, axis, equal: bool) -> list:
     shape = shape_of(ary)
     axis = normalize_axis(name, axis, len(shape))
@@ -43,7 +48,7 @@ def _split(name: str, ary, indices_or_sections, axis, equal: bool) -> list:
         spec = tuple((start, stop, 1) if i == axis and stop > start
                      else (0, 0, 1) if i == axis else (0, d, 1)
                      for i, d in enumerate(shape))
-        pieces.append(st.slice_axes(ary, spec))
+        pieces.append(selected(st.slice_axes(ary, spec), ary, name, _slicer(spec)))
     return pieces
 
 

@@ -25,6 +25,8 @@ from ..step_facts import ElementwiseLoop, declare_steps
 from ..tree import tree_map
 
 Scalar = _core.Scalar
+#: an identity shortcut's result (x * 1, x.astype(x.dtype)): a new handle, as NumPy's copy
+fresh_handle = _core.fresh_handle
 
 
 def same_as_input(params, x):
@@ -165,7 +167,7 @@ deflinear(scale_p, lambda factor, ct, out, x: bind1(scale_p, factor.conjugate(),
 def scale(x, factor):
     """``x * factor`` for a Python scalar ``factor`` kept as a static parameter."""
     if factor == 1 and not isinstance(factor, complex) and not is_complex_value(x):
-        return x          # exact for real x (complex x * 1 turns 0+inf j into nan+inf j)
+        return fresh_handle(x)    # exact for real x (complex x*1: 0+inf j -> nan+inf j)
     factor = complex(factor) if isinstance(factor, complex) else float(factor)
     return bind1(scale_p, Scalar(factor), x)
 
@@ -226,7 +228,7 @@ def power(x, exponent):
     derivative is zero), so an eager result requires grad when ``x`` does, as in
     PyTorch."""
     if exponent == 1:
-        return x
+        return fresh_handle(x)
     exponent = int(exponent) if float(exponent).is_integer() else float(exponent)
     return bind1(pow_p, Scalar(exponent), x)
 
@@ -284,7 +286,7 @@ deflinear(conj_p, lambda params, ct, out, x: conj(ct))
 def conj(x):
     """Complex conjugate; the identity (no node, no copy) on real values."""
     if not is_complex_value(x):
-        return x
+        return fresh_handle(x)       # a new array in NumPy: writes into it stay apart
     return bind1(conj_p, None, x)
 
 
@@ -387,7 +389,7 @@ local_cotangents(convert_p)
 def convert(x, code: int):
     """Change the dtype to ``code`` (no node when it already has it)."""
     if code_of_value(x) == code:
-        return x
+        return fresh_handle(x)       # astype copies in NumPy: writes into it stay apart
     return bind1(convert_p, code, x)
 
 

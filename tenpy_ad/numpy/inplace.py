@@ -1,0 +1,329 @@
+"""In-place writes with NumPy's semantics: ``t[idx] = v``, ``t += v`` (and the other
+augmented assignments, whole or indexed), ``out=``, ``np.copyto``, ``t.fill``, ``np.put``,
+``np.place``.
+
+An eager :class:`~tenpy_ad.Tensor` is a handle.  A write computes the functional update
+(``t.at[idx].set(v)``, ``t + v``, ...) and *rebinds* the handle to the result: its value,
+tape entry and slot.  Tape entries keep the arrays they saved (no array is ever written),
+so gradients with respect to the written values and the kept ones stay right, at every
+order.  A view (numpy/_views.py) writes into its base, after which every live view of the
+base is recomputed, as NumPy's views see each other's writes.
+
+Traced tensors are interned graph nodes (equal expressions are one object) and cannot be
+rebound: ``a += v`` returns a new node (Python rebinds the name), every other write raises.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from ..errors import (ArgumentValueError, DTypeError, NotDifferentiableError, ShapeError,
+                      TapeError, UnsupportedError)
+from ..primitive import (Tensor, bind, describe, is_complex_value, is_eager, is_grad_enabled,
+                         is_traced, needs_grad, rebind, rebind_plain, shape_of)
+from . import _views
+from ._arrays import tensor_or_array
+from ._dispatch import implements
+from .indexing import BASIC_INDEX, index_update
+
+_AT_HINT = "write x = x.at[index].set(value) (or .add(value)), which returns the new tensor"
+
+
+# ------------------------------------------------------------------ checks
+
+def _refuse_traced(what: str):
+    raise UnsupportedError(
+        f"{what} on a traced tensor: traced tensors are immutable graph nodes (equal "
+        f"expressions are one object), so they cannot be written in place; {_AT_HINT}")
+
+
+def _check_writable(target, link) -> None:
+    """Read-only views and grad-requiring leaves (PyTorch's rule) refuse writes."""
+    if link is not None and link.readonly:
+        raise ArgumentValueError(
+            f"assignment destination is read-only: this tensor is a view made by "
+            f"{link.readonly} (as in NumPy); write into a copy: x = x.copy()")
+    base = target if link is None else link.base
+    if base.is_leaf and base.requires_grad and is_grad_enabled():
+        what = "a view of a leaf tensor" if link is not None else "a leaf tensor"
+        raise TapeError(
+            f"{what} that requires grad is used in an in-place operation (its gradient "
+            "would be lost); write into a copy: x = x.copy(), or write under "
+            "tp.no_grad()")
+
+
+# ------------------------------------------------------------------ the write
+
+def assign(target, value, what: str) -> None:
+    """``target`` takes ``value`` (a tensor or array of its shape and dtype), through its
+    base if it is a view; the views of that base are recomputed."""
+    if not is_eager(target):
+        _refuse_traced(what)
+    if tuple(shape_of(value)) != tuple(target.shape) or value.dtype != target.dtype:
+        raise DTypeError(f"{what}: the written value {describe(value)} does not have the "
+                         f"shape and dtype of the target {describe(target)}")  # (a bug)
+    link = target._view
+    _check_writable(target, link)
+    with _views.suspended():
+        if link is None:
+            _rebind_base(target, value)
+        else:
+            _rebind_base(link.base, _through_chain(link.base, link.steps, value))
+
+
+def _through_chain(base, steps: tuple, value):
+    """The base whose view along ``steps`` is ``value`` and which keeps its other
+    entries: each step's parent with its view replaced, from the view back to the base."""
+    parents = [base]
+    for step in steps[:-1]:
+        parents.append(_views.forward(step, parents[-1]))
+    for step, parent in zip(reversed(steps), reversed(parents)):
+        value = _views.update(step, parent, value)
+    return value
+
+
+def _rebind_base(base, value) -> None:
+    if not is_eager(value):
+        value = Tensor(np.asarray(value))
+    views = _views.live_views(base)
+    if not all(is_eager(view) for view in views):     # (_core's _HeldValues)
+        raise UnsupportedError(
+            "in-place write into a tensor whose values NumPy still holds as an array "
+            "(np.asarray(t), np.array(t, copy=False), np.lib.stride_tricks.as_strided(t), "
+            "...): the write cannot reach that array, as NumPy's would; convert a copy "
+            "instead (np.array(t) or t.numpy().copy()), or drop the array before writing")
+    rebind(base, value, base.is_leaf and base.requires_grad)
+    for view in views:
+        rebind(view, _as_tensor(_views.recompute(base, view._view.steps)))
+
+
+def _as_tensor(value):
+    return value if is_eager(value) else Tensor(np.asarray(value))
+
+
+def _fitted(target, value, what: str, casting: str = "same_kind"):
+    """``value`` in ``target``'s shape and dtype, as NumPy casts and broadcasts a result
+    written into an existing array."""
+    from .shaping import broadcast_to
+    from .arithmetic import astype
+    shape, value_shape = tuple(target.shape), tuple(shape_of(value))
+    if value_shape != shape:
+        try:
+            ok = np.broadcast_shapes(value_shape, shape) == shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ShapeError(f"{what}: non-broadcastable output operand with shape "
+                             f"{shape} doesn't match the broadcast shape {value_shape}")
+        value = broadcast_to(value, shape)
+    if value.dtype != target.dtype:
+        if not np.can_cast(value.dtype, target.dtype, casting):
+            raise DTypeError(f"{what}: cannot cast the result from {value.dtype} to the "
+                             f"target's dtype {target.dtype} with casting rule '{casting}'")
+        if value.dtype.kind == "c" and target.dtype.kind != "c":
+            raise DTypeError(f"{what}: complex values into the real tensor "
+                             f"{describe(target)} would drop the imaginary part")
+        value = astype(value, target.dtype)
+    return value
+
+
+# ------------------------------------------------------------------ the surface's forms
+
+def setitem(target, index, value) -> None:
+    """``target[index] = value`` (NumPy's basic, integer-array and boolean indices,
+    ``value`` broadcast; repeated indices keep the last value)."""
+    if not is_eager(target):
+        _refuse_traced(f"x[{_index_text(index)}] = value (also what x[i] += v calls)")
+    if target._view is None and target._views is None:     # no views: the short path
+        if rebind_plain(target, index_update(target)[index].set(value)):
+            return
+    if is_eager(value) and value._view is not None and _unchanged_view(target, index,
+                                                                               value):
+        return                         # a[i] += v: the view already wrote into a
+    value = _in_dtype(target, tensor_or_array(value, "setitem"), "x[index] = value")
+    assign(target, index_update(target)[index].set(value), "x[index] = value")
+
+
+def _in_dtype(target, value, what: str):
+    """``value`` cast to ``target``'s dtype, as NumPy's assignment casts (unsafely: 2.7
+    into an integer tensor is 2); complex values into a real tensor are refused."""
+    from .arithmetic import astype
+    dtype = np.dtype(value.dtype) if hasattr(value, "dtype") else np.asarray(value).dtype
+    if dtype == target.dtype:
+        return value
+    if dtype.kind == "c" and target.dtype.kind != "c":
+        raise DTypeError(f"{what}: complex values into the real tensor {describe(target)} "
+                         "would drop the imaginary part; write their .real explicitly")
+    return astype(value, target.dtype)
+
+
+def _unchanged_view(target, index, value) -> bool:
+    """Whether ``value`` is ``target[index]`` itself, a live basic view (``a[i] += v``:
+    Python writes ``a[i]`` back after the view's own write reached ``a``)."""
+    from .indexing import index_key
+    link, own = value._view, target._view
+    base, prefix = (target, ()) if own is None else (own.base, own.steps)
+    if link.base is not base or link.steps[:-1] != prefix:
+        return False                   # (steps compare by identity: the same chain)
+    kind, items = link.steps[-1]
+    if kind is not BASIC_INDEX:
+        return False
+    return items is not None and index_key(items) == index_key(
+        index if type(index) is tuple else (index,))
+
+
+def _index_text(index) -> str:
+    return "..." if index is Ellipsis else "idx"
+
+
+_SYMBOLS = {"add": "+=", "subtract": "-=", "multiply": "*=", "divide": "/=",
+            "floor_divide": "//=", "remainder": "%=", "power": "**=", "matmul": "@=",
+            "bitwise_and": "&=", "bitwise_or": "|=", "bitwise_xor": "^="}
+
+
+_OPERATORS = {"add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
+              "divide": operator.truediv, "floor_divide": operator.floordiv,
+              "remainder": operator.mod, "power": operator.pow, "matmul": operator.matmul,
+              "bitwise_and": operator.and_, "bitwise_or": operator.or_,
+              "bitwise_xor": operator.xor}
+
+
+def inplace_op(name: str, target, other, result=None):
+    """``target <op>= other`` (``result``: ``target <op> other`` if already computed):
+    eager tensors are written in place (and returned); a traced one gives a new node of
+    its dtype and shape."""
+    if result is None:
+        result = _OPERATORS[name](target, other)     # ``x + v``: NumPy's result
+    if rebind_plain(target, result):                 # no views, same shape and dtype
+        return target
+    what = f"x {_SYMBOLS[name]} value"
+    result = _fitted(target, result, what)
+    if not is_eager(target):
+        return result                   # traced: Python binds the name to the new node
+    assign(target, result, what)
+    return target
+
+
+def fill(target, value) -> None:
+    """``target.fill(value)``: every entry set to the scalar ``value``."""
+    from .creation import full_like
+    if not is_eager(target):
+        _refuse_traced("x.fill(value)")
+    value = tensor_or_array(value, "fill")
+    if shape_of(value) != ():
+        raise ShapeError(f"fill: the value must be a scalar, got {describe(value)}")
+    assign(target, _fitted(target, value, "fill", "unsafe") if is_eager(value)
+           else full_like(target.data, value), "x.fill(value)")
+
+
+def conj_method(x):
+    """``x.conj()``: of a real tensor, ``x`` itself, as ``ndarray.conj`` (writes into the
+    result reach ``x``); of a complex one, a new tensor."""
+    from .complex_numbers import conj
+    return x if not is_complex_value(x) else conj(x)
+
+
+def copy_tensor(x):
+    """A new handle of ``x``'s value: writes to either leave the other alone.  A leaf that
+    requires grad is copied through the tape (the copy is not a leaf)."""
+    if not is_eager(x):
+        return x                       # arrays were copied by tensor_or_array; traced: immutable
+    if x.is_leaf and x.requires_grad and is_grad_enabled():
+        from ..ops import elementwise as ew
+        return bind(ew.mul_p, None, x, np.ones((), x.dtype))    # exact, taped
+    copy = Tensor(x.data)
+    rebind(copy, x)
+    return copy
+
+
+# ------------------------------------------------------------------ out=, copyto, put
+
+def write_out(out, result, what: str, operands=()):
+    """``result`` written into ``out`` (a tensor, an ndarray, or a tuple of them, one per
+    result); returns ``out`` as NumPy does."""
+    outs = out if type(out) is tuple else (out,)
+    results = result if type(result) is tuple else (result,)
+    if len(outs) != len(results):
+        raise ArgumentValueError(f"{what}: out= needs {len(results)} arrays, got {len(outs)}")
+    for target, value in zip(outs, results):
+        if target is None:
+            continue
+        if is_eager(target):
+            assign(target, _fitted(target, value, what), what)
+        elif isinstance(target, np.ndarray):
+            _write_array(target, value, what)
+        else:
+            _refuse_traced(what)
+    return out if type(out) is not tuple or len(out) != 1 else out[0]
+
+
+def _write_array(target: np.ndarray, value, what: str) -> None:
+    """A result written into an ndarray: a tensor that requires grad would lose its
+    gradient, so it is refused with the way to write it."""
+    if is_eager(value) and value.requires_grad:
+        raise NotDifferentiableError(array_target_message(what))
+    if is_traced(value):
+        raise NotDifferentiableError(array_target_message(what))
+    np.copyto(target, value.data if is_eager(value) else value, casting="same_kind")
+
+
+def array_target_message(what: str) -> str:
+    """Why a tensor that requires grad cannot be written into an ndarray, and how to."""
+    return (f"{what}: writing a tensor that requires grad into a NumPy array would drop "
+            "its gradient; make the target a tensor and write into it (z = np.zeros_like(t, "
+            "shape=...) or z = tp.tensor(np.zeros(shape)); z[i] = t), or build the result "
+            "functionally (tnp.stack, z.at[i].set(t))")
+
+
+@implements("numpy.copyto")
+def copyto(dst, src, casting="same_kind", where=True):
+    """Copy ``src`` into the tensor ``dst`` (broadcast, cast with ``casting``; only where
+    ``where`` is true)."""
+    if not is_eager(dst):
+        if isinstance(dst, np.ndarray):
+            _write_array(dst, tensor_or_array(src, "copyto"), "np.copyto")
+            return None
+        _refuse_traced("np.copyto(dst, ...)")
+    value = _fitted(dst, tensor_or_array(src, "copyto"), "np.copyto", casting)
+    if where is not True:
+        from .logic import where as select
+        value = select(where, value, dst)
+    assign(dst, value, "np.copyto")
+    return None
+
+
+@implements("numpy.put")
+def put(a, ind, v, mode="raise"):
+    """``a.flat[ind] = v`` (``v`` repeated to the length of ``ind``)."""
+    if mode != "raise":
+        raise ArgumentValueError(f"put: only mode='raise' is supported on tensors, got "
+                                 f"{mode!r}")
+    _put_flat(a, np.asarray(ind, dtype=np.int64).reshape(-1), v, "np.put")
+
+
+@implements("numpy.place")
+def place(arr, mask, vals):
+    """``arr[mask] = vals``, ``vals`` repeated to the number of true entries."""
+    mask = np.asarray(mask.data if is_eager(mask) else mask, dtype=bool)
+    _put_flat(arr, np.flatnonzero(mask), vals, "np.place")
+
+
+def _put_flat(a, positions: np.ndarray, values, what: str) -> None:
+    from .indexing import index_update, take
+    from .shaping import reshape
+    if not is_eager(a):
+        _refuse_traced(f"{what}(a, ...)")
+    values = reshape(tensor_or_array(values, what), (-1,))
+    n = int(values.shape[0])
+    if n != len(positions):
+        if n == 0:
+            if len(positions):
+                raise ArgumentValueError(f"{what}: cannot write from an empty array")
+            return
+        values = take(values, np.arange(len(positions)) % n)
+    flat = index_update(reshape(a, (-1,)))[positions].set(values)
+    assign(a, reshape(flat, tuple(a.shape)), what)
+
+
+__all__ = ["copyto", "put", "place"]

@@ -74,3 +74,6 @@ include "cotangents.pxi"
 include "rule_adapters.pxi"
 include "dispatch.pxi"
 include "arithmetic.pxi"
+
+for _surface_type in (ArraySurface, Tensor, TracedTensor):
+    tenpy_ad_index_as_mapping_only(_surface_type)

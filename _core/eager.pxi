@@ -43,6 +43,11 @@ cdef class TapeNode:
         return f"<TapeNode {self.prim.name}{' (released)' if self.released else ''}>"
 
 
+#: how to write a tensor that requires grad somewhere (the refusals of a NumPy target)
+cdef str _WRITE_HINT = ("make the target a tensor and write into it, z = np.zeros_like(t, "
+                        "shape=...) or z = tp.tensor(np.zeros(shape)); z[idx] = t")
+
+
 @cython.no_gc
 @cython.final
 cdef class Tensor(ArraySurface):
@@ -123,7 +128,9 @@ cdef class Tensor(ArraySurface):
         if self._requires_grad:
             self._refuse_if_differentiated("conversion to a NumPy array (np.asarray, np.array, "
                                            "a NumPy function without a tenpy_ad version"
-                                           + conversion_hint("; here ", "") + ")")
+                                           + conversion_hint("; here ", "") + "; also what "
+                                           "writing it into a NumPy array, a[idx] = t, calls: "
+                                           + _WRITE_HINT + ")")
         if copy:
             return self.data.astype(dtype if dtype is not None else self.data.dtype, copy=True)
         if dtype is not None and dtype != self.data.dtype:
@@ -145,8 +152,8 @@ cdef class Tensor(ArraySurface):
 
     def __float__(self):
         self._refuse_if_differentiated(
-            "float() (which also writing it into a NumPy array, array[i] = t, calls; write "
-            "into a tensor instead: z = tp.tensor(np.zeros(shape)); z[i] = t)")
+            "float() (also what writing it into a NumPy array, a[i] = t, calls: "
+            + _WRITE_HINT + ")")
         return float(self.data)
 
     def __complex__(self):

@@ -229,6 +229,13 @@ cdef class ArraySurface:
                 "iterate over; use .item() for its value or index it with [()]")
         return _slices_along_first_axis(self, shape[0])
 
+    def __reversed__(self):
+        shape = self.shape
+        if not shape:
+            raise _errors["ArgumentError"]("reversed() of a 0-d tensor (shape ()): it has no "
+                                           "elements to iterate over")
+        return (self[i] for i in range(shape[0] - 1, -1, -1))
+
     @property
     def at(self):
         """Functional updates, as JAX spells them: ``x.at[idx].set(v)``, ``.add(v)``."""
@@ -410,3 +417,20 @@ cdef class ArraySurface:
 
     def __rrshift__(self, other):
         return _fn("bitwise_right_shift")(other, self)
+
+
+# NumPy's float64 setitem (``array[i] = t``) turns an error from ``float(t)`` into its own
+# "setting an array element with a sequence" whenever the value passes PySequence_Check,
+# i.e. has the sequence slot sq_item, which Cython fills from __getitem__.  Tensors index
+# through the mapping slot alone, so NumPy hands on tenpy_ad's error, which says how to
+# write a tensor (also len(), iteration and ``reversed`` keep working: __len__, __iter__,
+# __reversed__).
+cdef extern from *:
+    """
+    static void tenpy_ad_index_as_mapping_only(PyObject* type) {
+        PyTypeObject* t = (PyTypeObject*)type;
+        if (t->tp_as_sequence != NULL) t->tp_as_sequence->sq_item = NULL;
+        PyType_Modified(t);
+    }
+    """
+    void tenpy_ad_index_as_mapping_only(object type)

@@ -47,9 +47,11 @@ dispatch (NumPy does not look inside lists) and refuses; `np.stack`, `np.block` 
 
 Eager tensors take NumPy's in-place writes, differentiably: `t[idx] = v` (basic,
 integer-array and boolean indices, `v` broadcast and cast to `t`'s dtype), `t += v` and
-the other augmented assignments (whole, or `t[i] -= v`), `out=` of the ufuncs (`np.add(a, b, out=t)`,
-`tnp.add(a, b, out=t)`), of `np.clip`/`t.clip` and of NumPy's reductions
-(`np.sum(x, axis=0, out=t)`), `np.copyto(t, v)`, `t.fill(v)`, `np.put`, `np.place`.  A write
+the other augmented assignments (whole, or `t[i] -= v`), `out=` (by keyword) of every
+function that takes one: the ufuncs (`np.add(a, b, out=t)`, `tnp.add(a, b, out=t)`),
+`np.clip`, the reductions (`np.sum(x, axis=0, out=t)`), `cumsum`, `take`, `dot`, `einsum`,
+`concatenate`, ..., and the methods (`x.sum(axis=0, out=t)`); `np.copyto(t, v)`,
+`t.fill(v)`, `np.put`, `np.place`.  A write
 computes the functional update (`t.at[idx].set(v)`) and rebinds the tensor to it, so the
 values a backward pass saved stay right.
 

@@ -261,11 +261,16 @@ def test_writing_a_grad_tensor_into_an_ndarray_raises():
         arr += t
     with pytest.raises(NotDifferentiableError, match="zeros_like"):
         np.multiply(t, 2.0, out=arr)
-    with pytest.raises(NotDifferentiableError):
-        arr[:] = t
-    with pytest.raises(ValueError) as info:
-        arr[0] = t[0]                   # NumPy replaces the error, keeping it as the cause
-    assert "tp.tensor(np.zeros(shape))" in str(info.value.__cause__)
+    # every form names the write and how to make a tensor target (0-d values included:
+    # NumPy's float64 setitem would replace a sequence's error by its own)
+    for write in (lambda: arr.__setitem__(slice(None), t),
+                  lambda: arr.__setitem__(0, t[0]),
+                  lambda: arr.__setitem__(0, t.sum()),
+                  lambda: arr.__setitem__([0, 2], t[:2]),
+                  lambda: arr.__setitem__(arr > 0.5, t[:0])):
+        with pytest.raises(NotDifferentiableError, match=r"a\[i(dx)?\] = t.*zeros_like"):
+            write()
+    np.testing.assert_array_equal(arr, np.zeros(3))
     plain = tp.tensor(np.ones(3))
     arr += plain                        # no gradient to lose: NumPy's write
     np.testing.assert_array_equal(arr, np.ones(3))
@@ -324,3 +329,45 @@ def test_out_called_directly_writes_the_tensor_with_its_gradient(name):
     tnp.sum(t * weights).backward()
     expected = numerical_gradient(lambda a: np.sum(reference(a) * weights), values)
     np.testing.assert_allclose(x.grad, expected, rtol=1e-6, atol=1e-8)
+
+
+# ------------------------------------------------------------------ out= of every function
+
+OUT_OF_FUNCTIONS = {        # name: (call(xp, x, out), shape of out); xp is numpy or tenpy_ad.numpy
+    "sum": (lambda xp, x, o: xp.sum(x, axis=0, out=o), (4,)),
+    "mean": (lambda xp, x, o: xp.mean(x, axis=1, out=o), (3,)),
+    "max": (lambda xp, x, o: xp.max(x, axis=0, out=o), (4,)),
+    "std": (lambda xp, x, o: xp.std(x, axis=0, out=o), (4,)),
+    "cumsum": (lambda xp, x, o: xp.cumsum(x[0], out=o), (4,)),
+    "take": (lambda xp, x, o: xp.take(x, [5, 0, 11, 5], out=o), (4,)),
+    "round": (lambda xp, x, o: xp.round(x[1], 1, out=o), (4,)),
+    "clip": (lambda xp, x, o: xp.clip(x[2], -0.5, 0.5, out=o), (4,)),
+    "dot": (lambda xp, x, o: xp.dot(x.T, x[:, 0], out=o), (4,)),
+    "einsum": (lambda xp, x, o: xp.einsum("ij,ij->j", x, x, out=o), (4,)),
+    "concatenate": (lambda xp, x, o: xp.concatenate([x[0, :2], x[1, 2:]], out=o), (4,)),
+    "method sum": (lambda xp, x, o: x.sum(axis=0, out=o), (4,)),
+    "method max": (lambda xp, x, o: x.max(axis=0, out=o), (4,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OUT_OF_FUNCTIONS))
+def test_out_of_every_function_writes_the_tensor_as_numpy_does(name):
+    """``f(..., out=t)`` (tnp's functions, NumPy's through dispatch, the methods) returns
+    ``t`` holding NumPy's result, and the loss through ``t`` has the functional gradient."""
+    call, shape = OUT_OF_FUNCTIONS[name]
+    t, a = _pair()
+    expected = np.zeros(shape)
+    assert call(np, a, expected) is expected
+    for xp in (tnp, np):
+        out = tp.tensor(np.zeros(shape))
+        assert call(xp, t, out) is out
+        np.testing.assert_allclose(out.data, expected, rtol=1e-14)
+    if name == "round":
+        return                           # piecewise constant: nothing to compare
+    x = tp.tensor(a.copy(), requires_grad=True)
+    out = tp.tensor(np.zeros(shape))
+    call(tnp, x * 1.0, out)
+    (out * out).sum().backward()
+    reference = numerical_gradient(
+        lambda b: float(np.sum(call(np, b, np.zeros(shape)) ** 2)), a.copy())
+    np.testing.assert_allclose(x.grad.data, reference, rtol=1e-6, atol=1e-8)

@@ -230,8 +230,11 @@ def test_take_errors():
         tnp.take(x, [1], mode="drop")
     with pytest.raises(TypeError):
         tnp.take(x, [1.0])
-    with pytest.raises(ArgumentError, match="out="):
-        tnp.take(x, [1], out=np.zeros(1))
+    with pytest.raises(ArgumentError, match="out= is taken by keyword"):
+        tnp.take(x, [1], 0, np.zeros(1))
+    out = np.zeros(1)
+    assert tnp.take(x, [1], out=out) is out                    # NumPy's out=: written
+    np.testing.assert_array_equal(out, np.take(A, [1]))
 
 
 TAKE_ALONG = [

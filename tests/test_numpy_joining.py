@@ -140,8 +140,8 @@ def test_join_errors():
         tnp.concatenate([x, x.T])
     with pytest.raises(ShapeError, match="one shape"):
         tnp.stack([x, x.T])
-    with pytest.raises(ValueError, match="out="):
-        tnp.concatenate([x, x], out=np.zeros((4, 3)))
+    with pytest.raises(ValueError, match="out= is taken by keyword"):
+        tnp.concatenate([x, x], 0, np.zeros((4, 3)))
     with pytest.raises(ShapeError, match="out of range"):
         tnp.stack([x, x], axis=3)
 

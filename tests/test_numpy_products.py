@@ -67,13 +67,18 @@ def test_product_shape_errors(name, a, b):
         getattr(tnp, name)(tp.tensor(np.ones(a)), np.ones(b))
 
 
-def test_out_is_refused():
-    for fn in (tnp.dot, tnp.outer, tnp.einsum):
-        with pytest.raises(ArgumentError, match="out="):
-            if fn is tnp.einsum:
-                fn("i->", tp.tensor(np.ones(2)), out=np.zeros(()))
-            else:
-                fn(tp.tensor(np.ones(2)), np.ones(2), out=np.zeros(2))
+def test_out_is_written_by_keyword_and_refused_by_position():
+    a, b = np.arange(2.0), np.array([3.0, -1.0])
+    for fn, args in ((tnp.dot, (a, b)), (tnp.outer, (a, b)), (tnp.einsum, ("i,j->ij", a, b))):
+        numpy_fn = getattr(np, fn.__name__)
+        expected = numpy_fn(*args)
+        out = tp.tensor(np.zeros(np.shape(expected)))
+        tensors = tuple(tp.tensor(x) if isinstance(x, np.ndarray) else x for x in args)
+        assert fn(*tensors, out=out) is out
+        np.testing.assert_allclose(out.numpy(), expected)
+    for fn in (tnp.dot, tnp.outer):
+        with pytest.raises(ArgumentError, match="out= is taken by keyword"):
+            fn(tp.tensor(a), b, np.zeros(2))
 
 
 CROSS = [

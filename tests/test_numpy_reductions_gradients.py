@@ -170,8 +170,8 @@ def test_out_writes_a_tensor_and_refuses_what_would_drop_a_gradient():
 
 def test_unsupported_arguments_are_refused(tensor):
     x = tensor(np.ones((2, 3)))
-    with pytest.raises(ArgumentError, match=r"out= is not supported.*np\.sum\(x, out=t\)"):
-        tnp.sum(x, out=np.zeros(3))
+    with pytest.raises(ArgumentError, match="out= is taken by keyword"):
+        tnp.sum(x, 0, None, np.zeros(3))
     with pytest.raises(ArgumentError, match="where= is not supported"):
         tnp.mean(x, where=np.ones((2, 3), bool))
     with pytest.raises(ValueError, match="ddof and correction"):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 from typing import Callable
 
 import numpy as np
@@ -79,16 +80,39 @@ def with_numpy_fallback(numpy_function: Callable, implementation: Callable) -> C
     @functools.wraps(implementation)
     def fn(*args, **kwargs):
         if tensor_among(args, kwargs):   # in C: every registered call asks
+            if kwargs and kwargs.get("out") is not None:
+                return written_out(implementation, args, kwargs)
             return implementation(*args, **kwargs)
         return numpy_array(name, numpy_function, *args, **kwargs)
     fn.numpy_fallback = numpy_function
     return fn
 
 
+def written_out(implementation: Callable, args: tuple, kwargs: dict):
+    """``implementation(*args, **kwargs)`` whose result is written into ``kwargs["out"]``
+    in place, which is returned (NumPy's ``out=``, for every function that takes one)."""
+    kwargs = dict(kwargs)
+    out = kwargs.pop("out")
+    return _written(out, implementation(*args, **kwargs),
+                    f"np.{implementation.__name__}(..., out=...)")
+
+
 def direct(fn: Callable) -> Callable:
     """What ``fn`` (a function of :mod:`tenpy_ad.numpy`) runs when a tensor is among its
-    arguments: for the methods and operators of tensors, whose first operand is one."""
-    return fn.__wrapped__ if getattr(fn, "numpy_fallback", None) is not None else fn
+    arguments: for the methods and operators of tensors, whose first operand is one
+    (``t.sum(axis=0, out=o)`` writes ``o``, as the function does)."""
+    if getattr(fn, "numpy_fallback", None) is None:
+        return fn
+    implementation = fn.__wrapped__
+    if "out" not in inspect.signature(implementation).parameters:
+        return implementation
+
+    @functools.wraps(implementation)
+    def method(*args, **kwargs):
+        if kwargs and kwargs.get("out") is not None:
+            return written_out(implementation, args, kwargs)
+        return implementation(*args, **kwargs)
+    return method
 
 
 def implementation_of(f) -> Callable | None:
@@ -123,9 +147,7 @@ def array_function(func, types, args, kwargs):
     if implementation is None:
         _refuse(numpy_name(func), " (it has no tenpy_ad implementation)")
     if kwargs.get("out") is not None:            # np.clip(x, 0, 1, out=t), np.sum(..., out=t)
-        out = kwargs.pop("out")
-        return _written(out, implementation(*args, **kwargs),
-                        f"{numpy_name(func)}(..., out=...)")
+        return written_out(implementation, args, kwargs)
     return implementation(*args, **kwargs)
 
 

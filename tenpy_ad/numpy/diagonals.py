@@ -76,7 +76,7 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     """The sum of the ``offset`` diagonal (of each matrix spanned by ``axis1`` and
     ``axis2``); bools and narrow integers sum in int64 / uint64, as NumPy's."""
     if out is not None:
-        raise ArgumentValueError("trace: out= is not supported (tensors are immutable)")
+        raise ArgumentValueError("trace: out= is taken by keyword (out=t writes the result into t)")
     a = tensor_or_array(a, "trace")
     d = diagonal(a, offset, axis1, axis2)
     code = dtypes.accumulator_code(code_of_value(d)) if dtype is None else dtypes.code_of(dtype)

@@ -266,7 +266,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     by default); ``mode`` ``"raise"`` (negative indices count from the end), ``"wrap"`` or
     ``"clip"``.  Differentiable in ``a``: the derivative adds up at repeated indices."""
     if out is not None:
-        raise ArgumentError("take: out= is not supported (tensors are immutable)")
+        raise ArgumentError("take: out= is taken by keyword (out=t writes the result into t)")
     if mode not in ix.MODES:
         raise ArgumentValueError(f"take: mode must be one of {ix.MODES}, got {mode!r}")
     a = tensor_or_array(a, "take")
@@ -461,7 +461,7 @@ def compress(condition, a, axis=None, out=None):
     default) where the 1-d ``condition`` is true; differentiable in ``a``, while
     ``condition`` must be concrete."""
     if out is not None:
-        raise ArgumentError("compress: out= is not supported (tensors are immutable)")
+        raise ArgumentError("compress: out= is taken by keyword (out=t writes the result into t)")
     condition = _condition("compress", condition)
     if condition.ndim != 1:
         raise ShapeError("compress: condition must be a 1-d array")

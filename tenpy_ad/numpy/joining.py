@@ -46,7 +46,7 @@ def _cast(name: str, x, dtype, casting: str):
 
 def _refuse_out(name: str, out) -> None:
     if out is not None:
-        raise ArgumentValueError(f"{name}: out= is not supported (tensors are immutable)")
+        raise ArgumentValueError(f"{name}: out= is taken by keyword (out=t writes the result into t)")
 
 
 # ------------------------------------------------------------------ arrays from lists

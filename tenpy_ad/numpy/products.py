@@ -19,7 +19,7 @@ from ..ops import elementwise as ew
 from ..ops import structural as st
 from ..primitive import describe, shape_of
 from ._arrays import as_array, tensor_or_array
-from ._dispatch import implements
+from ._dispatch import implements, written_out
 from ._operands import broadcast_shapes, common, is_tensor, normalize_axis, tensor_among
 from .arithmetic import multiply, subtract
 from .indexing import getitem
@@ -87,7 +87,7 @@ def tensordot(a, b, axes=2):
 
 def _no_out(name: str, out) -> None:
     if out is not None:
-        raise ArgumentError(f"{name}: out= is not supported (tensors are immutable)")
+        raise ArgumentError(f"{name}: out= is taken by keyword (out=t writes the result into t)")
 
 
 @implements("numpy.dot")
@@ -256,7 +256,7 @@ def multi_dot(arrays, *, out=None):
     """The product of several matrices in the cheapest order (NumPy's ``multi_dot``: the
     first may be a row vector, the last a column vector)."""
     if out is not None:
-        raise ArgumentError("multi_dot: out= is not supported (tensors are immutable)")
+        raise ArgumentError("multi_dot: out= is taken by keyword (out=t writes the result into t)")
     arrays = list(arrays)
     if len(arrays) < 2:
         raise ArgumentValueError("multi_dot: expecting at least two arrays")
@@ -398,8 +398,9 @@ def einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting="
     greedy ``np.einsum_path`` (``optimize`` is accepted; the path is always optimised).
     ``dtype`` converts the operands first; ``order`` and ``casting`` are accepted.
     """
-    if out is not None:
-        raise ArgumentError("einsum: out= is not supported (tensors are immutable)")
+    if out is not None:                  # (fallback=False: no dispatch wrapper writes it)
+        return written_out(einsum, operands, dict(out=out, optimize=optimize, dtype=dtype,
+                                                  order=order, casting=casting))
     if not operands:
         raise ArgumentValueError("einsum: no subscripts given")
     if isinstance(operands[0], str):

@@ -34,11 +34,11 @@ NO_VALUE = np._NoValue
 
 
 def refuse_out_where(name: str, out=None, where=True) -> None:
-    """``out=`` reaching a reduction (``np.sum(x, out=t)`` writes it, through
-    ``__array_function__``) and masked reductions are not provided: say so."""
+    """``out=`` reaching a reduction by position (by keyword the dispatch writes it:
+    numpy/_dispatch.py) and masked reductions are not provided: say so."""
     if out is not None:
-        raise ArgumentError(f"{name}: out= is not supported on tensors here; "
-                            f"np.{name}(x, out=t) writes into the tensor t")
+        raise ArgumentError(f"{name}: out= is taken by keyword (out=t writes the result "
+                            "into t)")
     if where is not True and where is not np.True_ and where is not NO_VALUE:
         raise ArgumentError(f"{name}: where= is not supported for tensors; mask the "
                             "operand instead (e.g. tnp.where(mask, x, 0))")

@@ -154,8 +154,10 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
 
 
 @new_array
-def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
-    """The ``n``-th forward difference along ``axis``."""
+def diff(x, /, n=1, axis=-1, *, prepend=None, append=None):
+    """The ``n``-th forward difference along ``axis``.  The standard makes ``n`` and
+    ``axis`` keyword-only; NumPy's and PyTorch's order is also taken, as libraries call
+    ``xp.diff(x, 2)`` (scikit-learn's ``roc_curve``)."""
     kwargs = {k: v for k, v in (("prepend", prepend), ("append", append)) if v is not None}
     return tensors(tnp.diff(x, n=n, axis=axis, **kwargs))
 

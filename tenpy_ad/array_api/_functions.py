@@ -344,8 +344,14 @@ def take_along_axis(x, indices, /, *, axis=-1):
 
 
 @new_array
-def where(condition, x1, x2, /):
-    """``x1`` where ``condition`` holds, else ``x2`` (scalars allowed)."""
+def where(condition, x1=None, x2=None, /):
+    """``x1`` where ``condition`` holds, else ``x2`` (scalars allowed).  With
+    ``condition`` alone, NumPy's and PyTorch's form: :func:`nonzero` (scikit-learn's
+    ``roc_curve`` calls it so)."""
+    if x1 is None and x2 is None:
+        return nonzero(condition)
+    if x1 is None or x2 is None:
+        raise ArgumentValueError("where: give both x1 and x2, or neither")
     return tensors(tnp.where(condition, x1, x2))
 
 

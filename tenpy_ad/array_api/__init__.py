@@ -17,9 +17,8 @@ from __future__ import annotations
 import numpy as _np
 
 from .. import numpy as _tnp
-from . import fft, linalg
 # SciPy's array-API code (SCIPY_ARRAY_API=1) looks for the special functions at xp.special
-from ..scipy import special
+from . import fft, linalg, special
 from ._convert import CPU_DEVICE, Device, returning_tensors as _returning_tensors
 from ._creation import (arange, asarray, empty, empty_like, eye, from_dlpack, full,
                         full_like, linspace, meshgrid, ones, ones_like, tril, triu, zeros,

@@ -59,11 +59,37 @@ def tensors(result):
     return result
 
 
-def returning_tensors(fn: Callable, name: str | None = None) -> Callable:
-    """``fn`` with its results made tensors (:func:`tensors`), under the standard's name."""
+def fresh(result, operands):
+    """``result``, or a new handle of its value where it is one of ``operands``.
+
+    tenpy_ad.numpy hands an operand back when an operation changes nothing (one array
+    concatenated, a cast to its own dtype, a roll by 0); NumPy returns a new array there,
+    and library code writes into it (``out = xp.concat(...); out[:n] = 0``).  A write into
+    the operand itself would change the caller's tensor, or raise for a leaf."""
+    if any(result is operand for operand in operands):
+        from ..numpy.inplace import copy_tensor
+        return copy_tensor(result)
+    return result
+
+
+def new_array(fn: Callable) -> Callable:
+    """``fn`` (a function the standard defines to return a new array) with an operand
+    handed back replaced by a new handle (:func:`fresh`)."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        return tensors(fn(*args, **kwargs))
+        operands = [*args, *(kwargs.values())]
+        operands += [a for arg in args if isinstance(arg, (list, tuple)) for a in arg]
+        return fresh(fn(*args, **kwargs), operands)
+    return wrapper
+
+
+def returning_tensors(fn: Callable, name: str | None = None) -> Callable:
+    """``fn`` with its results made tensors (:func:`tensors`), under the standard's name;
+    a result that is an operand is a new handle (:func:`fresh`: elementwise results are
+    new arrays)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fresh(tensors(fn(*args, **kwargs)), args)
     if name is not None:
         wrapper.__name__ = wrapper.__qualname__ = name
     wrapper.__module__ = "tenpy_ad.array_api"

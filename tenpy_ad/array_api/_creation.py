@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import numpy as tnp
 from ..errors import ArgumentValueError
+from ..numpy.inplace import copy_tensor
 from ..primitive import Tensor, TracedTensor
 from ._convert import check_device, tensors
 
@@ -27,11 +28,13 @@ def _has_tensor(obj) -> bool:
 def asarray(obj, /, *, dtype=None, device=None, copy=None):
     """``obj`` (a tensor, an array, a nested sequence, a Python scalar, a buffer) as a
     tensor of ``dtype``.  ``copy=False`` refuses a conversion that needs a copy; tensors
-    are immutable, so ``copy=True`` of a tensor gives the same value (on the tape)."""
+    ``copy=True`` of an eager tensor is a new handle (on the tape: a leaf's copy is not a
+    leaf), so writes into either leave the other alone; ``copy=None`` and ``copy=False``
+    hand the tensor itself back."""
     check_device("asarray", device)
     if isinstance(obj, _TENSORS):
         if dtype is None or np.dtype(dtype) == obj.dtype:
-            return obj
+            return copy_tensor(obj) if copy else obj
         if copy is False:
             raise ArgumentValueError(f"asarray: casting a {obj.dtype.name} tensor to "
                              f"{np.dtype(dtype).name} needs a copy, but copy=False was given")

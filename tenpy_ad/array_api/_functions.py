@@ -10,23 +10,24 @@ import numpy as np
 from .. import numpy as tnp
 from ..errors import ArgumentValueError, IndexingError
 from ..primitive import Tensor
-from ._convert import check_device, concrete_data, tensors
+from ._convert import check_device, concrete_data, fresh, new_array, tensors
 
 # ------------------------------------------------------------------ data types
 
 
 def astype(x, dtype, /, *, copy=True, device=None):
-    """``x`` as ``dtype`` (differentiable between floating dtypes).  Tensors are
-    immutable, so ``copy=False`` and ``copy=True`` give equal values."""
+    """``x`` as ``dtype`` (differentiable between floating dtypes): a new tensor, or with
+    ``copy=False`` and ``x`` already of ``dtype``, ``x`` itself."""
     check_device("astype", device)
     if not copy and np.dtype(dtype) == x.dtype:
         return x
-    return tensors(tnp.astype(x, dtype))
+    return fresh(tensors(tnp.astype(x, dtype)), [x])
 
 
 # ------------------------------------------------------------------ elementwise
 
 
+@new_array
 def clip(x, /, min=None, max=None):                       # noqa: A002 - the standard's names
     """``x`` limited to ``[min, max]`` (either may be None, a scalar or a tensor), in
     ``x``'s dtype."""
@@ -72,36 +73,43 @@ def in_dtype(result, dtype):
     return tensors(result)
 
 
+@new_array
 def sum(x, /, *, axis=None, dtype=None, keepdims=False):     # noqa: A001
     """The sum over ``axis`` (all axes by default)."""
     return tensors(tnp.sum(x, axis=axis, dtype=dtype, keepdims=keepdims))
 
 
+@new_array
 def prod(x, /, *, axis=None, dtype=None, keepdims=False):
     """The product over ``axis`` (all axes by default)."""
     return tensors(tnp.prod(x, axis=axis, dtype=dtype, keepdims=keepdims))
 
 
+@new_array
 def max(x, /, *, axis=None, keepdims=False):                  # noqa: A001
     """The largest value over ``axis``."""
     return tensors(tnp.max(x, axis=axis, keepdims=keepdims))
 
 
+@new_array
 def min(x, /, *, axis=None, keepdims=False):                  # noqa: A001
     """The smallest value over ``axis``."""
     return tensors(tnp.min(x, axis=axis, keepdims=keepdims))
 
 
+@new_array
 def mean(x, /, *, axis=None, keepdims=False):
     """The arithmetic mean over ``axis``."""
     return tensors(tnp.mean(x, axis=axis, keepdims=keepdims))
 
 
+@new_array
 def var(x, /, *, axis=None, correction=0.0, keepdims=False):
     """The variance over ``axis``, divided by ``N - correction``."""
     return tensors(tnp.var(x, axis=axis, ddof=correction, keepdims=keepdims))
 
 
+@new_array
 def std(x, /, *, axis=None, correction=0.0, keepdims=False):
     """The standard deviation over ``axis``, with ``N - correction`` degrees of freedom."""
     return tensors(tnp.std(x, axis=axis, ddof=correction, keepdims=keepdims))
@@ -133,18 +141,23 @@ def _cumulative(name, running, fill, x, axis, dtype, include_initial):
     return tensors(result)
 
 
+@new_array
 def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
     """The running sum along ``axis`` (with ``include_initial``: starting from 0)."""
     return _cumulative("cumulative_sum", tnp.cumsum, 0, x, axis, dtype, include_initial)
 
 
+@new_array
 def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
     """The running product along ``axis`` (with ``include_initial``: starting from 1)."""
     return _cumulative("cumulative_prod", tnp.cumprod, 1, x, axis, dtype, include_initial)
 
 
-def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
-    """The ``n``-th forward difference along ``axis``."""
+@new_array
+def diff(x, /, n=1, axis=-1, *, prepend=None, append=None):
+    """The ``n``-th forward difference along ``axis``.  The standard makes ``n`` and
+    ``axis`` keyword-only; NumPy's and PyTorch's order is also taken, as libraries call
+    ``xp.diff(x, 2)`` (scikit-learn's ``roc_curve``)."""
     kwargs = {k: v for k, v in (("prepend", prepend), ("append", append)) if v is not None}
     return tensors(tnp.diff(x, n=n, axis=axis, **kwargs))
 
@@ -182,6 +195,7 @@ def argsort(x, /, *, axis=-1, descending=False, stable=True):
     return tensors(last - tnp.flip(flipped, axis=axis))
 
 
+@new_array
 def sort(x, /, *, axis=-1, descending=False, stable=True):
     """``x`` sorted along ``axis`` (differentiable: the derivative follows the order)."""
     if not descending:
@@ -230,6 +244,7 @@ def unique_values(x, /):
 # ------------------------------------------------------------------ manipulation
 
 
+@new_array
 def concat(arrays, /, *, axis=0):
     """The tensors joined along ``axis`` (``None``: flattened first)."""
     if axis is None:
@@ -238,6 +253,7 @@ def concat(arrays, /, *, axis=0):
     return tensors(tnp.concatenate(list(arrays), axis=axis))
 
 
+@new_array
 def stack(arrays, /, *, axis=0):
     """The tensors stacked along a new ``axis``."""
     return tensors(tnp.stack(list(arrays), axis=axis))
@@ -266,6 +282,7 @@ def reshape(x, /, shape, *, copy=None):
     return tensors(tnp.reshape(x, tuple(shape)))
 
 
+@new_array
 def roll(x, /, shift, *, axis=None):
     """``x`` shifted cyclically by ``shift`` along ``axis`` (flattened by default)."""
     return tensors(tnp.roll(x, shift, axis=axis))
@@ -276,6 +293,7 @@ def squeeze(x, /, axis):
     return tensors(tnp.squeeze(x, axis=axis))
 
 
+@new_array
 def repeat(x, repeats, /, *, axis=None):
     """Each element repeated ``repeats`` times along ``axis`` (flattened by default)."""
     if not isinstance(repeats, int):
@@ -283,6 +301,7 @@ def repeat(x, repeats, /, *, axis=None):
     return tensors(tnp.repeat(x, repeats, axis=axis))
 
 
+@new_array
 def tile(x, repetitions, /):
     """``x`` tiled ``repetitions`` times along each axis."""
     return tensors(tnp.tile(x, tuple(repetitions)))
@@ -308,6 +327,7 @@ def moveaxis(x, source, destination, /):
     return tensors(tnp.moveaxis(x, source, destination))
 
 
+@new_array
 def take(x, indices, /, *, axis=None):
     """The elements at ``indices`` along ``axis`` (``x`` 1-d: axis may be omitted)."""
     if axis is None:
@@ -317,13 +337,21 @@ def take(x, indices, /, *, axis=None):
     return tensors(tnp.take(x, indices, axis=axis))
 
 
+@new_array
 def take_along_axis(x, indices, /, *, axis=-1):
     """The elements at ``indices`` (of ``x``'s rank) along ``axis``."""
     return tensors(tnp.take_along_axis(x, indices, axis))
 
 
-def where(condition, x1, x2, /):
-    """``x1`` where ``condition`` holds, else ``x2`` (scalars allowed)."""
+@new_array
+def where(condition, x1=None, x2=None, /):
+    """``x1`` where ``condition`` holds, else ``x2`` (scalars allowed).  With
+    ``condition`` alone, NumPy's and PyTorch's form: :func:`nonzero` (scikit-learn's
+    ``roc_curve`` calls it so)."""
+    if x1 is None and x2 is None:
+        return nonzero(condition)
+    if x1 is None or x2 is None:
+        raise ArgumentValueError("where: give both x1 and x2, or neither")
     return tensors(tnp.where(condition, x1, x2))
 
 
@@ -337,17 +365,20 @@ def nonzero(x, /):
 # ------------------------------------------------------------------ products
 
 
+@new_array
 def matmul(x1, x2, /):
     """The matrix product (stacks broadcast)."""
     return tensors(tnp.matmul(x1, x2))
 
 
+@new_array
 def tensordot(x1, x2, /, *, axes=2):
     """The contraction of the last ``axes`` axes of ``x1`` with the first of ``x2`` (or
     of the listed axes)."""
     return tensors(tnp.tensordot(x1, x2, axes=axes))
 
 
+@new_array
 def vecdot(x1, x2, /, *, axis=-1):
     """``sum(conj(x1) * x2)`` along ``axis``, broadcasting the other axes."""
     result = tnp.vecdot(x1, x2, axis=axis)

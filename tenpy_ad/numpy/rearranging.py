@@ -102,11 +102,15 @@ def roll(a, shift, axis=None):
     for s, ax in pairs:
         ax = normalize_axis("roll", int(ax), len(shape))
         totals[ax] = totals.get(ax, 0) + int(s)
+    rolled = a
     for ax, s in sorted(totals.items()):
         n = shape[ax]
         if n and s % n:
-            a = st.take_static(a, np.roll(np.arange(n), s), ax)
-    return a
+            rolled = st.take_static(rolled, np.roll(np.arange(n), s), ax)
+    if rolled is a:                    # NumPy's roll returns a new array also for a 0 shift
+        from .inplace import copy_tensor
+        return copy_tensor(a)
+    return rolled
 
 
 # ------------------------------------------------------------------ tile and repeat

@@ -1,0 +1,62 @@
+"""``xp.special``: where SciPy's array-API code (``SCIPY_ARRAY_API=1``) looks for the
+special functions of a namespace.  Every function of :mod:`tenpy_ad.scipy.special`, and
+the ones SciPy's statistics ask for that are exact compositions of them (``ndtr``,
+``ndtri``, ``exp2``, ``sinc``, ``multigammaln``), so the p-values of ``scipy.stats``'
+normal-approximation tests stay on the tape.
+
+A name missing here (``log_ndtr``, ``erfcx``, ``gammainc``, ``chdtrc``, the Bessel
+functions, ...) makes SciPy convert the tensor with ``np.asarray``, which raises
+:class:`~tenpy_ad.errors.NotDifferentiableError` for a tensor that requires grad.
+"""
+from __future__ import annotations
+
+import math
+
+from .. import numpy as tnp
+from ..errors import ArgumentError
+from ..scipy.special import *                          # noqa: F401,F403 - re-exported
+from ..scipy.special import __all__ as _scipy_names
+from ..scipy.special import erf, erfc, erfcinv, gammaln
+from ._convert import tensors
+
+_SQRT_HALF = math.sqrt(0.5)
+
+
+def ndtr(x):
+    """The standard normal distribution function ``(1 + erf(x / sqrt(2))) / 2``, with
+    ``erfc`` in the tails (``|x| >= 1``) as SciPy computes it, so both tails keep their
+    relative precision; its derivative is the normal density."""
+    t = tnp.multiply(x, _SQRT_HALF)
+    inner = tnp.add(0.5, tnp.multiply(0.5, erf(t)))
+    tail = tnp.multiply(0.5, erfc(tnp.negative(t)))
+    return tensors(tnp.where(tnp.less(tnp.abs(x), 1.0), inner, tail))
+
+
+def ndtri(p):
+    """The inverse of :func:`ndtr`: ``-sqrt(2) erfcinv(2 p)`` (``∓inf`` at 0 and 1)."""
+    return tensors(tnp.multiply(-math.sqrt(2.0), erfcinv(tnp.multiply(2.0, p))))
+
+
+def exp2(x):
+    """``2 ** x``."""
+    return tensors(tnp.exp2(x))
+
+
+def sinc(x):
+    """The normalized sinc ``sin(pi x) / (pi x)`` (1 at 0)."""
+    return tensors(tnp.sinc(x))
+
+
+def multigammaln(a, d):
+    """The log of the multivariate gamma function of dimension ``d`` (a static integer):
+    ``d (d - 1) / 4 log(pi) + sum_j gammaln(a - j / 2)``, ``j = 0 .. d - 1``."""
+    if isinstance(d, bool) or not isinstance(d, int) or d < 1:
+        raise ArgumentError(f"multigammaln: the dimension d must be an integer >= 1, got "
+                            f"{d!r}")
+    total = d * (d - 1) / 4.0 * math.log(math.pi)
+    for j in range(d):
+        total = tnp.add(total, gammaln(tnp.subtract(a, j / 2.0)))
+    return tensors(total)
+
+
+__all__ = [*_scipy_names, "ndtr", "ndtri", "exp2", "sinc", "multigammaln"]

@@ -333,14 +333,20 @@ cpdef bint rebind_plain(object target_obj, object result):
 cpdef object fresh_handle(object x):
     """``x`` itself, or for an eager tensor a new handle of its value and tape place: what
     an identity shortcut (``x * 1``, ``x.astype(x.dtype)``) returns, so that a later
-    in-place write into the result leaves ``x`` alone, as NumPy's new array would.  A leaf
-    that requires grad stays itself (its ``.grad`` must reach it; writes into it raise)."""
+    in-place write into the result leaves ``x`` alone, as NumPy's new array would.  Of a
+    leaf that requires grad, a taped ``x - 0`` (exact: signed zeros, infinities and NaN
+    stay, real or complex): a second handle of the leaf would be a second leaf, whose
+    gradient would not reach ``x``; under no_grad a handle that does not require grad."""
     cdef Tensor t, copy
     if type(x) is not Tensor:
         return x
     t = <Tensor>x
     if t._node is None and t._requires_grad:
-        return x
+        if _grad_enabled():
+            return bind2(_sub_p, None, x, _np.zeros((), t.data.dtype))
+        copy = Tensor.__new__(Tensor)
+        copy.data = t.data
+        return copy
     copy = Tensor.__new__(Tensor)
     copy.data = t.data
     copy._node = t._node

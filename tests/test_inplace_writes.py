@@ -371,3 +371,32 @@ def test_out_of_every_function_writes_the_tensor_as_numpy_does(name):
     reference = numerical_gradient(
         lambda b: float(np.sum(call(np, b, np.zeros(shape)) ** 2)), a.copy())
     np.testing.assert_allclose(x.grad.data, reference, rtol=1e-6, atol=1e-8)
+
+
+NEW_ARRAYS_OF_A_LEAF = {   # NumPy returns a new array: a write into it leaves the leaf alone
+    "x * 1": lambda x: x * 1, "+x": lambda x: +x, "astype": lambda x: x.astype(x.dtype),
+    "concatenate": lambda x: np.concatenate([x]), "tile": lambda x: np.tile(x, 1),
+    "repeat": lambda x: np.repeat(x, 1), "conj": lambda x: np.conj(x),
+    "sum over no axis": lambda x: np.sum(x, axis=()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEW_ARRAYS_OF_A_LEAF))
+def test_identity_shortcuts_of_a_leaf_are_new_tensors_that_take_writes(name):
+    """An op that changes nothing still returns a new array in NumPy; of a leaf that
+    requires grad it is a taped copy (a second handle of the leaf would be a leaf whose
+    gradient never reaches it): writable, with the gradient of what was kept."""
+    make = NEW_ARRAYS_OF_A_LEAF[name]
+    x = tp.tensor(np.array([0.5, -1.0, 2.0]), requires_grad=True)
+    y = make(x)
+    assert y is not x and not y.is_leaf
+    y[0] = 5.0
+    y[1] *= 3.0
+    (y * y).sum().backward()
+    np.testing.assert_array_equal(x.data, [0.5, -1.0, 2.0])
+    np.testing.assert_allclose(x.grad.data, [0.0, 18.0 * -1.0, 4.0])
+    with tp.no_grad():
+        z = make(x)
+        z[2] = 7.0
+    assert z is not x and not z.requires_grad
+    np.testing.assert_array_equal(x.data, [0.5, -1.0, 2.0])

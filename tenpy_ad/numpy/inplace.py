@@ -20,8 +20,9 @@ import numpy as np
 
 from ..errors import (ArgumentValueError, DTypeError, NotDifferentiableError, ShapeError,
                       TapeError, UnsupportedError)
-from ..primitive import (Tensor, bind, describe, is_complex_value, is_eager, is_grad_enabled,
-                         is_traced, needs_grad, rebind, rebind_plain, shape_of)
+from ..primitive import (Tensor, describe, is_complex_value, is_eager, is_grad_enabled, is_traced,
+                         rebind, rebind_plain, shape_of)
+from ..ops.elementwise import fresh_handle
 from . import _views
 from ._arrays import tensor_or_array
 from ._dispatch import implements
@@ -229,12 +230,7 @@ def copy_tensor(x):
     requires grad is copied through the tape (the copy is not a leaf)."""
     if not is_eager(x):
         return x                       # arrays were copied by tensor_or_array; traced: immutable
-    if x.is_leaf and x.requires_grad and is_grad_enabled():
-        from ..ops import elementwise as ew
-        return bind(ew.mul_p, None, x, np.ones((), x.dtype))    # exact, taped
-    copy = Tensor(x.data)
-    rebind(copy, x)
-    return copy
+    return fresh_handle(x)
 
 
 # ------------------------------------------------------------------ out=, copyto, put

@@ -271,7 +271,9 @@ class Generator:
         self.inputs: dict = {}
         self.writable: set = set()        # names of writable arrays (add_line)
         self.scalars: set = set()         # names of NumPy scalars (write programs)
-        self.layout_differs: set = set()  # names whose layout may differ from NumPy's
+        self.known_layout: set = set()    # names whose layout tenpy_ad's is (writes)
+        self.of_scalars: set = set()      # names computed from NumPy scalars (writes)
+        self.constants: set = set()       # names that depend on no input (writes)
         self.written: list = []           # names a write family made or viewed: outputs
         self.kinked = False               # set by a maker that draws a non-smooth op
         self.condition = 1.0              # set by a maker of a linear-algebra line
@@ -292,6 +294,7 @@ class Generator:
         name = f"v{len(self.values)}"
         self.values[name] = values
         self.inputs[name] = values
+        self.known_layout.add(name)
         return name
 
     def floating(self, min_ndim=0, min_size=0, pred=None) -> list:
@@ -399,8 +402,8 @@ class Generator:
             return None
         if not self.robust(expression, value):
             return None
-        if self.writes and not (self._same_layouts(expression) and
-                                self._same_views(expression, value)):
+        if self.writes and not (self._same_views(expression, raw) and
+                                self._same_layouts(expression, value)):
             return None
         name = f"v{len(self.values)}"
         self.values[name] = value
@@ -412,22 +415,27 @@ class Generator:
                                self.degenerate))
         return name
 
-    def _same_layouts(self, expression: str) -> bool:
+    def _same_layouts(self, expression: str, value: np.ndarray) -> bool:
         """Whether a reshape in ``expression`` is a view (or a copy) in tenpy_ad as in
-        NumPy: of C-ordered operands whose layout tenpy_ad shares.  Records the values
-        whose layout may be tenpy_ad's own.  KNOWN FAILURES (test_differential_writes.py::
-        test_copy_method_is_c_ordered, test_zeros_like_keeps_the_layout): tenpy_ad's
-        ``x.copy()`` keeps x's layout (NumPy's is C-ordered; ``np.copy`` of negative
-        strides: positive ones) and ``zeros_like``/``ones_like`` are C-ordered (NumPy's
-        keep x's layout), and whether a reshape is a view depends on the layout."""
+        NumPy: of C-ordered operands whose layout is known to be NumPy's (inputs, their
+        copies and elementwise results, ``zeros_like``/``ones_like`` of C-ordered values,
+        and views of these).  Records whether the result's layout is known.  KNOWN
+        FAILURES (test_differential_writes.py::test_copy_method_is_c_ordered,
+        test_zeros_like_keeps_the_layout, test_result_layouts_are_numpys): whether a
+        reshape is a view depends on the layout, and tenpy_ad's layouts are not NumPy's:
+        ``x.copy()`` keeps x's (NumPy's is C-ordered; ``np.copy`` of negative strides:
+        positive ones), ``zeros_like``/``ones_like`` are C-ordered (NumPy's keep x's),
+        and ``kron``, ``einsum`` and others lay their results out their own way."""
         operands = [n for n in set(_NAME.findall(expression)) if n in self.values]
-        unlike = [n for n in operands if n in self.layout_differs or
-                  not self.values[n].flags.c_contiguous]
-        if unlike and ("reshape(" in expression or "ravel(" in expression):
+        known = all(n in self.known_layout for n in operands)
+        contiguous = all(self.values[n].flags.c_contiguous for n in operands)
+        if ("reshape(" in expression or "ravel(" in expression) and not (
+                known and contiguous):
             return False
-        if unlike and (re.search(r"copy\(|_like\(", expression) or
-                       any(n in self.layout_differs for n in operands)):
-            self.layout_differs.add(f"v{len(self.values)}")
+        view = any(self.values[n].size and np.shares_memory(value, self.values[n])
+                   for n in operands)
+        if known and (view or contiguous and _KNOWN_LAYOUT.match(expression)):
+            self.known_layout.add(f"v{len(self.values)}")
         return True
 
     def add_statement(self, statement: str, target: str) -> bool:
@@ -458,11 +466,15 @@ class Generator:
         """The values a program may write into: writable arrays sharing no memory with an
         input (the engine's inputs are leaves that require grad: writes into them
         raise)."""
-        inputs = [_root(x) for x in self.inputs.values()]      # (empty views share none)
+        # (roots: empty views share no memory); values made from NumPy scalars: see
+        # _same_views; constants (no input among their operands) are NumPy arrays in
+        # tenpy_ad too, which refuse a tensor that requires grad (as documented)
+        avoid = [_root(x) for x in self.inputs.values()] + \
+            [_root(self.values[n]) for n in self.of_scalars if n in self.values]
         return [n for n in self.writable if self.values[n].dtype.kind in "fc"
-                and not any(_root(self.values[n]) is x for x in inputs)]
+                and not any(_root(self.values[n]) is x for x in avoid)]
 
-    def _same_views(self, expression: str, value: np.ndarray) -> bool:
+    def _same_views(self, expression: str, raw) -> bool:
         """Whether tenpy_ad's result of ``expression`` is a view of its operands exactly
         when NumPy's is.  KNOWN FAILURES (test_differential_writes.py::test_identity_
         shortcut_of_a_leaf_is_writable, test_trivial_roll_and_empty_axis_max_are_copies,
@@ -472,9 +484,21 @@ class Generator:
         ``x * 1.0``, ``x ** 1``), where NumPy's results are new arrays; and a copy for
         an ``einsum`` that only relabels axes (``'ab->ba'``), where NumPy's is a view.
         So in write programs a result that NumPy copies from an operand with the same
-        values (other than by ``copy``/``*_like``), or an ``einsum`` view, is not drawn."""
-        operands = [self.values[n] for n in set(_NAME.findall(expression))
-                    if n in self.values]
+        values (other than by ``copy``/``*_like``), or an ``einsum`` view, is not drawn.
+        Nor is a NumPy scalar by a basic index of a computed value, or a view of a NumPy
+        scalar (KNOWN FAILURE: test_full_integer_index_is_a_copy, test_a_view_of_a_scalar_
+        is_a_copy): tenpy_ad's 0-d results are arrays, views of which see writes."""
+        names = [n for n in set(_NAME.findall(expression)) if n in self.values]
+        operands = [self.values[n] for n in names]
+        if isinstance(raw, np.generic) and re.match(r"v\d+\[[^\[]*\]$", expression) and \
+                not set(names) <= set(self.inputs):
+            return False
+        if any(n in self.scalars for n in names) or not any(
+                n not in self.constants for n in names):
+            self.of_scalars.add(f"v{len(self.values)}")     # (not a write target)
+        if not any(n not in self.constants for n in names):
+            self.constants.add(f"v{len(self.values)}")
+        value = np.asarray(raw)
         shares = any(v.size and np.shares_memory(value, v) for v in operands)
         if shares:
             return "einsum" not in expression
@@ -1070,6 +1094,10 @@ def _linalg(g: Generator):
 
 #: x.at[advanced] on an array that is not C-ordered loses the write (see _write_statement)
 SCATTER_LAYOUT_BUG = True
+#: results laid out as NumPy's of a C-ordered operand of known layout (Generator._same_layouts)
+_KNOWN_LAYOUT = re.compile(r"(v\d+\.copy\(\)|xp\.copy\(v\d+\)|xp\.(zeros|ones)_like\(v\d+\)"
+                           r"|v\d+ \* 1\.5|xp\.sin\(v\d+\)|\(v\d+ \+ 0j\)"
+                           r"|v\d+ \* \(1 \+ 0\.5j\))$")
 
 def _writes(g: Generator):
     """A block of lines: a write target made from a value (a copy, ``zeros_like``,

@@ -8,7 +8,7 @@ programs (arrays above the memory plan's size threshold) must give the same bits
 with and without the plan.
 
 The budget is deterministic: ``TENPY_AD_FUZZ_PROGRAMS`` programs (default 4000, in
-chunks of 200), ``TENPY_AD_FUZZ_WRITES`` write programs (default 1600) and
+chunks of 200), ``TENPY_AD_FUZZ_WRITES`` write programs (default 1000) and
 ``TENPY_AD_FUZZ_BIG`` big ones (default 400), from seed ``TENPY_AD_FUZZ_SEED`` (default
 0).  The long mode runs thousands more, on every core:
 ``python tests/differential.py --programs 20000 --workers 2 [--writes]``.
@@ -20,7 +20,7 @@ import pytest
 from differential import check_big_program, check_program
 
 PROGRAMS = int(os.environ.get("TENPY_AD_FUZZ_PROGRAMS", "4000"))
-WRITES = int(os.environ.get("TENPY_AD_FUZZ_WRITES", "1600"))
+WRITES = int(os.environ.get("TENPY_AD_FUZZ_WRITES", "1000"))
 BIG = int(os.environ.get("TENPY_AD_FUZZ_BIG", "400"))
 SEED = int(os.environ.get("TENPY_AD_FUZZ_SEED", "0"))
 CHUNK = 200

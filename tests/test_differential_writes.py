@@ -222,3 +222,31 @@ def program(xp, sp, lx, x, y):
     t[0] = y[0]
     return (e,)
 """, x=_X, y=_Y)
+
+
+@pytest.mark.xfail(strict=True, reason="a view of a 0-d result that NumPy returns as a "
+                   "scalar (np.sum(x), a norm) is a view in tenpy_ad: writes into it change "
+                   "the scalar, where NumPy's reshape of a scalar is a new array")
+def test_a_view_of_a_scalar_is_a_copy():
+    _check("""
+def program(xp, sp, lx, x, y):
+    s = xp.sum(x)
+    m = xp.reshape(s, (1, 1))
+    m[...] *= y[0, 0]
+    return (s, m)
+""", x=_X, y=_Y)
+
+
+@pytest.mark.xfail(strict=True, reason="tenpy_ad lays out kron's and einsum's results its own "
+                   "way (NumPy's are C-ordered), so a reshape of their copy is a copy where "
+                   "NumPy's is a view")
+def test_result_layouts_are_numpys():
+    _check("""
+def program(xp, sp, lx, x, y):
+    k = xp.copy(xp.kron(xp.eye(2), xp.reshape(x[0, :2], (2, 1, 1))))
+    e = xp.einsum('ab,cb->ca', x, y)
+    kflat, eflat = k.reshape(-1), e.reshape(-1)
+    xp.negative(y[0], out=kflat[1:4])
+    xp.sin(y[1], out=eflat[:3])
+    return (k, e)
+""", x=_X, y=_Y)

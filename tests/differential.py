@@ -18,14 +18,24 @@ Derivatives of the real loss ``L = sum_k Re<c_k, out_k>`` (fixed random ``c_k``)
 
 A mode may instead raise a TenpyAdError (a clear refusal: a boolean mask in a trace, a
 gauge-dependent complex loss, a singular matrix as ``LinAlgError``); any other exception,
-and any disagreement, is a :class:`Failure`.  :func:`shrink` reduces a failing program to
+and any disagreement, is a :class:`Failure`.
+
+Write programs (seeds ``(s, i, 1)``: in-place writes and views, see program_fuzz.py) hold
+the eager routes (eager tensors, NumPy's names on them, ``.backward()``, ``tp.grad``,
+``tp.jvp``, ``tp.grad`` of ``tp.grad``) to NumPy's values and to central differences of
+the eager loss, at first and second order; an error of the write machinery there is a
+Failure.  A traced route (``tp.jit``, ``tp.compile``, ``tp.ad.grad``/``jvp``) must agree as
+well or refuse with the UnsupportedError that names the write on a traced tensor; any
+other error of the write machinery is a Failure.  :func:`shrink` reduces a failing program to
 the smallest one (fewest lines) that still fails, printable as runnable Python.
 
-``python tests/differential.py --programs N [--workers W] [--seed S]`` runs the long mode.
+``python tests/differential.py --programs N [--workers W] [--seed S] [--writes]`` runs the
+long mode (``--writes``: the write programs of the same indices).
 """
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import traceback
 import warnings
@@ -35,7 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import tenpy_ad as tp
-from tenpy_ad.errors import TenpyAdError
+from tenpy_ad.errors import TenpyAdError, UnsupportedError
 
 from program_fuzz import Program, draw_program, evaluate_reference, namespaces
 
@@ -56,9 +66,10 @@ class Failure(AssertionError):
 
     def report(self) -> str:
         seed = self.program.seed
+        writes = " --writes" if isinstance(seed, tuple) and len(seed) == 3 else ""
         rerun = "" if not isinstance(seed, tuple) else (
             f"; rerun: python tests/differential.py --seed {seed[0]} --start {seed[1]} "
-            "--programs 1")
+            f"--programs 1{writes}")
         return (f"{self.what}\nprogram seed {seed!r}, families {self.program.families()}"
                 f"{rerun}; the shrunk program:\n\n{self.program.runnable()}")
 
@@ -73,8 +84,29 @@ def _allowed(error: BaseException) -> bool:
     return isinstance(error, (TenpyAdError, np.linalg.LinAlgError))
 
 
-def _attempt(what: str, program: Program, fn):
-    """``fn()``, a :class:`Raised` for a clear refusal, or a Failure for anything else."""
+#: the modules of in-place writes and views
+_WRITE_MODULES = ("tenpy_ad/numpy/inplace.py", "tenpy_ad/numpy/_views.py")
+#: how a refused write names itself: ``x[idx] = value``, ``x += value``, ``x.fill(value)``,
+#: ``np.copyto(...)``, ``np.add(..., out=...)``, ``np.put(a, ...)``
+_NAMED_WRITE = re.compile(r"^(x\[|x \S*= |x\.fill\(|np\.\w+\()")
+
+
+def _from_writes(error: BaseException) -> bool:
+    """Whether ``error`` was raised by the write machinery (a frame of its modules)."""
+    return any(frame.f_code.co_filename.replace("\\", "/").endswith(_WRITE_MODULES)
+               for frame, _ in traceback.walk_tb(error.__traceback__))
+
+
+def _refused_write(error: BaseException) -> bool:
+    """Whether ``error`` is a traced tensor's refusal of a write, naming the write."""
+    return isinstance(error, UnsupportedError) and "on a traced tensor" in str(error) \
+        and _NAMED_WRITE.match(str(error)) is not None
+
+
+def _attempt(what: str, program: Program, fn, eager: bool = False):
+    """``fn()``, a :class:`Raised` for a clear refusal, or a Failure for anything else.
+    An error of the write machinery is a Failure in an ``eager`` route (eager tensors
+    support every write); in a traced one, unless it is the refusal naming the write."""
     try:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -82,9 +114,15 @@ def _attempt(what: str, program: Program, fn):
     except Failure:
         raise
     except Exception as error:  # noqa: BLE001 - sorting errors is the point
-        if _allowed(error):
+        about_writes = _from_writes(error) or _refused_write(error)
+        if _allowed(error) and not about_writes:
             return Raised(error)
-        raise Failure(f"{what} raised {type(error).__name__}: {error}\n"
+        if _allowed(error) and not eager and _refused_write(error):
+            return Raised(error)
+        kind = ("an eager route: eager tensors support every write" if eager else
+                "a traced route: only the UnsupportedError naming the write is allowed")
+        why = f" (an error of the in-place write machinery in {kind})" if about_writes else ""
+        raise Failure(f"{what} raised {type(error).__name__}: {error}{why}\n"
                       + "".join(traceback.format_exception(error)[-6:]), program) from error
 
 
@@ -222,13 +260,14 @@ class Checker:
             return tp.compile(list(outs), placeholders, reuse_buffers=compiled)(*xs)
         modes = {
             "numpy": [np.asarray(r) for r in reference],
-            "eager": _attempt("eager", p, lambda: _arrays(fn(names, *map(tp.tensor, xs)))),
+            "eager": _attempt("eager", p, lambda: _arrays(fn(names, *map(tp.tensor, xs))),
+                              eager=True),
             "traced": _attempt("traced", p, lambda: traced(names)),
             "compiled": _attempt("compiled", p, lambda: traced(names, True)),
             "compiled, no plan": _attempt("compiled", p, lambda: traced(names, False)),
             "jit": _attempt("jit", p, lambda: list(tp.jit(lambda *a: fn(names, *a))(*xs))),
             "dispatch eager": _attempt("np.* on tensors", p, lambda: _arrays(
-                fn(dispatch, *map(tp.tensor, xs)))),
+                fn(dispatch, *map(tp.tensor, xs))), eager=True),
             "dispatch traced": _attempt("np.* on traced", p, lambda: traced(dispatch, True)),
         }
         _same_bits("forward", p, modes["compiled"], modes["compiled, no plan"])
@@ -286,13 +325,14 @@ class Checker:
             return tp.compile(grads, placeholders, reuse_buffers=reuse)(*xs)
         grad_fn = tp.grad(loss, argnums=argnums)
         grads = {
-            "backward": _attempt("backward()", p, lambda: backward(loss)),
-            "tp.grad": _attempt("tp.grad", p, lambda: _arrays(grad_fn(*xs))),
+            "backward": _attempt("backward()", p, lambda: backward(loss), eager=True),
+            "tp.grad": _attempt("tp.grad", p, lambda: _arrays(grad_fn(*xs)), eager=True),
             "ad.grad": _attempt("tp.ad.grad", p, lambda: traced(loss)),
             "ad.grad, no plan": _attempt("tp.ad.grad", p, lambda: traced(loss, False)),
             "jit(grad)": _attempt("tp.jit(tp.grad)", p,
                                   lambda: _arrays(tp.jit(grad_fn)(*xs))),
-            "dispatch backward": _attempt("backward() of np.*", p, lambda: backward(dloss)),
+            "dispatch backward": _attempt("backward() of np.*", p, lambda: backward(dloss),
+                                          eager=True),
             "dispatch ad.grad": _attempt("tp.ad.grad of np.*", p, lambda: traced(dloss)),
         }
         _same_bits("gradient", p, grads["ad.grad"], grads["ad.grad, no plan"])
@@ -324,13 +364,15 @@ class Checker:
         jvps = {
             "Re<grad, v>": [np.float64(expected)],
             "tp.jvp": _attempt("tp.jvp", p, lambda: [np.asarray(
-                tp.jvp(loss, xs, direction)[1])]),
+                tp.jvp(loss, xs, direction)[1])], eager=True),
             "ad.jvp": _attempt("tp.ad.jvp", p, traced_jvp),
         }
         _compare("directional derivatives", self, jvps, "Re<grad, v>", self.rtol,
                  derivative=True)
         self.checked.append("jvp")
         value = _attempt("the compiled loss", p, lambda: _compiled_loss(loss, xs))
+        if isinstance(value, Raised) and p.writes:       # writes: the eager loss
+            value = lambda *a: loss(*map(tp.tensor, a))
         if self.program.smooth and not isinstance(value, Raised):
             self._finite_difference("directional derivative", value, direction, expected)
 
@@ -360,7 +402,7 @@ class Checker:
             "forward over reverse": _attempt("HVP (ad.jvp of ad.grad)", p,
                                              forward_over_reverse),
             "grad of grad": _attempt("HVP (tp.grad of tp.grad)", p,
-                                     lambda: _arrays(hvp_fn(*xs))),
+                                     lambda: _arrays(hvp_fn(*xs)), eager=True),
             "jit(grad of grad)": _attempt("HVP (tp.jit)", p,
                                           lambda: _arrays(tp.jit(hvp_fn)(*xs))),
         }
@@ -374,6 +416,8 @@ class Checker:
                  derivative=True)
         self.checked.append("hvp")
         gradient = _attempt("the compiled gradient", p, lambda: _compiled_gradient(loss, xs))
+        if isinstance(gradient, Raised) and p.writes:    # writes: the eager gradient
+            gradient = lambda *a: _arrays(grad_fn(*a))
         if self.program.smooth and not isinstance(gradient, Raised):
             w = [self._direction(a) for a in xs]
             expected = sum(float(np.real(np.vdot(h, u))) for h, u in zip(hvps[reference], w))
@@ -492,7 +536,7 @@ def shrink(failure: Failure, check=lambda p: Checker(p).run()) -> Failure:
     failing program as the only output, with the lines it needs."""
     program = failure.program
     best = failure
-    candidates = [program.pruned([line.target]) for line in program.lines]
+    candidates = [program.pruned([name]) for name in program.results()]
     candidates += [program.pruned([name]) for name in program.outputs]
     for candidate in sorted(candidates, key=lambda c: len(c.lines)):
         if len(candidate.lines) >= len(best.program.lines):
@@ -504,10 +548,10 @@ def shrink(failure: Failure, check=lambda p: Checker(p).run()) -> Failure:
 
 
 def check_source(source: str, inputs: dict, smooth: bool = True,
-                 condition: float = 1.0) -> list:
+                 condition: float = 1.0, writes: bool = False) -> list:
     """Check a program given as the text of :meth:`Program.source` (see
-    :meth:`Program.runnable`)."""
-    program = Program.from_source(source, inputs, smooth, condition)
+    :meth:`Program.runnable`; ``writes``: it writes in place)."""
+    program = Program.from_source(source, inputs, smooth, condition, writes)
     try:
         return Checker(program).run()
     except Failure as failure:
@@ -535,13 +579,14 @@ def check_big_program(seed) -> list:
 # ---------------------------------------------------------------------- long mode
 
 def _run_range(args) -> list:
-    seed, start, stop = args
+    seed, start, stop, writes = args
     failures = []
     for i in range(start, stop):
+        key = (seed, i, 1) if writes else (seed, i)
         try:
-            check_program((seed, i))
+            check_program(key)
         except AssertionError as error:
-            failures.append(((seed, i), str(error)))
+            failures.append((key, str(error)))
     return failures
 
 
@@ -551,8 +596,10 @@ def main(argv=None) -> int:
     parser.add_argument("--start", type=int, default=0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--writes", action="store_true",
+                        help="the write programs (in-place writes and views)")
     args = parser.parse_args(argv)
-    chunks = [(args.seed, i, min(i + 50, args.start + args.programs))
+    chunks = [(args.seed, i, min(i + 50, args.start + args.programs), args.writes)
               for i in range(args.start, args.start + args.programs, 50)]
     if args.workers > 1:
         from concurrent.futures import ProcessPoolExecutor

@@ -12,6 +12,21 @@ and matmul (two operands derived from one input included), joining, sorting, and
 ``tp.linalg`` function on well-conditioned, ill-conditioned and degenerate matrices —
 in float64 and complex128, with sizes 0 and 1.  Each candidate line is run on NumPy's
 values as it is drawn, so every program is valid NumPy.
+
+Write programs (seeds ``(s, i, 1)``; the programs of ``(s, i)`` are as before) add
+in-place writes and views: a target made from a value (``x.copy()``, ``zeros_like``,
+``ones_like``, an arithmetic result), views of it (basic indices with negative steps,
+``.T``, transposes, reshapes NumPy does without a copy, ``.real``/``.imag``, ``flip``,
+``squeeze``, read-only ``diagonal``), then writes into the target and its views by every
+form — ``t[idx] = v`` (basic, integer-array with repeats, boolean), augmented assignment
+whole and indexed, ufuncs' ``out=``, ``clip(..., out=)``, ``copyto`` (with ``where``),
+``fill``, ``put``, ``place`` — with values of every broadcastable shape (0-d included)
+and reads between the writes; the target and its views are outputs.  A write is a
+:class:`Line` whose ``writes`` names the values it changes (those sharing memory with its
+target in NumPy), so pruning keeps it while one of them is needed.  The generator runs
+the writes on NumPy's arrays, views kept as views, so aliasing is NumPy's own.  Program
+shapes of failures not fixed yet are avoided where marked KNOWN FAILURE, each with its
+``xfail(strict=True)`` test in ``tests/test_differential_writes.py``.
 """
 from __future__ import annotations
 
@@ -72,16 +87,31 @@ def namespaces(kind: str) -> dict:
 
 @dataclass
 class Line:
+    """``target = expression``, or (``writes`` not None) the statement ``expression``: an
+    in-place write (``v3[1:] = v2``, ``v3 += v1``, ``xp.add(v1, v2, out=v3)``) that
+    changes the values ``writes`` names (the written array and every value sharing its
+    memory in NumPy: its base and views)."""
     target: str
     expression: str
     family: str
     smooth: bool = True               # False: the op has kinks, ties or jumps
     condition: float = 1.0            # of the matrix a linear-algebra line decomposes
     degenerate: bool = False          # a decomposition at exactly repeated values
+    writes: tuple | None = None       # a statement: the names whose values it changes
 
     @property
     def operands(self) -> list:
+        """The names the line reads (a write reads its target: it keeps other entries)."""
         return sorted(set(_NAME.findall(self.expression)), key=lambda n: int(n[1:]))
+
+    @property
+    def defines(self) -> set:
+        """The names whose values the line sets or changes."""
+        return {self.target} if self.writes is None else set(self.writes)
+
+    def code(self) -> str:
+        return self.expression if self.writes is not None else \
+            f"{self.target} = {self.expression}"
 
 
 @dataclass
@@ -106,6 +136,12 @@ class Program:
         return any(line.degenerate for line in self.lines)
 
     @property
+    def writes(self) -> bool:
+        """Whether the program writes in place (statements; a hand-written program: when
+        told so)."""
+        return any(line.writes is not None for line in self.lines)
+
+    @property
     def condition(self) -> float:
         """The largest condition number of a matrix the program decomposes or solves."""
         return max([1.0] + [line.condition for line in self.lines])
@@ -114,7 +150,7 @@ class Program:
         if self.text is not None:
             return self.text
         args = ", ".join(self.inputs)
-        body = [f"    {line.target} = {line.expression}" for line in self.lines]
+        body = [f"    {line.code()}" for line in self.lines]
         body.append(f"    return ({', '.join(self.outputs)},)")
         return f"def program(xp, sp, lx, {args}):\n" + "\n".join(body) + "\n"
 
@@ -127,6 +163,10 @@ class Program:
 
     def families(self) -> list:
         return sorted({line.family for line in self.lines})
+
+    def results(self) -> list:
+        """The names of the values the lines compute (statements write, not define)."""
+        return [line.target for line in self.lines if line.writes is None]
 
     def runnable(self) -> str:
         """The program as a Python script that reproduces it; run from the repository's
@@ -142,13 +182,15 @@ class Program:
                 "    import inspect, sys\n    sys.path.insert(0, 'tests')\n"
                 "    from differential import check_source\n"
                 f"    check_source(inspect.getsource(program), dict({', '.join(f'{n}={n}' for n in self.inputs)}),\n"
-                f"                 smooth={self.smooth}, condition={self.condition!r})\n")
+                f"                 smooth={self.smooth}, condition={self.condition!r}"
+                f"{', writes=True' if self.writes else ''})\n")
 
     @classmethod
     def from_source(cls, source: str, inputs: dict, smooth: bool = True,
-                    condition: float = 1.0) -> "Program":
-        """A program written by hand: ``def program(xp, sp, lx, <inputs>): ...``."""
-        line = Line("", "", "given", smooth, condition)
+                    condition: float = 1.0, writes: bool = False) -> "Program":
+        """A program written by hand: ``def program(xp, sp, lx, <inputs>): ...``
+        (``writes``: it writes in place)."""
+        line = Line("", "", "given", smooth, condition, writes=() if writes else None)
         return cls(dict(inputs), [line], [], "given", textwrap.dedent(source))
 
     def pruned(self, outputs: list) -> "Program":
@@ -156,12 +198,19 @@ class Program:
         if self.text is not None:
             return self
         needed, kept = set(outputs), []
-        for line in reversed(self.lines):
-            if line.target in needed:
+        for line in reversed(self.lines):     # a write is kept while what it changes is
+            if line.defines & needed:         # needed (it reads its target: still needed)
                 kept.append(line)
                 needed.update(line.operands)
         inputs = {k: v for k, v in self.inputs.items() if k in needed}
         return Program(inputs, kept[::-1], list(outputs), self.seed)
+
+
+def _root(a: np.ndarray) -> np.ndarray:
+    """The array owning ``a``'s memory (``a`` itself if it owns it)."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
 
 
 def _array_source(a: np.ndarray) -> str:
@@ -214,12 +263,18 @@ def special_values(rng, n: int, complex_: bool) -> np.ndarray:
 class Generator:
     """Draws programs; ``rng`` is a NumPy Generator (the program's seed decides all)."""
 
-    def __init__(self, rng: np.random.Generator, big: bool = False):
-        self.rng = rng
+    def __init__(self, rng: np.random.Generator, big: bool = False, writes: bool = False):
+        self.rng, self.writes = rng, writes
         self.shapes, self.max_size = (BIG_SHAPES, 10 ** 5) if big else (SHAPES, MAX_SIZE)
         self.values: dict = {}
         self.lines: list = []
         self.inputs: dict = {}
+        self.writable: set = set()        # names of writable arrays (add_line)
+        self.scalars: set = set()         # names of NumPy scalars (write programs)
+        self.known_layout: set = set()    # names whose layout tenpy_ad's is (writes)
+        self.of_scalars: set = set()      # names computed from NumPy scalars (writes)
+        self.constants: set = set()       # names that depend on no input (writes)
+        self.written: list = []           # names a write family made or viewed: outputs
         self.kinked = False               # set by a maker that draws a non-smooth op
         self.condition = 1.0              # set by a maker of a linear-algebra line
         self.degenerate = False           # likewise
@@ -239,6 +294,7 @@ class Generator:
         name = f"v{len(self.values)}"
         self.values[name] = values
         self.inputs[name] = values
+        self.known_layout.add(name)
         return name
 
     def floating(self, min_ndim=0, min_size=0, pred=None) -> list:
@@ -257,9 +313,10 @@ class Generator:
     def value(self, name: str) -> np.ndarray:
         return self.values[name]
 
-    def evaluate(self, expression: str, values: dict):
-        """NumPy's value of ``expression``, or None where NumPy refuses it."""
-        env = dict(REFERENCE, **values)
+    def evaluate(self, expression: str, values: dict, raw: bool = False):
+        """NumPy's value of ``expression``, or None where NumPy refuses it (``raw``: as
+        NumPy returns it, a scalar or an array that may be a view)."""
+        env = self._environment(values)
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
@@ -268,7 +325,15 @@ class Generator:
                 return None
         if not isinstance(value, (np.ndarray, np.generic)):
             return None
-        return np.asarray(value)
+        return value if raw else np.asarray(value)
+
+    def _environment(self, values: dict) -> dict:
+        """The names a line sees.  In a write program, the values NumPy gives as scalars
+        are scalars (they have no memory to write or view; ``s.copy()`` is one too)."""
+        env = dict(REFERENCE, **values)
+        for name in self.scalars:
+            env[name] = env[name][()]
+        return env
 
     def robust(self, expression: str, value: np.ndarray) -> bool:
         """Whether the value moves continuously when its computed operands move by
@@ -326,8 +391,10 @@ class Generator:
 
     def add_line(self, expression: str, family: str) -> str | None:
         """Run ``expression`` on NumPy's values; keep it if it gives a usable array that
-        rounding cannot flip."""
-        value = self.evaluate(expression, self.values)
+        rounding cannot flip.  The value is kept as NumPy returns it (a view stays a view
+        of its base, so that a later write changes both, as in the program)."""
+        raw = self.evaluate(expression, self.values, raw=True)
+        value = None if raw is None else np.asarray(raw)
         if value is None or value.dtype not in (np.float64, np.complex128) or \
                 value.size > self.max_size:
             return None
@@ -335,11 +402,116 @@ class Generator:
             return None
         if not self.robust(expression, value):
             return None
+        if self.writes and not (self._same_views(expression, raw) and
+                                self._same_layouts(expression, value)):
+            return None
         name = f"v{len(self.values)}"
         self.values[name] = value
+        if isinstance(raw, np.ndarray) and raw.flags.writeable:
+            self.writable.add(name)         # not a NumPy scalar, nor a read-only view
+        elif self.writes and not isinstance(raw, np.ndarray):
+            self.scalars.add(name)
         self.lines.append(Line(name, expression, family, not self.kinked, self.condition,
                                self.degenerate))
         return name
+
+    def _same_layouts(self, expression: str, value: np.ndarray) -> bool:
+        """Whether a reshape in ``expression`` is a view (or a copy) in tenpy_ad as in
+        NumPy: of C-ordered operands whose layout is known to be NumPy's (inputs, their
+        copies and elementwise results, ``zeros_like``/``ones_like`` of C-ordered values,
+        and views of these).  Records whether the result's layout is known.  KNOWN
+        FAILURES (test_differential_writes.py::test_copy_method_is_c_ordered,
+        test_zeros_like_keeps_the_layout, test_result_layouts_are_numpys): whether a
+        reshape is a view depends on the layout, and tenpy_ad's layouts are not NumPy's:
+        ``x.copy()`` keeps x's (NumPy's is C-ordered; ``np.copy`` of negative strides:
+        positive ones), ``zeros_like``/``ones_like`` are C-ordered (NumPy's keep x's),
+        and ``kron``, ``einsum`` and others lay their results out their own way."""
+        operands = [n for n in set(_NAME.findall(expression)) if n in self.values]
+        known = all(n in self.known_layout for n in operands)
+        contiguous = all(self.values[n].flags.c_contiguous for n in operands)
+        if ("reshape(" in expression or "ravel(" in expression) and not (
+                known and contiguous):
+            return False
+        view = any(self.values[n].size and np.shares_memory(value, self.values[n])
+                   for n in operands)
+        if known and (view or contiguous and _KNOWN_LAYOUT.match(expression)):
+            self.known_layout.add(f"v{len(self.values)}")
+        return True
+
+    def add_statement(self, statement: str, target: str) -> bool:
+        """Run the in-place write ``statement`` (into ``target`` or a view of it) on
+        NumPy's values; keep it if NumPy accepts it without a warning (a complex value
+        into a real array, an overflow).  The values sharing memory with ``target`` are
+        those it changes."""
+        root = _root(self.values[target])
+        saved = root.copy()
+        env = self._environment(self.values)
+        with np.errstate(all="raise"), warnings.catch_warnings():
+            warnings.simplefilter("error")
+            try:
+                exec(statement, {"np": np}, env)  # noqa: S102
+            except Exception:  # noqa: BLE001 - NumPy's verdict: not a valid write
+                root[...] = saved          # (a write that failed half-way)
+                return False
+        if (np.isfinite(saved) & ~np.isfinite(root)).any():
+            root[...] = saved              # an overflow to inf: no derivative to compare
+            return False
+        writes = tuple(n for n, v in self.values.items()
+                       if v.size and np.shares_memory(v, root))
+        self.lines.append(Line(target, statement, "writes", not self.kinked,
+                               writes=writes or (target,)))
+        return True
+
+    def write_targets(self) -> list:
+        """The values a program may write into: writable arrays sharing no memory with an
+        input (the engine's inputs are leaves that require grad: writes into them
+        raise)."""
+        # (roots: empty views share no memory); values made from NumPy scalars: see
+        # _same_views; constants (no input among their operands) are NumPy arrays in
+        # tenpy_ad too, which refuse a tensor that requires grad (as documented)
+        avoid = [_root(x) for x in self.inputs.values()] + \
+            [_root(self.values[n]) for n in self.of_scalars if n in self.values]
+        return [n for n in self.writable if self.values[n].dtype.kind in "fc"
+                and not any(_root(self.values[n]) is x for x in avoid)]
+
+    def _same_views(self, expression: str, raw) -> bool:
+        """Whether tenpy_ad's result of ``expression`` is a view of its operands exactly
+        when NumPy's is.  KNOWN FAILURES (test_differential_writes.py::test_identity_
+        shortcut_of_a_leaf_is_writable, test_trivial_roll_and_empty_axis_max_are_copies,
+        test_einsum_relabeling_is_a_view): tenpy_ad returns the operand itself for
+        ``roll`` by a multiple of the length and ``max``/``min`` over ``axis=()``, and a
+        leaf that requires grad itself for the identity shortcuts (``xp.positive(x)``,
+        ``x * 1.0``, ``x ** 1``), where NumPy's results are new arrays; and a copy for
+        an ``einsum`` that only relabels axes (``'ab->ba'``), where NumPy's is a view.
+        So in write programs a result that NumPy copies from an operand with the same
+        values (other than by ``copy``/``*_like``), or an ``einsum`` view, is not drawn.
+        Nor is a NumPy scalar by a basic index of a computed value, or a view of a NumPy
+        scalar (KNOWN FAILURE: test_full_integer_index_is_a_copy, test_a_view_of_a_scalar_
+        is_a_copy): tenpy_ad's 0-d results are arrays, views of which see writes."""
+        names = [n for n in set(_NAME.findall(expression)) if n in self.values]
+        operands = [self.values[n] for n in names]
+        if isinstance(raw, np.generic) and re.match(r"v\d+\[[^\[]*\]$", expression) and \
+                not set(names) <= set(self.inputs):
+            return False
+        if any(n in self.scalars for n in names) or not any(
+                n not in self.constants for n in names):
+            self.of_scalars.add(f"v{len(self.values)}")     # (not a write target)
+        if not any(n not in self.constants for n in names):
+            self.constants.add(f"v{len(self.values)}")
+        value = np.asarray(raw)
+        shares = any(v.size and np.shares_memory(value, v) for v in operands)
+        if shares:
+            return "einsum" not in expression
+        if re.search(r"copy\(|_like\(", expression):
+            return True
+        return not any(v.shape == value.shape and v.dtype == value.dtype and
+                       np.array_equal(v, value, equal_nan=True) for v in operands)
+
+    def aliased(self, name: str) -> bool:
+        """Whether another value shares memory with ``name`` (its base or a view)."""
+        root = _root(self.values[name])
+        return any(n != name and v.size and np.shares_memory(v, root)
+                   for n, v in self.values.items())
 
     # -- the program
     def program(self, n_lines: int | None = None) -> Program:
@@ -350,17 +522,34 @@ class Generator:
         attempts = 0
         while len(self.lines) < n_lines and attempts < 20 * n_lines:
             attempts += 1
-            family = self.choice(BIG_FAMILIES if self.max_size > MAX_SIZE else FAMILY_NAMES)
-            self.kinked, self.condition, self.degenerate = False, 1.0, False
-            expression = FAMILIES[family](self)
-            if expression is not None:
-                self.add_line(expression, family)
-        candidates = [line.target for line in self.lines] or list(self.inputs)
+            self._draw_line()
+        for _ in range(10 * (self.writes and not self._has_writes())):
+            self._draw_line("writes")    # a write program writes
+            if self._has_writes():
+                break
+        candidates = [line.target for line in self.lines if line.writes is None] or \
+            list(self.inputs)
         outputs = [candidates[-1]]
         for name in candidates[:-1]:
             if self.chance(0.2):
                 outputs.append(name)
+        # the targets and their views, at their final values
+        outputs += [n for n in dict.fromkeys(self.written) if n not in outputs and
+                    n in self.values and self.chance(0.6)]
         return Program(dict(self.inputs), list(self.lines), outputs).pruned(outputs)
+
+    def _draw_line(self, family: str | None = None) -> None:
+        if family is None and self.writes and self.chance(0.35):
+            family = "writes"
+        if family is None:
+            family = self.choice(BIG_FAMILIES if self.max_size > MAX_SIZE else FAMILY_NAMES)
+        self.kinked, self.condition, self.degenerate = False, 1.0, False
+        expression = {**FAMILIES, **WRITE_FAMILIES}[family](self)
+        if expression is not None:
+            self.add_line(expression, family)
+
+    def _has_writes(self) -> bool:
+        return any(line.writes is not None for line in self.lines)
 
 
 # ---------------------------------------------------------------------- op families
@@ -901,11 +1090,264 @@ def _linalg(g: Generator):
     return expression
 
 
+# -- in-place writes and views
+
+#: x.at[advanced] on an array that is not C-ordered loses the write (see _write_statement)
+SCATTER_LAYOUT_BUG = True
+#: results laid out as NumPy's of a C-ordered operand of known layout (Generator._same_layouts)
+_KNOWN_LAYOUT = re.compile(r"(v\d+\.copy\(\)|xp\.copy\(v\d+\)|xp\.(zeros|ones)_like\(v\d+\)"
+                           r"|v\d+ \* 1\.5|xp\.sin\(v\d+\)|\(v\d+ \+ 0j\)"
+                           r"|v\d+ \* \(1 \+ 0\.5j\))$")
+
+def _writes(g: Generator):
+    """A block of lines: a write target made from a value (a copy, ``zeros_like``,
+    ``ones_like``, an arithmetic result, or an earlier writable result), views of it
+    (basic indices with negative steps, transposes, reshapes, ``.real``/``.imag``, ...),
+    then writes into the target and its views by every form (``t[idx] = v`` with basic,
+    integer-array (repeated) and boolean indices, augmented assignment whole and indexed,
+    ufuncs' ``out=``, ``clip(..., out=)``, ``copyto``, ``fill``, ``put``, ``place``), with
+    reads between them.  The base and its views become outputs, so a view that missed a
+    write (or saw one it should not) shows in the values and derivatives.  Adds its lines
+    itself; returns None."""
+    base = _write_base(g)
+    if base is None:
+        return None
+    names = [base]
+    for _ in range(int(g.rng.integers(0, 3))):
+        view = _view_of(g, g.choice(names))
+        if view is not None:
+            names.append(view)
+    g.written.extend(names)
+    for _ in range(int(g.rng.integers(1, 4))):
+        targets = [n for n in names if n in g.writable]
+        if targets:
+            _write(g, g.choice(targets))
+        if g.chance(0.3):                        # a read between writes: the old values
+            g.kinked = False
+            x = g.choice(names)
+            g.add_line(g.choice([f"xp.sin({x})", f"{x} * 2.0", f"xp.sum({x})",
+                                 f"{x} @ {x}.T" if g.value(x).ndim == 2 else f"{x} ** 2"]),
+                       "writes")
+    return None
+
+
+def _write_base(g: Generator) -> str | None:
+    g.kinked = False
+    earlier = g.write_targets()
+    if earlier and g.chance(0.3):
+        return g.choice(sorted(earlier, key=lambda n: int(n[1:])))
+    x = g.pick()
+    if x is None:
+        return None
+    roll = g.rng.random()
+    if roll < 0.6:
+        expression = g.choice([f"{x}.copy()", f"xp.copy({x})", f"xp.zeros_like({x})",
+                               f"xp.ones_like({x})"])
+    elif roll < 0.8:
+        expression = g.choice([f"{x} * 1.5", f"xp.sin({x})", f"{x} + {_partner(g, x)}"])
+    else:
+        expression = g.choice([f"({x} + 0j)", f"{x} * (1 + 0.5j)"])     # complex targets
+    name = g.add_line(expression, "writes")
+    return name if name in g.write_targets() else None
+
+
+def _basic_item(g: Generator, d: int) -> str:
+    kind = g.rng.integers(8)
+    if kind <= 1 and d:
+        return str(int(g.rng.integers(-d, d)))
+    if kind == 2:
+        return g.choice(["::-1", "-1::-2", "::-2"])
+    if kind == 3:
+        return g.choice(["1:", ":-1", "::2", "1::2"])
+    if kind == 4:
+        return "None"
+    if kind == 5:
+        return "..."
+    return ":"
+
+
+def _basic_index(g: Generator, shape: tuple) -> str | None:
+    """A basic index of an array of ``shape`` (integers, slices of any step, ``None``,
+    ``...``) that leaves at least one axis: NumPy's full integer index gives a scalar
+    (a copy), not a view."""
+    if not shape:
+        return g.choice(["...", "None", "..., None"])
+    k = int(g.rng.integers(1, len(shape) + 1))
+    items = [_basic_item(g, shape[i]) for i in range(k)]
+    if items.count("...") > 1:
+        return None
+    if all(item.lstrip("-").isdigit() for item in items) and k == len(shape):
+        # KNOWN FAILURE (test_differential_writes.py::test_full_integer_index_is_a_copy):
+        # tenpy_ad's x[i, j] is a view that sees later writes into x; NumPy's is a scalar
+        items.append("None")
+    return ", ".join(items)
+
+
+def _view_of(g: Generator, name: str) -> str | None:
+    """A view of ``name`` as NumPy makes one (a reshape NumPy cannot do in place is a
+    copy in both)."""
+    v = g.value(name)
+    n = v.ndim
+    options = [
+        lambda: (lambda index: index and f"{name}[{index}]")(_basic_index(g, v.shape)),
+        lambda: f"{name}.T",
+        lambda: f"xp.transpose({name}, {tuple(g.rng.permutation(n).tolist())})" if n else None,
+        lambda: f"xp.swapaxes({name}, 0, -1)" if n else None,
+        lambda: f"xp.reshape({name}, {_factor_shape(g, v.size)})",
+        lambda: f"{name}.reshape(-1)",
+        lambda: f"xp.flip({name}, {int(g.rng.integers(-n, n))})" if n else None,
+        lambda: f"xp.expand_dims({name}, 0)",
+        lambda: f"xp.squeeze({name})",
+        lambda: g.choice([f"{name}.real", f"{name}.imag", f"xp.real({name})"])
+        if v.dtype.kind == "c" else None,
+        lambda: f"xp.diagonal({name})" if n >= 2 else None,            # read-only
+    ]
+    expression = g.choice(options)()
+    if expression is None:
+        return None
+    g.kinked = False
+    return g.add_line(expression, "writes")
+
+
+def _value_for(g: Generator, shape: tuple, complex_: bool, apart=None) -> str:
+    """A value that broadcasts to ``shape``: a constant, an earlier value (the target
+    itself included: overlapping reads, unless sharing memory with the array ``apart``),
+    a new input or a 0-d value."""
+    def fits(v):
+        if apart is not None and v.size and np.shares_memory(v, apart):
+            return False
+        try:
+            return np.broadcast_shapes(v.shape, shape) == shape and (
+                complex_ or v.dtype.kind != "c")
+        except ValueError:
+            return False
+    roll = g.rng.random()
+    if roll < 0.2:
+        return repr(g.choice([0.0, 1.0, -2.5, 0.5] + ([1 - 2j] if complex_ else [])))
+    if roll < 0.6:
+        names = [n for n in g.floating(pred=fits)]
+        if names:
+            return names[-1] if g.chance(0.4) else g.choice(names)
+    k = int(g.rng.integers(len(shape) + 1))
+    sub = tuple(1 if g.chance(0.25) else d for d in shape[k:])
+    return g.new_input(sub, complex_=complex_ and g.chance(0.6))
+
+
+def _inline_target(g: Generator, name: str) -> str:
+    """``name``, or now and then a view of it made in the statement itself."""
+    v = g.value(name)
+    if g.chance(0.7) or not v.ndim:
+        return name
+    return g.choice([f"{name}.T", f"{name}[::-1]", f"{name}[1:]"] +
+                    ([f"{name}.real", f"{name}.imag"] if v.dtype.kind == "c" else []))
+
+
+def _write_index(g: Generator, shape: tuple, advanced: bool = True) -> str | None:
+    """An index to write through: basic, integer arrays (repeats), boolean masks
+    (``advanced``)."""
+    n = len(shape)
+    roll = g.rng.random()
+    if roll < 0.45 or not n or not shape[0] or not advanced:
+        return _basic_index(g, shape) if g.chance(0.8) or not n else \
+            ", ".join(str(int(g.rng.integers(-d, d))) if d else ":" for d in shape)
+    if roll < 0.7:
+        idx = g.rng.integers(-shape[0], shape[0], size=int(g.rng.integers(1, 5))).tolist()
+        if n >= 2 and shape[1] and g.chance(0.4):
+            other = g.rng.integers(shape[1], size=len(idx)).tolist()
+            return f"{idx}, {other}"
+        return f"{idx}" + (", ::-1" if n > 1 and g.chance(0.3) else "")
+    if roll < 0.85:
+        return repr([bool(b) for b in g.rng.random(shape[0]) < 0.5])   # a mask of axis 0
+    mask = g.rng.random(shape) < 0.5
+    return f"np.array({mask.tolist()!r})"
+
+
+def _write(g: Generator, name: str) -> None:
+    """One write into ``name`` (a target or a view of one), by a form drawn at random;
+    tried a few times until NumPy accepts one."""
+    for _ in range(4):
+        g.kinked = False
+        statement = _write_statement(g, name)
+        if statement is not None and g.add_statement(statement, name):
+            return
+
+
+def _write_statement(g: Generator, name: str) -> str | None:
+    target = _inline_target(g, name)
+    t = g.evaluate(target, g.values)
+    if t is None:
+        return None
+    shape, complex_ = t.shape, t.dtype.kind == "c"
+    # KNOWN FAILURE (test_differential_writes.py::test_advanced_index_write_into_a_
+    # transposed_layout): x.at[advanced].set/add loses the write when x's data is not
+    # C-ordered (a transpose; tenpy_ad's layouts need not be NumPy's), in values and in
+    # tangents, so advanced indices only go into 1-d targets while it stands
+    advanced = t.ndim <= 1 or not SCATTER_LAYOUT_BUG
+    roll = g.rng.random()
+    if roll < 0.25:
+        index = _write_index(g, shape, advanced)
+        sub = g.evaluate(f"{target}[{index}]", g.values)
+        if index is None or sub is None:
+            return None
+        # NumPy's boolean-mask assignment does not buffer a value overlapping the target
+        # (the result depends on its copy order), nor do put and place
+        apart = _root(t) if "True" in index or "False" in index else None
+        return f"{target}[{index}] = {_value_for(g, sub.shape, complex_, apart)}"
+    if roll < 0.45:
+        index = _write_index(g, shape, advanced)
+        sub = g.evaluate(f"{target}[{index}]", g.values)
+        if index is None or sub is None:
+            return None
+        op = g.choice(["+=", "-=", "*=", "/="])
+        value = repr(g.choice([2.0, -4.0, 0.5])) if op == "/=" else \
+            _value_for(g, sub.shape, complex_)
+        return f"{target}[{index}] {op} {value}"
+    if roll < 0.6:
+        op = g.choice(["+=", "-=", "*=", "/=", "**="])
+        value = repr(g.choice([2.0, -4.0, 0.5])) if op == "/=" else "2" if op == "**=" \
+            else _value_for(g, shape, complex_)
+        # KNOWN FAILURE (test_differential_writes.py::test_traced_augmented_assignment_
+        # of_a_view): on traced tensors x += v makes a new node and views of x (or the base
+        # of a view x) keep the old values; written as x[...] += v where x has views (the
+        # same write in eager mode, refused on traced tensors)
+        return f"{name}{'[...]' if g.aliased(name) else ''} {op} {value}"
+    if roll < 0.72:
+        ufunc = g.choice(["add", "subtract", "multiply", "negative", "sin", "exp"])
+        a = _value_for(g, shape, complex_)
+        if ufunc in ("negative", "sin", "exp"):
+            return f"xp.{ufunc}({a}, out={target})"
+        return f"xp.{ufunc}({a}, {_value_for(g, shape, complex_)}, out={target})"
+    if roll < 0.77 and not complex_:
+        g.kinked = True
+        return f"xp.clip({_value_for(g, shape, False)}, -0.5, 0.75, out={target})"
+    if roll < 0.85:
+        where = "" if g.chance(0.6) else \
+            f", where=np.array({(g.rng.random(shape) < 0.5).tolist()!r})"
+        return f"xp.copyto({target}, {_value_for(g, shape, complex_)}{where})"
+    if roll < 0.9:
+        zero_d = [n for n in g.floating(pred=lambda v: v.ndim == 0 and
+                                        (complex_ or v.dtype.kind != "c"))]
+        value = g.choice(zero_d) if zero_d and g.chance(0.5) else repr(g.choice([0.0, -1.5]))
+        return f"{target}.fill({value})"
+    size = int(np.prod(shape))
+    if not size:
+        return None
+    count = int(g.rng.integers(1, 5))
+    if g.chance(0.5):
+        idx = g.rng.integers(-size, size, size=count).tolist()      # repeats: the last
+        return f"xp.put({target}, {idx}, {_value_for(g, (count,), complex_, _root(t))})"
+    mask = g.rng.random(shape) < 0.5
+    values = _value_for(g, (int(g.rng.integers(1, 4)),), complex_, _root(t))
+    return f"xp.place({target}, np.array({mask.tolist()!r}), {values})"
+
+
 FAMILIES = {"unary": _unary, "binary": _binary, "select": _select,
             "reduction": _reduction, "structural": _structural, "indexing": _indexing,
             "contraction": _contraction, "joining": _joining, "sorting": _sorting,
             "linalg": _linalg, "special": _special}
 FAMILY_NAMES = sorted(FAMILIES)
+#: write programs (seeds ``(s, i, 1)``) draw these as well (a block of several lines)
+WRITE_FAMILIES = {"writes": _writes}
 # big programs: layouts (transposes, permuting einsums, steps) met by elementwise steps,
 # then reductions, the paths where a plan could change an operand's layout
 BIG_FAMILIES = (["structural"] * 3 + ["unary", "binary"] * 2 + ["reduction"] * 2 +
@@ -914,7 +1356,10 @@ BIG_FAMILIES = (["structural"] * 3 + ["unary", "binary"] * 2 + ["reduction"] * 2
 
 def draw_program(seed, big: bool = False) -> Program:
     """The program of ``seed`` (an int or a tuple of ints): deterministic.  ``big``:
-    values of thousands of elements (no decompositions: their cost would dominate)."""
-    program = Generator(np.random.default_rng(seed), big).program()
+    values of thousands of elements (no decompositions: their cost would dominate).
+    A seed ``(s, i, 1)`` draws a write program: in-place writes and views among the
+    other families (the programs of the seeds ``(s, i)`` are unchanged by them)."""
+    writes = isinstance(seed, tuple) and len(seed) == 3 and seed[2] == 1
+    program = Generator(np.random.default_rng(seed), big, writes).program()
     program.seed = seed
     return program

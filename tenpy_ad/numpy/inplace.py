@@ -87,6 +87,10 @@ def _through_chain(base, steps: tuple, value):
 def _rebind_base(base, value) -> None:
     if not is_eager(value):
         value = Tensor(np.asarray(value))
+    elif value.is_leaf and value.requires_grad and is_grad_enabled():
+        # np.copyto(t, x), np.positive(x, out=t) of a leaf x: the handle t would become
+        # a second leaf, and the gradient of t's later uses would stop at t, not reach x
+        value = copy_tensor(value)
     views = _views.live_views(base)
     if not all(is_eager(view) for view in views):     # (_core's _HeldValues)
         raise UnsupportedError(

@@ -225,8 +225,17 @@ def register_view(object result, object parent, object kind, object arg,
     reference on the base (dead ones pruned at 16)."""
     cdef Tensor view, origin, base
     cdef ViewLink link
-    if _views_suspended or result is parent or type(result) is not Tensor or \
-            type(parent) is not Tensor:
+    if _views_suspended:
+        return result
+    if type(result) is TracedTensor and type(parent) is TracedTensor:
+        # traced views are not followed (nodes are interned): marked, so that a traced
+        # write that NumPy's views would see refuses (numpy/inplace.py); an identity
+        # view (a 1-d transpose, a reshape to the same shape) is the node itself
+        (<TracedTensor>result)._aliased = (<TracedTensor>parent)._aliased = True
+        return result
+    if result is parent:
+        return result
+    if type(result) is not Tensor or type(parent) is not Tensor:
         return result
     view, origin = <Tensor>result, <Tensor>parent
     if view._view is not None:                  # a nested call registered it
@@ -248,10 +257,17 @@ def register_view(object result, object parent, object kind, object arg,
     return result
 
 
+def is_aliased(object x) -> bool:
+    """Whether the traced tensor ``x`` has had a NumPy-level view taken of it, or is one."""
+    return type(x) is TracedTensor and (<TracedTensor>x)._aliased
+
+
 def register_shared_view(object result, object parent, object kind, object arg=None):
     """:func:`register_view` where NumPy's op returns a view only when it needs no copy
     (a reshape): when ``result``'s data shares ``parent``'s memory owner (``arg`` None:
     the result's shape)."""
+    if type(result) is TracedTensor:
+        return register_view(result, parent, kind, arg)    # (a traced reshape: marked)
     if type(result) is not Tensor or type(parent) is not Tensor or \
             _owner((<Tensor>result).data) != _owner((<Tensor>parent).data):
         return result
@@ -294,11 +310,35 @@ class _HeldValues:
         self.__array_interface__ = interface
 
 
+cdef object _in_layout_of(object old, object new):
+    """``new`` (the values a write gives a tensor) laid out as ``old``, as NumPy's write
+    into the same memory keeps it: later reshapes are views exactly where NumPy's are.
+    A copy only when the layouts differ (a write through a transposed view); a
+    broadcast ``old`` (zero strides) takes ``new`` as it is."""
+    cdef tenpy_ad_ndarray* a
+    cdef tenpy_ad_ndarray* b
+    cdef int i
+    if type(old) is not _ndarray or type(new) is not _ndarray:
+        return new
+    a, b = <tenpy_ad_ndarray*><PyObject*>old, <tenpy_ad_ndarray*><PyObject*>new
+    if a.nd != b.nd:
+        return new
+    for i in range(a.nd):
+        if a.dimensions[i] != b.dimensions[i] or a.strides[i] == 0:
+            return new
+    for i in range(a.nd):
+        if a.dimensions[i] > 1 and a.strides[i] != b.strides[i]:
+            copy = _np.empty_like(old)
+            copy[...] = new
+            return copy
+    return new
+
+
 def rebind(Tensor target, Tensor source, bint keep_leaf=False) -> None:
     """Make ``target`` hold ``source``'s value and tape place (an in-place write: the
     handle takes the functional update's result; saved arrays are never written).
     ``keep_leaf``: only the value changes (a write into a leaf under ``no_grad``)."""
-    target.data = source.data
+    target.data = _in_layout_of(target.data, source.data)
     if keep_leaf:
         return
     target._node = source._node
@@ -323,11 +363,22 @@ cpdef bint rebind_plain(object target_obj, object result):
     if (new_dtype is not old_dtype and new_dtype != old_dtype) or \
             r.data.shape != target.data.shape:
         return False
-    target.data = r.data
+    target.data = _in_layout_of(target.data, r.data)
     target._node = r._node
     target._slot = r._slot
     target._requires_grad = r._requires_grad
     return True
+
+
+def relaid(Tensor t, object array) -> None:
+    """Give the fresh handle ``t`` the values ``array`` (equal to its own: the same
+    shape, dtype and values, in another memory layout), so that later views and reshapes
+    of it share memory where NumPy's would (copies in C order, ``*_like`` in the
+    prototype's)."""
+    if array.shape != t.data.shape or array.dtype != t.data.dtype:
+        raise _errors["ShapeError"](f"relaid: {array.shape} {array.dtype} is not the "
+                                    f"layout of {t.data.shape} {t.data.dtype}")
+    t.data = array
 
 
 cpdef object fresh_handle(object x):

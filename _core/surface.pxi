@@ -377,10 +377,10 @@ cdef class ArraySurface:
     def astype(self, dtype):
         return _fn("astype")(self, dtype)
 
-    def copy(self):
+    def copy(self, order="C"):
         """A copy: a new tensor of the same value, which later writes to either leave
-        the other alone."""
-        return _fn("copy")(self)
+        the other alone (laid out in ``order``, as ``ndarray.copy``)."""
+        return _fn("copy")(self, order)
 
     # ---------------------------------------------------------------- the Array API standard
     # (tenpy_ad/array_api/_tensor_protocols.py: one Python call each)

@@ -104,6 +104,7 @@ cdef class TracedTensor(ArraySurface):   # an interned graph node (node.pxi; doc
     cdef hash_t fingerprint           # structural hash of the whole subgraph
     cdef hash_t _hash                 # key hash: locates the node's intern-table entry
     cdef bint _interned
+    cdef bint _aliased                # a NumPy-level view was taken of it, or it is one
     cdef object __weakref__
 
 cdef class TapeNode:              # one recorded eager operation (eager.pxi)

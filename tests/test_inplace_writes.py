@@ -400,3 +400,24 @@ def test_identity_shortcuts_of_a_leaf_are_new_tensors_that_take_writes(name):
         z[2] = 7.0
     assert z is not x and not z.requires_grad
     np.testing.assert_array_equal(x.data, [0.5, -1.0, 2.0])
+
+
+def test_traced_augmented_assignment_refuses_where_numpys_views_would_see_it():
+    """Traced views are not followed (nodes are interned): ``x += v`` into a traced view,
+    or into a traced tensor a NumPy-level view was taken of, raises instead of leaving the
+    views with the old values; without views it is the new node."""
+    x, y = tp.input((2, 3), name="x"), tp.input((2, 3), name="y")
+    t = x * 2.0
+    t += y                                           # no views: a new node
+    assert t is (x * 2.0 + y)
+    u = x * 3.0
+    row = u[0]
+    with pytest.raises(UnsupportedError, match=r"\+= value into a view"):
+        u += y
+    with pytest.raises(UnsupportedError, match=r"\+= value into a view"):
+        row += y[0]
+    w = x * 4.0
+    wt = w.T
+    with pytest.raises(UnsupportedError, match="traced tensor"):
+        w *= 2.0
+    assert wt.shape == (3, 2)

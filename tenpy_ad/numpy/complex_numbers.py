@@ -39,22 +39,17 @@ def imag(val):
 
 def _with_real(z, re, arg=None):
     """``z`` with its real part replaced by ``re`` (a write into ``z.real``)."""
-    return tr_add(re, ew.imag(z) * 1j)
+    return ew.make_complex(re, ew.imag(z))
 
 
 def _with_imag(z, im, arg=None):
     """``z`` with its imaginary part replaced by ``im`` (a write into ``z.imag``)."""
-    return tr_add(ew.real(z), im * 1j)
+    return ew.make_complex(ew.real(z), im)
 
 
 #: the real and imaginary parts of a complex tensor as views
 REAL_PART = ViewKind("real", lambda p, arg: ew.real(p), _with_real)
 IMAG_PART = ViewKind("imag", lambda p, arg: ew.imag(p), _with_imag)
-
-
-def tr_add(a, b):
-    from .arithmetic import add
-    return add(a, b)
 
 
 @implements("numpy.angle")

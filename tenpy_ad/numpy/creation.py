@@ -18,7 +18,7 @@ from ..errors import ArgumentError, ArgumentValueError, ConcretizationError, DTy
 from ..ops import elementwise as ew
 from ..ops import structural as st
 from ..ops.indexing import concrete_value
-from ..primitive import Tensor, code_of_value, constant, describe, shape_of
+from ..primitive import Tensor, code_of_value, constant, describe, is_eager, shape_of
 from ._arrays import as_array, tensor_or_array
 from ._dispatch import implements
 from ._operands import (broadcast_shapes, common, int_tuple, is_tensor, operand, result_code,
@@ -95,38 +95,44 @@ def full(shape, fill_value, dtype=None, order="C", **kwargs):
     return _filled(_shape_tuple("full", shape), fill_value, code)
 
 
-def _like(a, fill_value, dtype, shape):
-    """The ``*_like`` functions for a tensor ``a`` or a tensor ``fill_value``."""
+def _like(a, fill_value, dtype, shape, order="K"):
+    """The ``*_like`` functions for a tensor ``a`` or a tensor ``fill_value`` (an eager
+    result laid out as NumPy's, in the prototype's layout for order "K")."""
     like = tensor_or_array(a, "full_like")
     code = _code(dtype, code_of_value(like))
-    shape = shape_of(like) if shape is None else _shape_tuple("full_like", shape)
-    return _filled(shape, as_array(fill_value), code, like)
+    same_shape = shape is None
+    shape = shape_of(like) if same_shape else _shape_tuple("full_like", shape)
+    result = _filled(shape, as_array(fill_value), code, like)
+    if same_shape and not is_tensor(fill_value) and is_eager(like):    # a fresh result
+        from .inplace import in_layout
+        in_layout(result, order, like)
+    return result
 
 
 @implements("numpy.full_like")
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kwargs):
     """An array like ``a`` (its shape and dtype, unless given) filled with
     ``fill_value``; a tensor fill value is broadcast, differentiably."""
-    return _like(a, fill_value, dtype, shape)
+    return _like(a, fill_value, dtype, shape, order)
 
 
 @implements("numpy.zeros_like")
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None, **kwargs):
     """Zeros like ``a``: for a tensor, a tensor of its kind (not depending on it)."""
-    return _like(a, 0, dtype, shape)
+    return _like(a, 0, dtype, shape, order)
 
 
 @implements("numpy.ones_like")
 def ones_like(a, dtype=None, order="K", subok=True, shape=None, **kwargs):
     """Ones like ``a``: for a tensor, a tensor of its kind (not depending on it)."""
-    return _like(a, 1, dtype, shape)
+    return _like(a, 1, dtype, shape, order)
 
 
 @implements("numpy.empty_like")
 def empty_like(prototype, /, dtype=None, order="K", subok=True, shape=None, **kwargs):
     """An array like ``prototype``; for a tensor, zeros (a tensor has no uninitialised
     memory to hand out)."""
-    return _like(prototype, 0, dtype, shape)
+    return _like(prototype, 0, dtype, shape, order)
 
 
 # ------------------------------------------------------------------ ranges

@@ -178,7 +178,10 @@ def getitem(x, index):
 
 
 def _basic_view(result, x, items: tuple):
-    """Basic indexing gives a view (of an eager tensor: registered for writes)."""
+    """Basic indexing gives a view (of an eager tensor: registered for writes); an
+    integer for every axis gives NumPy's scalar, a copy."""
+    if len(items) == len(shape_of(x)) and all(type(item) is int for item in items):
+        return result
     return register_view(result, x, BASIC_INDEX, items)
 
 

@@ -20,8 +20,8 @@ import numpy as np
 
 from ..errors import (ArgumentValueError, DTypeError, NotDifferentiableError, ShapeError,
                       TapeError, UnsupportedError)
-from ..primitive import (Tensor, describe, is_complex_value, is_eager, is_grad_enabled, is_traced,
-                         rebind, rebind_plain, shape_of)
+from ..primitive import (Tensor, describe, is_aliased, is_complex_value, is_eager,
+                         is_grad_enabled, is_traced, rebind, rebind_plain, relaid, shape_of)
 from ..ops.elementwise import fresh_handle
 from . import _views
 from ._arrays import tensor_or_array
@@ -205,6 +205,9 @@ def inplace_op(name: str, target, other, result=None):
     what = f"x {_SYMBOLS[name]} value"
     result = _fitted(target, result, what)
     if not is_eager(target):
+        if is_aliased(target):
+            _refuse_traced(f"{what} into a view or a tensor with views (they would not "
+                           "see the write)")
         return result                   # traced: Python binds the name to the new node
     assign(target, result, what)
     return target
@@ -229,12 +232,30 @@ def conj_method(x):
     return x if not is_complex_value(x) else conj(x)
 
 
-def copy_tensor(x):
+def copy_tensor(x, order: str = "K"):
     """A new handle of ``x``'s value: writes to either leave the other alone.  A leaf that
-    requires grad is copied through the tape (the copy is not a leaf)."""
+    requires grad is copied through the tape (the copy is not a leaf).  Its values are
+    laid out as NumPy's copy with ``order`` lays them out (``ndarray.copy``: "C",
+    ``np.copy``: "K"), so its reshapes are views where NumPy's are."""
     if not is_eager(x):
         return x                       # arrays were copied by tensor_or_array; traced: immutable
-    return fresh_handle(x)
+    copy = fresh_handle(x)
+    in_layout(copy, order)
+    return copy
+
+
+def in_layout(t, order: str, like=None) -> None:
+    """Lay out the values of the fresh eager handle ``t`` as NumPy's copy of them with
+    ``order`` would be (``like``: as NumPy's ``*_like(like, order=order)``)."""
+    data, flags = t.data, t.data.flags
+    if like is None:
+        if (flags.c_contiguous and order != "F") or (flags.f_contiguous and order != "C"):
+            return                     # already NumPy's layout (most tensors: no work)
+        relaid(t, np.copy(data, order=order))
+    elif not like.data.flags.c_contiguous and order in "KA":
+        array = np.empty_like(like.data, dtype=data.dtype, order=order)
+        array[...] = data
+        relaid(t, array)
 
 
 # ------------------------------------------------------------------ out=, copyto, put

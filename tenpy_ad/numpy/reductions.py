@@ -123,7 +123,8 @@ def extremum(name, reduce, a, axis, out, keepdims, initial, where):
         if empty:
             raise ShapeError(f"{name}: zero-size reduction over {describe(a)} has no "
                              "identity; pass initial=")
-        return keep_dims(reduce(a, axes), shape, axes, keepdims)
+        result = keep_dims(reduce(a, axes), shape, axes, keepdims)
+        return ew.fresh_handle(result) if result is a else result    # axis=(): a copy
     start = filled(a, tuple(d for i, d in enumerate(shape) if i not in axes), initial)
     if empty:
         return keep_dims(start, shape, axes, keepdims)

@@ -275,7 +275,7 @@ def copy(a, order="K", subok=False):
     """A copy: a new tensor of the same value (no array is copied: a write makes a new
     array), which later writes to either leave the other alone."""
     from .inplace import copy_tensor
-    return copy_tensor(tensor_or_array(a, "copy"))
+    return copy_tensor(tensor_or_array(a, "copy"), order)
 
 
 __all__ = ["reshape", "ravel", "squeeze", "expand_dims", "atleast_1d", "atleast_2d",

@@ -304,6 +304,34 @@ deflinear(imag_p,
           lambda params, ct, out, x: scale(convert(ct, code_of_value(x)), 1j))
 
 
+def _complex_rule(params, x, y):
+    code = code_of_value(x)
+    if dtypes.is_complex(code) or code != code_of_value(y) or x.shape != y.shape:
+        raise DTypeError(f"complex: expected two real operands of one shape and dtype, got "
+                         f"{describe(x)} and {describe(y)}")
+    return dtypes.complex_code(code), x.shape
+
+
+def _complex_values(params, x, y):
+    z = np.empty(np.shape(x), dtypes.DTYPES[dtypes.complex_code(dtypes.value_code(
+        np.asarray(x).dtype))])
+    z.real, z.imag = x, y                # exact: no 0 * inf of ``x + 1j * y``
+    return z
+
+
+#: ``x + i y`` from its parts (a write into ``z.real`` or ``z.imag``)
+complex_p = primitive("complex", _complex_values, _complex_rule)
+defjvp(complex_p, lambda p, t, out, x, y: convert(t, code_of_value(out)),
+       lambda p, t, out, x, y: scale(convert(t, code_of_value(out)), 1j))
+defvjp(complex_p, lambda p, ct, out, x, y: real(ct), lambda p, ct, out, x, y: imag(ct))
+
+
+def make_complex(x, y):
+    """``x + 1j * y`` of two real operands of one shape and dtype, exactly (infinite
+    parts stay apart)."""
+    return bind2(complex_p, None, x, y)
+
+
 def real(x):
     if not is_complex_value(x):
         return x

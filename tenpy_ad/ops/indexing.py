@@ -232,7 +232,7 @@ def _scatter_impl(ufunc):
     it reaches, where NumPy's ``ufunc.at`` has a fast path (and assignment keeps the last
     write), instead of ``ufunc.at`` with a multi-axis index (many times slower)."""
     def impl(params, x, v, *arrays):
-        out = np.array(x, copy=True)
+        out = np.array(x, copy=True, order="C")     # reshape(-1) below must be a view
         index = numpy_index(params, x.shape, arrays)
         if not any(is_advanced(item) and type(item) is not int for item in params[0]):
             out[index] = v if ufunc is None else ufunc(out[index], v)

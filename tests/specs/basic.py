@@ -3,6 +3,7 @@ decompositions, checkpoint, and composites of them as models write them."""
 import numpy as np
 
 import tenpy_ad as tp
+from tenpy_ad.ops import elementwise as ew
 
 from .table import BOTH, INF, NAN, REAL, Spec, SpecialPoint, flat
 
@@ -59,6 +60,8 @@ SPECS = [
     Spec("conj", tp.conj, ((3,),)),
     Spec("real", lambda x: x.real, ((3,),)),
     Spec("imag", lambda x: x.imag + x.real, ((3,),)),
+    Spec("complex", lambda x, y: ew.make_complex(x, y * x) * (2 - 1j), ((3,), (3,)),
+         dtypes=REAL),
     Spec("astype_complex", lambda x: x.astype("complex128") * (1 + 2j), ((3,),), dtypes=REAL),
     Spec("astype_f32_f64", lambda x: x.astype("float32").astype("float64"), ((3,),),
          dtypes=REAL, tol={"rtol": 1e-5, "atol": 1e-6, "step": 0.5}),

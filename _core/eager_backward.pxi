@@ -137,13 +137,28 @@ cdef dict _sweep_tape(Tensor root, object seed, bint retain_graph, bint create_g
             ct = _nonzero_tuple(<list>ct)
             if ct is None:
                 continue
-        input_cts = _run_tape_vjp(node, ct, create_graph, api)
+        mask = (_parent_mask(node.parents) if wanted is None
+                else _wanted_mask(node, relevant, index, wanted))
+        input_cts = _run_tape_vjp(node, ct, create_graph, api, mask)
         _send_cotangents(node, input_cts, cts, index, leaves)
         if not retain_graph:
             node.saved_inputs = None
             node.saved_outputs = None
             node.released = True
     return leaves
+
+
+cdef bint _leads_to_wanted(TapeNode node, Py_ssize_t j, bytearray relevant, dict index,
+                           dict wanted):
+    """Whether input ``j`` of ``node`` is a wanted tensor or depends on one (``relevant``
+    filled for the entries before ``node``)."""
+    parent = node.parents[j]
+    if parent is None:
+        return False
+    if type(parent) is Tensor:
+        return _address(parent) in wanted
+    return bool(relevant[<Py_ssize_t>index[_address(parent)]]
+                or (_address(parent), node.parent_slots[j]) in wanted)
 
 
 cdef bytearray _depends_on_wanted(list order, dict index, dict wanted):
@@ -155,18 +170,18 @@ cdef bytearray _depends_on_wanted(list order, dict index, dict wanted):
     for i in range(len(order)):
         node = <TapeNode>order[i]
         for j in range(len(node.parents)):
-            parent = node.parents[j]
-            if parent is None:
-                continue
-            if type(parent) is Tensor:
-                found = _address(parent) in wanted
-            else:
-                found = (relevant[<Py_ssize_t>index[_address(parent)]]
-                         or (_address(parent), node.parent_slots[j]) in wanted)
-            if found:
+            if _leads_to_wanted(node, j, relevant, index, wanted):
                 relevant[i] = 1
                 break
     return relevant
+
+
+cdef tuple _wanted_mask(TapeNode node, bytearray relevant, dict index, dict wanted):
+    """The inputs of ``node`` whose cotangents reach a wanted tensor: the only ones its
+    rule is asked for (as PyTorch's ``autograd.grad``; a rule that cannot differentiate an
+    input, ``gammainc``'s ``a``, is then not asked about an input nobody wants)."""
+    return tuple([_leads_to_wanted(node, j, relevant, index, wanted)
+                  for j in range(len(node.parents))])
 
 
 cdef list _seed_tape(list order, Tensor root, object seed):
@@ -218,9 +233,11 @@ cdef tuple _rule_operands(TapeNode node, bint create_graph):
     return xs, out
 
 
-cdef object _run_tape_vjp(TapeNode node, object ct, bint create_graph, str api):
-    """The input cotangents from ``node``'s VJP rule (on Tensors if ``create_graph``); an
-    entrywise rule's keep the block of a BlockCotangent ``ct``."""
+cdef object _run_tape_vjp(TapeNode node, object ct, bint create_graph, str api,
+                          tuple mask):
+    """The input cotangents from ``node``'s VJP rule (on Tensors if ``create_graph``) for
+    the inputs ``mask`` marks; an entrywise rule's keep the block of a BlockCotangent
+    ``ct``."""
     cdef Py_ssize_t n_out = node.prim.n_outputs
     if node.released:
         raise _freed_tape_error(node, api)
@@ -228,7 +245,7 @@ cdef object _run_tape_vjp(TapeNode node, object ct, bint create_graph, str api):
     _counters.eager_swept += 1
     box = _kept_box(node.prim, ct)
     ct = _for_rule(node.prim, ct)
-    input_cts = node.prim.vjp(node.params, ct, out, xs, _parent_mask(node.parents))
+    input_cts = node.prim.vjp(node.params, ct, out, xs, mask)
     if _check_finite:
         _nonfinite_hook(f"the VJP of '{node.prim.name}' (eager backward)",
                         tuple([_dense_of(c) for c in input_cts if c is not None]),

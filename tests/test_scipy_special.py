@@ -45,6 +45,13 @@ UNARY_POINTS = {
     "logit": [np.array([0.0, 1e-10, 0.3, 0.5, 0.9, 1.0, 1.2])],
     "log_expit": [np.array([-800.0, -30.0, -1.0, 0.0, 2.0, 40.0])],
     "entr": [np.array([-1.0, 0.0, 1e-300, 0.5, 1.0, 3.0, np.inf])],
+    "erfcx": [np.array([-30.0, -3.0, -0.5, 0.0, 0.7, 19.0, 21.0, 1e5, 1e30, np.inf])],
+    "ndtr": [np.array([-40.0, -3.0, -0.5, 0.0, 0.7, 9.0, np.inf, -np.inf])],
+    "log_ndtr": [np.array([-1e5, -40.0, -3.0, -0.5, 0.0, 0.7, 9.0, 40.0, -np.inf])],
+    "i0": [np.array([-3.0, -0.5, 0.0, 1e-200, 0.7, 20.0, 720.0])],
+    "i0e": [np.array([-1e5, -3.0, -0.5, 0.0, 0.7, 20.0, 720.0, 1e30])],
+    "i1": [np.array([-3.0, -0.5, 0.0, 1e-200, 0.7, 20.0, 720.0])],
+    "i1e": [np.array([-1e5, -3.0, -0.5, 0.0, 0.7, 20.0, 720.0, 1e30])],
 }
 BINARY_POINTS = {
     "xlogy": [np.array([0.0, 0.0, 0.0, 1.0, 2.0, -1.5, 0.0]),
@@ -55,10 +62,19 @@ BINARY_POINTS = {
                  np.array([0.0, 1.0, 0.0, 1.0, 2.0, 0.5, -1.0])],
     "kl_div": [np.array([0.0, 0.0, 1.0, -1.0, 0.5, 2.0, 0.0]),
                np.array([0.0, 1.0, 0.0, 1.0, 2.0, 0.5, -1.0])],
+    "gammainc": [np.array([0.5, 1.0, 2.0, 2.5, 0.0, 100.0, 3.0, 1.0, -1.0]),
+                 np.array([0.0, 0.0, 0.0, 1.5, 2.0, 90.0, np.inf, -1.0, 1.0])],
+    "gammaincc": [np.array([0.5, 1.0, 2.0, 2.5, 0.0, 100.0, 3.0, 1.0, -1.0]),
+                  np.array([0.0, 0.0, 0.0, 1.5, 2.0, 90.0, np.inf, -1.0, 1.0])],
+    "chdtr": [np.array([1.0, 2.0, 4.0, 5.0, 0.0, 200.0, 6.0, 2.0, -1.0]),
+              np.array([0.0, 0.0, 0.0, 3.0, 4.0, 180.0, np.inf, -2.0, 2.0])],
+    "chdtrc": [np.array([1.0, 2.0, 4.0, 5.0, 0.0, 200.0, 6.0, 2.0, -1.0]),
+               np.array([0.0, 0.0, 0.0, 3.0, 4.0, 180.0, np.inf, -2.0, 2.0])],
 }
 POINTS = {**UNARY_POINTS, **BINARY_POINTS}
 #: the functions SciPy has complex loops for
-COMPLEX = ("erf", "erfc", "gamma", "loggamma", "psi", "xlogy", "xlog1py")
+COMPLEX = ("erf", "erfc", "gamma", "loggamma", "psi", "xlogy", "xlog1py", "erfcx", "ndtr",
+           "log_ndtr")
 
 
 def _complex_points(name):
@@ -208,7 +224,8 @@ def test_plain_arrays_of_the_other_functions_get_scipys_result():
 # ------------------------------------------------------------------ errors
 
 @pytest.mark.parametrize("name", ["erfinv", "erfcinv", "gammaln", "expit", "logit",
-                                  "log_expit", "entr", "rel_entr", "kl_div"])
+                                  "log_expit", "entr", "rel_entr", "kl_div", "i0", "i0e",
+                                  "i1", "i1e", "gammainc", "gammaincc", "chdtr", "chdtrc"])
 def test_complex_operands_of_real_only_functions_raise_naming_the_function(name):
     args = [tp.tensor(a[:2] + 1j) for a in POINTS[name]]
     with pytest.raises(DTypeError, match=name):
@@ -226,7 +243,8 @@ def test_real_only_non_ufuncs_refuse_complex():
 COMPLEX_POINT = np.array([1.2 + 0.5j, 2.0 - 0.3j, 0.7 + 1.1j])
 
 
-@pytest.mark.parametrize("name", ["gamma", "loggamma", "erf", "erfc"])
+@pytest.mark.parametrize("name", ["gamma", "loggamma", "erf", "erfc", "erfcx", "ndtr",
+                                  "log_ndtr"])
 def test_complex_first_derivatives(name, rng):
     check_grads(getattr(S, name), [COMPLEX_POINT], order=1, rng=rng, eager=True)
 
@@ -288,6 +306,12 @@ def _stacked(x, y):
     return np.stack([x, y])
 
 
+def _with_constant_first(name, first):
+    """``fn(first, x)`` differentiated in ``x`` (``gammainc``'s ``a`` is a constant)."""
+    fn = getattr(S, name)
+    return lambda a: (fn(first, a) * _weights(a.shape)).sum()
+
+
 #: name -> (loss of one float64 array, the point)
 DERIVATIVE_CASES = {
     "erf": (_unary_loss("erf"), RNG.standard_normal(6)),
@@ -319,6 +343,20 @@ DERIVATIVE_CASES = {
                     RNG.standard_normal((3, 4))),
     "logsumexp": (lambda a: (S.logsumexp(a, axis=1) * _weights(3)).sum(),
                   RNG.standard_normal((3, 4))),
+    "erfcx": (_unary_loss("erfcx"), RNG.standard_normal(6)),
+    "erfcx_tail": (_unary_loss("erfcx"), _uniform(15.0, 40.0)),
+    "ndtr": (_unary_loss("ndtr"), RNG.standard_normal(6) * 2),
+    "log_ndtr": (_unary_loss("log_ndtr"), RNG.standard_normal(6) * 2),
+    "log_ndtr_left_tail": (_unary_loss("log_ndtr"), _uniform(-45.0, -20.0)),
+    "i0": (_unary_loss("i0"), RNG.standard_normal(6) * 3),
+    "i0e": (_unary_loss("i0e"), RNG.standard_normal(6) * 3),
+    "i1": (_unary_loss("i1"), RNG.standard_normal(6) * 3),
+    "i1_near_zero": (_unary_loss("i1"), _uniform(-1e-3, 1e-3)),
+    "i1e": (_unary_loss("i1e"), RNG.standard_normal(6) * 3),
+    "gammainc": (_with_constant_first("gammainc", _uniform(0.3, 4.0)), _uniform(0.1, 5.0)),
+    "gammaincc": (_with_constant_first("gammaincc", _uniform(0.3, 4.0)), _uniform(0.1, 5.0)),
+    "chdtr": (_with_constant_first("chdtr", _uniform(1.0, 8.0)), _uniform(0.2, 10.0)),
+    "chdtrc": (_with_constant_first("chdtrc", _uniform(1.0, 8.0)), _uniform(0.2, 10.0)),
 }
 
 
@@ -400,7 +438,8 @@ def test_xlogy_y_derivative_at_x_zero_is_zero_and_finite_at_y_zero():
 
 
 @pytest.mark.parametrize("case", ["erf", "erfinv", "gammaln", "psi", "logit", "xlogy",
-                                  "kl_div", "softmax", "log_softmax"])
+                                  "kl_div", "softmax", "log_softmax", "erfcx", "log_ndtr",
+                                  "i0e", "i1", "gammainc", "chdtrc"])
 def test_float32_gradients_stay_float32(case):
     loss, a = DERIVATIVE_CASES[case]
     expected = derivative("eager_backward", loss, a, None)

@@ -32,7 +32,8 @@ WITH_SPECIAL_POINTS = {
 }
 #: the special functions of tp.scipy.special (poles, bounds, 0 log 0)
 WITH_SPECIAL_POINTS |= {"erfinv", "erfcinv", "gamma", "gammaln", "digamma", "polygamma",
-                        "logit", "xlogy", "xlog1py", "entr", "rel_entr", "kl_div"}
+                        "logit", "xlogy", "xlog1py", "entr", "rel_entr", "kl_div",
+                        "erfcx", "log_ndtr", "iv", "ive", "gammainc", "chdtr"}
 
 
 def _loss(fn):

@@ -1,12 +1,14 @@
 """``xp.special``: where SciPy's array-API code (``SCIPY_ARRAY_API=1``) looks for the
-special functions of a namespace.  Every function of :mod:`tenpy_ad.scipy.special`, and
-the ones SciPy's statistics ask for that are exact compositions of them (``ndtr``,
-``ndtri``, ``exp2``, ``sinc``, ``multigammaln``), so the p-values of ``scipy.stats``'
-normal-approximation tests stay on the tape.
+special functions of a namespace.  Every function of :mod:`tenpy_ad.scipy.special`
+(``ndtr``, ``log_ndtr``, ``erfcx``, the Bessel functions ``i0``, ``i0e``, ``i1``, ``i1e``,
+``gammainc``, ``gammaincc``, ``chdtr`` and ``chdtrc`` among them), and the ones SciPy's
+statistics ask for that are exact compositions of them (``ndtri``, ``exp2``, ``sinc``,
+``multigammaln``), so the p-values of ``scipy.stats``' tests (normal and chi-square
+approximations) stay on the tape.
 
-A name missing here (``log_ndtr``, ``erfcx``, ``gammainc``, ``chdtrc``, the Bessel
-functions, ...) makes SciPy convert the tensor with ``np.asarray``, which raises
-:class:`~tenpy_ad.errors.NotDifferentiableError` for a tensor that requires grad.
+A name missing here (``betainc``, ``stdtr``, ``iv``, ...) makes SciPy convert the tensor
+with ``np.asarray``, which raises :class:`~tenpy_ad.errors.NotDifferentiableError` for a
+tensor that requires grad.
 """
 from __future__ import annotations
 
@@ -16,20 +18,8 @@ from .. import numpy as tnp
 from ..errors import ArgumentError
 from ..scipy.special import *                          # noqa: F401,F403 - re-exported
 from ..scipy.special import __all__ as _scipy_names
-from ..scipy.special import erf, erfc, erfcinv, gammaln
+from ..scipy.special import erfcinv, gammaln
 from ._convert import tensors
-
-_SQRT_HALF = math.sqrt(0.5)
-
-
-def ndtr(x):
-    """The standard normal distribution function ``(1 + erf(x / sqrt(2))) / 2``, with
-    ``erfc`` in the tails (``|x| >= 1``) as SciPy computes it, so both tails keep their
-    relative precision; its derivative is the normal density."""
-    t = tnp.multiply(x, _SQRT_HALF)
-    inner = tnp.add(0.5, tnp.multiply(0.5, erf(t)))
-    tail = tnp.multiply(0.5, erfc(tnp.negative(t)))
-    return tensors(tnp.where(tnp.less(tnp.abs(x), 1.0), inner, tail))
 
 
 def ndtri(p):
@@ -59,4 +49,4 @@ def multigammaln(a, d):
     return tensors(total)
 
 
-__all__ = [*_scipy_names, "ndtr", "ndtri", "exp2", "sinc", "multigammaln"]
+__all__ = [*_scipy_names, "ndtri", "exp2", "sinc", "multigammaln"]

@@ -1,7 +1,12 @@
 """Special functions of ``scipy.special``: the error function and its inverses, the gamma
 family (``gamma``, ``gammaln``, ``loggamma``, ``digamma`` and ``polygamma(n, .)`` for a
-static order ``n``), ``logit`` and ``log_expit``, and the information-theory functions
-``xlogy``, ``xlog1py``, ``entr``, ``rel_entr`` and ``kl_div``.
+static order ``n``), ``logit`` and ``log_expit``, the information-theory functions
+``xlogy``, ``xlog1py``, ``entr``, ``rel_entr`` and ``kl_div``, the normal distribution
+(``erfcx``, ``ndtr``, ``log_ndtr``), the modified Bessel functions ``iv(n, .)`` and
+``ive(n, .)`` of static integer order (``i0``, ``i1``, ``i0e``, ``i1e``) and the
+regularized incomplete gamma functions (``gammainc``, ``gammaincc``, ``chdtr``,
+``chdtrc``), differentiable in ``x`` only: their derivative in the first argument raises
+:class:`~tenpy_ad.errors.NotDifferentiableError` (SciPy has no closed form for it).
 
 Each primitive computes SciPy's own function, so values are SciPy's to the bit, with its
 derivative written with the library's own operations, which differentiates again to any
@@ -28,18 +33,22 @@ import scipy.special as sc
 # the ufuncs themselves (with SCIPY_ARRAY_API=1 scipy.special's names are wrappers of them)
 from scipy.special import _ufuncs as scu
 
-from ..errors import DTypeError
+from ..errors import DTypeError, NotDifferentiableError
 from ..param_schema import Int
 from ..primitive import bind1, bind2, describe, is_complex_value, primitive
 from ..rules import defjvp, defvjp
 from . import structural as st
-from .elementwise import (add, binary, div, equal, exp, is_zero, less_p, log, mul, neg,
-                          scale, select, shift, stop_gradient, sub, unary)
-from .logic import logical_and, logical_or
-from .transcendental import expit, log1p
+from .elementwise import (add, binary, div, equal, exp, is_zero, less_p, log, mul, neg, real,
+                          scale, select, shift, sign, stop_gradient, sub, unary)
+from .logic import isinf, logical_and, logical_or
+from .transcendental import cosh, expit, log1p, power, sinh
 
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 HALF_SQRT_PI = math.sqrt(math.pi) / 2.0
+INV_SQRT_PI = 1.0 / math.sqrt(math.pi)
+INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+SQRT_HALF = math.sqrt(0.5)
 
 
 def _ones(x):
@@ -294,6 +303,230 @@ def kl_div(x, y):
     return bind2(kl_div_p, None, x, y)
 
 
+# ------------------------------------------------------------------ erfcx, ndtr, log_ndtr
+
+#: above this erfcx' is its asymptotic series: 2 x erfcx(x) - 2/sqrt(pi) cancels there
+#: (relative error ~ eps x^2), the series' truncation error is below 1e-14
+ERFCX_TAIL = 20.0
+#: (2n+1)!! / 2^n, n = 0..6: erfcx'(x) ~ -1/(sqrt(pi) x^2) sum_n (-1)^n c_n x^(-2n)
+_ERFCX_SLOPE_SERIES = (1.0, 1.5, 3.75, 13.125, 59.0625, 324.84375, 2111.484375)
+
+
+def _erfcx_tail_slope(x):
+    """The asymptotic series of ``erfcx'`` (``x >= ERFCX_TAIL``), in ``u = 1/x^2``."""
+    inverse = div(_ones(x), x)          # not 1/x^2, whose derivative is 0 * inf at inf
+    u = mul(inverse, inverse)
+    series = st.full_like(x, _ERFCX_SLOPE_SERIES[-1] * (-1) ** (len(_ERFCX_SLOPE_SERIES) - 1))
+    for n in range(len(_ERFCX_SLOPE_SERIES) - 2, -1, -1):
+        series = shift(mul(series, u), _ERFCX_SLOPE_SERIES[n] * (-1) ** n)
+    return scale(mul(u, series), -INV_SQRT_PI)
+
+
+def _erfcx_slope(x, out):
+    """``erfcx'(x) = 2 x erfcx(x) - 2/sqrt(pi)``; for real ``x > ERFCX_TAIL`` the series
+    (the formula's operands kept at the threshold there, and the series' below it, so
+    neither branch of the select sees an infinity)."""
+    if is_complex_value(x):
+        return shift(scale(mul(x, out), 2.0), -TWO_OVER_SQRT_PI)
+    tail = _positive(shift(x, -ERFCX_TAIL))
+    threshold = st.full_like(x, ERFCX_TAIL)
+    near = select(tail, threshold, x)
+    value = select(tail, st.full_like(out, 0), out)
+    formula = shift(scale(mul(near, value), 2.0), -TWO_OVER_SQRT_PI)
+    return select(tail, _erfcx_tail_slope(select(tail, x, threshold)), formula)
+
+
+erfcx_p = unary("erfcx", scu.erfcx, _erfcx_slope)
+
+
+def _normal_density(x):
+    return scale(exp(scale(mul(x, x), -0.5)), INV_SQRT_2PI)
+
+
+ndtr_p = unary("ndtr", scu.ndtr, lambda x, out: _normal_density(x))
+
+
+def _log_ndtr_slope(x, out):
+    """``phi(x) / ndtr(x)``.  Left of 0 (real part) as ``sqrt(2/pi) / erfcx(-x/sqrt(2))``
+    (``ndtr(x) = erfcx(-x/sqrt(2)) exp(-x^2/2) / 2``: the Gaussians cancel, so nothing
+    underflows in the left tail, where the slope grows like ``-x``); right of it as
+    written (``ndtr >= 1/2``; the density underflows to the right limit 0).  Each branch
+    sees 0 where the other is taken."""
+    left = _negative(real(x))
+    zeros = _zeros(x)
+    on_left, on_right = select(left, x, zeros), select(left, zeros, x)
+    left_slope = div(st.full_like(x, SQRT_2_OVER_PI), erfcx(scale(on_left, -SQRT_HALF)))
+    right_slope = div(_normal_density(on_right), ndtr(on_right))
+    return select(left, left_slope, right_slope)
+
+
+log_ndtr_p = unary("log_ndtr", scu.log_ndtr, _log_ndtr_slope)
+
+
+def erfcx(x):
+    """The scaled complementary error function ``exp(x^2) erfc(x)`` (real or complex); its
+    derivative is ``2 x erfcx(x) - 2/sqrt(pi)`` (an asymptotic series for real
+    ``x > 20``, where that difference cancels)."""
+    return bind1(erfcx_p, None, x)
+
+
+def ndtr(x):
+    """The standard normal distribution function (real or complex); its derivative is the
+    normal density ``exp(-x^2/2) / sqrt(2 pi)``."""
+    return bind1(ndtr_p, None, x)
+
+
+def log_ndtr(x):
+    """``log(ndtr(x))``, accurate in both tails (real or complex); its derivative
+    ``phi(x) / ndtr(x)`` is computed without underflow (through ``erfcx`` left of 0)."""
+    return bind1(log_ndtr_p, None, x)
+
+
+# ------------------------------------------------------------------ modified Bessel functions
+
+def _real_only(name: str):
+    def rule(n, x):
+        if is_complex_value(x):
+            raise DTypeError(f"{name}: real arguments only (SciPy's i0, i0e, i1 and i1e have "
+                             f"no complex version), got {describe(x)}")
+        return x
+    return rule
+
+
+def _bessel_values(scaled: bool):
+    """SciPy's ``i0``/``i1`` (``i0e``/``i1e``) for orders 0 and 1, ``iv`` (``ive``) above,
+    in ``x``'s dtype."""
+    first = (scu.i0e, scu.i1e) if scaled else (scu.i0, scu.i1)
+    general = scu.ive if scaled else scu.iv
+
+    def values(n, x):
+        x = np.asarray(x)
+        result = first[n](x) if n < 2 else general(n, x)
+        return np.asarray(result).astype(x.dtype, copy=False)
+    return values
+
+
+def _bessel_slope(n: int, x, bessel):
+    """``I_n' = (I_(n-1) + I_(n+1)) / 2`` (``I_0' = I_1``): no ``I_1 / x``, whose 0/0 at
+    ``x = 0`` and cancellation near it the recurrence avoids at every order."""
+    if n == 0:
+        return bessel(1, x)
+    return scale(add(bessel(n - 1, x), bessel(n + 1, x)), 0.5)
+
+
+iv_p = primitive("iv", _bessel_values(False), _real_only("iv"),
+                 format_params=lambda n: f"n={n}", elementwise=True, params=Int(0, 511))
+defjvp(iv_p, lambda n, t, out, x: mul(t, _bessel_slope(n, x, iv)))
+defvjp(iv_p, lambda n, ct, out, x: mul(ct, _bessel_slope(n, x, iv)))
+
+
+def _ive_slope(n: int, x, out):
+    """``d/dx exp(-|x|) I_n(x) = exp(-|x|) I_n'(x) - sign(x) ive(n, x)``.  At ``x = 0``
+    (a kink of ``i0e``: one-sided slopes -1 and +1; of a higher derivative for ``n >= 1``)
+    the derivatives of ``cosh(x) I_n(x)``, the function with the same even part: their
+    odd orders are the means of the one-sided ones (0 for ``i0e'``) and their even orders
+    the one-sided limits, which agree (``i0e''(0) = 3/2``)."""
+    at_zero = is_zero(x)
+    origin = select(at_zero, x, _zeros(x))
+    symmetric = add(mul(sinh(origin), iv(n, origin)),
+                    mul(cosh(origin), _bessel_slope(n, origin, iv)))
+    away = sub(_bessel_slope(n, x, ive), mul(sign(x), out))
+    return select(at_zero, symmetric, away)
+
+
+ive_p = primitive("ive", _bessel_values(True), _real_only("ive"),
+                  format_params=lambda n: f"n={n}", elementwise=True, params=Int(0, 511))
+defjvp(ive_p, lambda n, t, out, x: mul(t, _ive_slope(n, x, out)))
+defvjp(ive_p, lambda n, ct, out, x: mul(ct, _ive_slope(n, x, out)))
+
+
+def iv(n: int, x):
+    """The modified Bessel function ``I_n(x)`` of integer order ``n >= 0`` (static) and
+    real ``x`` (SciPy's ``i0``, ``i1`` for ``n = 0, 1``); its derivative is
+    ``(I_(n-1) + I_(n+1)) / 2`` (``I_0' = I_1``)."""
+    _real_only("iv")(n, x)      # bound, elementwise primitives skip their rule: every mode
+    return bind1(iv_p, int(n), x)
+
+
+def ive(n: int, x):
+    """The exponentially scaled ``exp(-|x|) I_n(x)`` (SciPy's ``i0e``, ``i1e``, ``ive``)."""
+    _real_only("ive")(n, x)
+    return bind1(ive_p, int(n), x)
+
+
+# ------------------------------------------------------------------ incomplete gamma
+
+def _refused(function: str, argument: str, position: str):
+    """The rule of an argument SciPy has no closed-form derivative for: it raises, as
+    PyTorch does, instead of returning a made-up zero (a constant argument works)."""
+    def rule(*operands):
+        raise NotDifferentiableError(
+            f"{function}: the derivative with respect to {argument} (the {position} "
+            f"argument) is not implemented (SciPy has no closed form for it); pass {argument} "
+            f"as a constant: an array, or a tensor that does not require grad (.detach())")
+    return rule
+
+
+def _gamma_density(a, x):
+    """``x^(a-1) exp(-x) / Gamma(a)``, the slope of ``gammainc(a, .)``: through logarithms
+    (``x^(a-1)`` and ``Gamma(a)`` overflow long before their ratio does); at ``x == 0`` as
+    the power itself, whose derivatives at base 0 are right for every ``a`` (``a = 2``:
+    slope 1; a logarithm would give ``0 * inf``); 0 at ``x == inf``.  Each branch sees
+    operands where it is finite (``x = 0, a = 1`` or ``x = 1``) where it is not taken."""
+    at_zero, at_infinity = is_zero(x), isinf(x)
+    ones = _ones(x)
+    inside = select(logical_or(at_zero, at_infinity), ones, x)
+    logs = sub(sub(xlogy(shift(a, -1.0), inside), inside), gammaln(a))
+    origin_x = select(at_zero, x, _zeros(x))
+    origin_a = select(at_zero, a, ones)
+    origin = div(mul(power(origin_x, shift(origin_a, -1.0)), exp(neg(origin_x))),
+                 gamma(origin_a))
+    away = select(at_infinity, _zeros(x), exp(logs))
+    return select(at_zero, origin, away)
+
+
+def _incomplete_gamma(name: str, fn, parameter: str, half: bool, sign: float):
+    """``fn(p, x)``: ``gammainc``/``gammaincc`` of ``(p, x)``, or of ``(p/2, x/2)`` for
+    ``half`` (``chdtr``/``chdtrc``); ``sign`` that of the slope in ``x``."""
+    factor = sign * (0.5 if half else 1.0)
+
+    def d_x(p, x, out):
+        if half:
+            p, x = scale(p, 0.5), scale(x, 0.5)
+        return scale(_gamma_density(p, x), factor)
+    return binary(name, fn, _refused(name, parameter, "first"), d_x)
+
+
+gammainc_p = _incomplete_gamma("gammainc", scu.gammainc, "a", False, 1.0)
+gammaincc_p = _incomplete_gamma("gammaincc", scu.gammaincc, "a", False, -1.0)
+chdtr_p = _incomplete_gamma("chdtr", scu.chdtr, "v", True, 1.0)
+chdtrc_p = _incomplete_gamma("chdtrc", scu.chdtrc, "v", True, -1.0)
+
+
+def gammainc(a, x):
+    """The regularized lower incomplete gamma function ``P(a, x)`` (real operands); its
+    derivative in ``x`` is ``x^(a-1) exp(-x) / Gamma(a)``; one in ``a`` raises
+    :class:`~tenpy_ad.errors.NotDifferentiableError`."""
+    return bind2(gammainc_p, None, a, x)
+
+
+def gammaincc(a, x):
+    """``Q(a, x) = 1 - P(a, x)``, the regularized upper incomplete gamma function."""
+    return bind2(gammaincc_p, None, a, x)
+
+
+def chdtr(v, x):
+    """The chi-square distribution function with ``v`` degrees of freedom,
+    ``gammainc(v/2, x/2)``; derivatives as :func:`gammainc`'s (none in ``v``)."""
+    return bind2(chdtr_p, None, v, x)
+
+
+def chdtrc(v, x):
+    """The chi-square survival function ``gammaincc(v/2, x/2)``."""
+    return bind2(chdtrc_p, None, v, x)
+
+
 __all__ = ["erf", "erfc", "erfinv", "erfcinv", "polygamma", "digamma", "gamma", "gammaln",
            "loggamma", "logit", "log_expit", "xlogy", "xlog1py", "entr", "rel_entr",
-           "kl_div"]
+           "kl_div", "erfcx", "ndtr", "log_ndtr", "iv", "ive", "gammainc", "gammaincc",
+           "chdtr", "chdtrc"]

@@ -1,14 +1,16 @@
 """``tp.scipy.special``: SciPy's special functions with SciPy's names, signatures and
 dtypes, differentiable to any order in every mode.
 
-The ufuncs (``erf``, ``erfc``, ``erfinv``, ``erfcinv``, ``gamma``, ``gammaln``,
-``loggamma``, ``psi``/``digamma``, ``expit``, ``logit``, ``log_expit``, ``xlogy``,
-``xlog1py``, ``entr``, ``rel_entr``, ``kl_div``) are registered under their qualified
-names, so ``scipy.special.erf(t)`` on a tensor runs tenpy_ad's version (NumPy's
-``__array_ufunc__`` protocol); they take NumPy's ufunc calling convention (broadcasting,
-Python scalars, ``dtype=``) and compute in the dtype of the loop SciPy runs (float32
-stays float32; complex where SciPy has a complex loop: ``erf``, ``erfc``, ``gamma``,
-``loggamma``, ``psi``, ``xlogy``, ``xlog1py``; elsewhere a complex operand raises
+The ufuncs (``erf``, ``erfc``, ``erfinv``, ``erfcinv``, ``erfcx``, ``ndtr``,
+``log_ndtr``, ``gamma``, ``gammaln``, ``loggamma``, ``psi``/``digamma``, ``gammainc``,
+``gammaincc``, ``chdtr``, ``chdtrc``, ``i0``, ``i0e``, ``i1``, ``i1e``, ``expit``,
+``logit``, ``log_expit``, ``xlogy``, ``xlog1py``, ``entr``, ``rel_entr``, ``kl_div``) are
+registered under their qualified names, so ``scipy.special.erf(t)`` on a tensor runs
+tenpy_ad's version (NumPy's ``__array_ufunc__`` protocol); they take NumPy's ufunc
+calling convention (broadcasting, Python scalars, ``dtype=``) and compute in the dtype of
+the loop SciPy runs (float32 stays float32; complex where SciPy has a complex loop:
+``erf``, ``erfc``, ``erfcx``, ``ndtr``, ``log_ndtr``, ``gamma``, ``loggamma``, ``psi``,
+``xlogy``, ``xlog1py``; elsewhere a complex operand raises
 :class:`~tenpy_ad.errors.DTypeError` naming the function).  ``polygamma(n, x)`` (a static
 integer order ``n``), ``softmax``, ``log_softmax`` and ``logsumexp`` are plain functions:
 call them as ``tp.scipy.special.softmax(t)``.  Without a tensor among the arguments
@@ -27,6 +29,15 @@ overflow-free logistic, within an ulp of SciPy's).  The derivatives at special p
   ``kl_div(0, y) = y``); 0 where the value is ``+inf``.
 * ``erfinv`` at ``±1``, ``erfcinv`` at 0 and 2, ``logit`` at 0 and 1, ``gamma`` and
   ``gammaln`` at their poles: the IEEE infinities of the derivatives' formulas.
+* ``i0e`` at its kink ``x = 0``: 0 (the mean of the one-sided slopes -1 and +1).
+* ``gammainc(a, x)`` at ``x = 0``: ``x**(a-1) / gamma(a)`` (0, 1 or ``+inf`` for ``a``
+  above, at or below 1) and its derivatives as the power's; 0 at ``x = inf``.
+
+``gammainc``, ``gammaincc`` (in ``a``) and ``chdtr``, ``chdtrc`` (in ``v``) have no
+derivative in their first argument (SciPy has no closed form for it; PyTorch refuses it
+too): asking for one, eager or traced, raises
+:class:`~tenpy_ad.errors.NotDifferentiableError` naming the function and the argument;
+a constant first argument (an array, a tensor that does not require grad) works.
 
 SciPy has no complex ``polygamma``: the derivative of complex ``digamma`` and the second
 derivative of complex ``gamma``/``loggamma`` raise ``DTypeError``.
@@ -91,6 +102,39 @@ rel_entr = _ufunc("rel_entr", sp.rel_entr, "``x log(x/y)`` for ``x > 0, y > 0``,
                   "``x == 0, y >= 0``, ``+inf`` elsewhere (real operands).")
 kl_div = _ufunc("kl_div", sp.kl_div, "``x log(x/y) - x + y`` for ``x > 0, y > 0``, ``y`` "
                 "for ``x == 0, y >= 0``, ``+inf`` elsewhere (real operands).")
+
+erfcx = _ufunc("erfcx", sp.erfcx, "The scaled complementary error function "
+               "``exp(x**2) erfc(x)`` (real or complex); its derivative is "
+               "``2 x erfcx(x) - 2/sqrt(pi)`` (for real ``x > 20`` its asymptotic series, "
+               "where that difference cancels).")
+ndtr = _ufunc("ndtr", sp.ndtr, "The standard normal distribution function (real or "
+              "complex); its derivative is the normal density ``exp(-x**2/2) / sqrt(2 pi)``.")
+log_ndtr = _ufunc("log_ndtr", sp.log_ndtr, "``log(ndtr(x))``, accurate in both tails (real "
+                  "or complex); its derivative ``phi(x) / ndtr(x)`` does not underflow (it "
+                  "tends to ``-x`` in the left tail).")
+i0 = _ufunc("i0", lambda x: sp.iv(0, x), "The modified Bessel function of order 0 of real "
+            "``x``; its derivative is ``i1``.")
+i1 = _ufunc("i1", lambda x: sp.iv(1, x), "The modified Bessel function of order 1 of real "
+            "``x``; its derivative is ``(i0(x) + iv(2, x)) / 2`` (``i0 - i1/x``, 1/2 at 0).")
+i0e = _ufunc("i0e", lambda x: sp.ive(0, x), "The exponentially scaled ``exp(-|x|) i0(x)`` "
+             "of real ``x``; its derivative is ``i1e(x) - sign(x) i0e(x)`` (0 at the kink "
+             "``x = 0``).")
+i1e = _ufunc("i1e", lambda x: sp.ive(1, x), "The exponentially scaled ``exp(-|x|) i1(x)`` "
+             "of real ``x``; its derivative is ``(i0e(x) + ive(2, x)) / 2 - sign(x) "
+             "i1e(x)``.")
+gammainc = _ufunc("gammainc", sp.gammainc, "The regularized lower incomplete gamma function "
+                  "``P(a, x)`` (real operands); its derivative in ``x`` is ``x**(a-1) "
+                  "exp(-x) / gamma(a)``, one in ``a`` raises NotDifferentiableError.")
+gammaincc = _ufunc("gammaincc", sp.gammaincc, "The regularized upper incomplete gamma "
+                   "function ``Q(a, x) = 1 - P(a, x)`` (real operands); its derivative in "
+                   "``x`` is ``-x**(a-1) exp(-x) / gamma(a)``, one in ``a`` raises "
+                   "NotDifferentiableError.")
+chdtr = _ufunc("chdtr", sp.chdtr, "The chi-square distribution function "
+               "``gammainc(v/2, x/2)`` (real operands); differentiable in ``x``, one "
+               "derivative in ``v`` raises NotDifferentiableError.")
+chdtrc = _ufunc("chdtrc", sp.chdtrc, "The chi-square survival function "
+                "``gammaincc(v/2, x/2)`` (real operands); differentiable in ``x``, one "
+                "derivative in ``v`` raises NotDifferentiableError.")
 
 
 # ------------------------------------------------------------------ polygamma
@@ -162,5 +206,7 @@ def log_softmax(x, axis=None):
 
 __all__ = ["erf", "erfc", "erfinv", "erfcinv", "gamma", "gammaln", "loggamma", "psi",
            "digamma", "polygamma", "expit", "logit", "log_expit", "xlogy", "xlog1py",
-           "entr", "rel_entr", "kl_div", "softmax", "log_softmax", "logsumexp"]
+           "entr", "rel_entr", "kl_div", "erfcx", "ndtr", "log_ndtr", "i0", "i0e", "i1",
+           "i1e", "gammainc", "gammaincc", "chdtr", "chdtrc", "softmax", "log_softmax",
+           "logsumexp"]
 

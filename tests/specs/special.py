@@ -4,7 +4,10 @@ Domains the table does not name are made inside ``fn`` (``erfinv(0.2 x)`` for ``
 the functions SciPy has complex loops for run in complex128 too, except where the second
 derivative needs ``polygamma`` of a complex argument, which SciPy lacks
 (tests/test_scipy_special.py checks their first order and the error).  The special points
-are the derivatives chosen or infinite at poles, bounds and ``0 log 0``.
+are the derivatives chosen or infinite at poles, bounds and ``0 log 0``, at the kinks of
+``i0e``/``i1e``, the seams of the piecewise rules (``log_ndtr`` at 0, ``erfcx``'s tail)
+and ``gammainc`` at ``x = 0`` and ``inf``.  ``gammainc``-like functions are differentiated
+in ``x`` only (their first argument is a constant: its derivative raises).
 """
 import math
 
@@ -15,6 +18,7 @@ from .table import INF, REAL, Spec, SpecialPoint, flat
 S = tp.scipy.special
 TWO = ((3, 4), (3, 4))
 LN2 = math.log(2.0)
+SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
 SPECS = [
     Spec("erf", S.erf, ((5,),)),
@@ -95,4 +99,52 @@ SPECS = [
         SpecialPoint((-1.0, 1.0), (0.0, 0.0), flat(2), "x < 0: the value +inf, "
                      "derivatives 0"),
     )),
+    Spec("erfcx", S.erfcx, ((5,),)),
+    Spec("erfcx_tail", lambda x: S.erfcx(30.0 + 5.0 * x), ((5,),), dtypes=REAL, special=(
+        SpecialPoint((INF,), (0.0,), ((0.0,),), "erfcx at +inf: the asymptotic series of "
+                     "its slope, 0, and of its derivative, 0 (no 0 * inf)", fn=S.erfcx),
+    )),
+    Spec("ndtr", S.ndtr, ((5,),)),
+    Spec("log_ndtr", S.log_ndtr, ((5,),), special=(
+        SpecialPoint((0.0,), (SQRT_2_OVER_PI,), ((-2.0 / math.pi,),), "the seam of the "
+                     "two forms of its slope g = phi/ndtr: g(0) = sqrt(2/pi), g'(0) = "
+                     "-g(0)^2 = -2/pi", fn=S.log_ndtr),
+    )),
+    Spec("log_ndtr_left_tail", lambda x: S.log_ndtr(-30.0 + 3.0 * x), ((5,),),
+         dtypes=REAL),
+    Spec("i0", S.i0, ((5,),), dtypes=REAL),
+    Spec("i1", S.i1, ((5,),), dtypes=REAL, special=(
+        SpecialPoint((0.0,), (0.5,), ((0.0,),), "i1' = i0 - i1/x is 1/2 at 0 (through "
+                     "(i0 + iv(2, .))/2, no 0/0), i1'' = 0", fn=S.i1),
+    )),
+    Spec("i0e", S.i0e, ((5,),), domain="away_from_zero", dtypes=REAL, special=(
+        SpecialPoint((0.0,), (0.0,), ((1.5,),), "the kink of exp(-|x|) i0(x) at 0: slope "
+                     "0 (the mean of -1 and +1), second derivative 3/2 (both one-sided "
+                     "limits)", fn=S.i0e),
+    )),
+    Spec("i1e", S.i1e, ((5,),), domain="away_from_zero", dtypes=REAL, special=(
+        SpecialPoint((0.0,), (0.5,), ((0.0,),), "exp(-|x|) i1(x) at 0: slope 1/2, second "
+                     "derivative 0 (the mean of -1 and +1)", fn=S.i1e),
+    )),
+    Spec("gammainc", lambda x: S.gammainc(2.5, x), ((5,),), domain="positive",
+         dtypes=REAL, special=(
+             SpecialPoint((0.0,), (1.0,), ((-1.0,),), "a = 1 at x = 0: x^0 exp(-x), 1 "
+                          "and -1 (a logarithm would give 0 log 0)",
+                          fn=lambda x: S.gammainc(1.0, x)),
+             SpecialPoint((0.0,), (0.0,), ((1.0,),), "a = 2 at x = 0: x exp(-x), 0 and 1",
+                          fn=lambda x: S.gammainc(2.0, x)),
+             SpecialPoint((0.0,), (INF,), ((-INF,),), "a = 1/2 at x = 0: x^(-1/2) "
+                          "exp(-x) / gamma(1/2), +inf and -inf",
+                          fn=lambda x: S.gammainc(0.5, x)),
+             SpecialPoint((INF,), (0.0,), ((0.0,),), "x = inf: the value 1, slopes 0",
+                          fn=lambda x: S.gammainc(2.5, x)),
+         )),
+    Spec("gammaincc", lambda x: S.gammaincc(0.7, x), ((5,),), domain="positive",
+         dtypes=REAL),
+    Spec("chdtr", lambda x: S.chdtr(3.0, x), ((5,),), domain="positive", dtypes=REAL,
+         special=(
+             SpecialPoint((0.0,), (0.5,), ((-0.25,),), "v = 2 at x = 0: exp(-x/2) / 2",
+                          fn=lambda x: S.chdtr(2.0, x)),
+         )),
+    Spec("chdtrc", lambda x: S.chdtrc(5.0, x), ((5,),), domain="positive", dtypes=REAL),
 ]

@@ -370,6 +370,35 @@ cpdef bint rebind_plain(object target_obj, object result):
     return True
 
 
+def reaches_other_leaves(list outputs, list leaves) -> bool:
+    """Whether the tape of ``outputs`` reaches a tensor that requires grad other than
+    ``leaves`` (an inner transform whose function closes over an outer one's variables).
+    Iterative: tapes are deep."""
+    cdef set own = {id(x) for x in leaves}, seen = set()
+    cdef list stack = []
+    cdef object parent
+    cdef Tensor t
+    for x in outputs:
+        if type(x) is Tensor:
+            t = <Tensor>x
+            if t._node is not None:
+                stack.append(t._node)
+            elif t._requires_grad and id(t) not in own:
+                return True
+    while stack:
+        node = <TapeNode>stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for parent in node.parents:
+            if type(parent) is TapeNode:
+                if id(parent) not in seen:
+                    stack.append(parent)
+            elif parent is not None and id(parent) not in own:
+                return True                       # a grad-requiring leaf of another kind
+    return False
+
+
 def relaid(Tensor t, object array) -> None:
     """Give the fresh handle ``t`` the values ``array`` (equal to its own: the same
     shape, dtype and values, in another memory layout), so that later views and reshapes

@@ -59,6 +59,29 @@ def _replace_args(args: tuple, nums: tuple, new_trees: Sequence) -> tuple:
     return tuple(args)
 
 
+#: eager transforms running their function now: an inner transform's result may then
+#: depend on an outer one's variables through closures even when its own arguments are
+#: plain numbers (``tp.grad(lambda s: tp.grad(lambda t: s*t*t)(1.7))``)
+_running = [0]
+
+
+def _run(fn: Callable, *args, **kwargs):
+    """``fn(*args, **kwargs)``, counted as an eager transform's function (see above)."""
+    _running[0] += 1
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _running[0] -= 1
+
+
+def _nested(leaves, xs, outputs) -> bool:
+    """Whether an eager transform keeps its tape: a differentiated argument requires grad,
+    or (inside another transform) its outputs depend on another tensor that does."""
+    if any_requires_grad(leaves):
+        return True
+    return _running[0] > 0 and _core.reaches_other_leaves(list(outputs), list(xs))
+
+
 def _eager_leaves(leaves, nested: bool) -> list:
     """Tensors to differentiate with respect to: the given grad-requiring tensors (nested
     transforms keep their tape), fresh leaves otherwise."""
@@ -99,10 +122,10 @@ def value_and_grad(fn: Callable, argnums=0, has_aux: bool = False) -> Callable:
             grads = ad.grad(as_node(value), leaves)
             result = tree_unflatten(treedef, grads)
         else:
-            nested = any_requires_grad(leaves)
-            xs = _eager_leaves(leaves, nested)
+            xs = _eager_leaves(leaves, any_requires_grad(leaves))
             new_args = _replace_args(args, nums, tree_unflatten(treedef, xs))
-            value, aux = _split_aux(fn(*new_args, **kwargs), has_aux)
+            value, aux = _split_aux(_run(fn, *new_args, **kwargs), has_aux)
+            nested = _nested(leaves, xs, [value])
             _check_scalar_loss(value)
             grads = gradients("grad", [value], xs, None, nested, nested)
             result = tree_unflatten(treedef, [_concrete(g, nested) for g in grads])
@@ -159,10 +182,10 @@ def vjp(fn: Callable, *primals, has_aux: bool = False):
             return tree_unflatten(treedef, ad.vjp(out_leaves, leaves, ct_leaves))
         result = out
     else:
-        nested = any_requires_grad(leaves)
-        xs = _eager_leaves(leaves, nested)
-        out, aux = _split_aux(fn(*tree_unflatten(treedef, xs)), has_aux)
+        xs = _eager_leaves(leaves, any_requires_grad(leaves))
+        out, aux = _split_aux(_run(fn, *tree_unflatten(treedef, xs)), has_aux)
         out_leaves, out_def = tree_flatten(out)
+        nested = _nested(leaves, xs, out_leaves)
 
         def vjp_fn(cotangent):
             ct_leaves = _matching_leaves(cotangent, out_def, "cotangent")
@@ -198,11 +221,11 @@ def jvp(fn: Callable, primals: Sequence, tangents: Sequence):
         out = fn(*primals)
         out_leaves, out_def = tree_flatten(out)
         return out, tree_unflatten(out_def, ad.jvp(out_leaves, leaves, t_leaves))
-    nested = any_requires_grad(leaves) or any_requires_grad(t_leaves)
     xs = _eager_leaves(leaves, any_requires_grad(leaves))
     seeds = [_tangent_for(x, t) for x, t in zip(xs, t_leaves)]
-    out = fn(*tree_unflatten(treedef, xs))
+    out = _run(fn, *tree_unflatten(treedef, xs))
     out_leaves, out_def = tree_flatten(out)
+    nested = _nested(leaves, xs, out_leaves) or any_requires_grad(t_leaves)
     t_out = _core.eager_tangents(out_leaves, xs, seeds, nested)
     t_out = [np.zeros_like(array_value(o)) if t is None else t
              for o, t in zip(out_leaves, t_out)]

@@ -156,3 +156,20 @@ def test_tree_roundtrip():
     assert len(leaves) == 3 and treedef.num_leaves == 3
     back = tp.tree_unflatten(treedef, leaves)
     assert back["b"] == [1, (2, None)]
+
+
+@pytest.mark.parametrize("inner", ["grad", "vjp", "jvp"])
+def test_an_inner_transform_of_plain_numbers_keeps_the_outer_variables(inner):
+    """An inner transform whose own arguments are plain numbers still depends on the outer
+    variable through the closure: d/ds [d/dt s t^2 at t = 1.7] = 2 * 1.7 (it was 0)."""
+    def inner_derivative(s):
+        f = lambda t: s * t * t                                      # noqa: E731
+        if inner == "grad":
+            return tp.grad(f)(1.7)
+        if inner == "vjp":
+            return tp.vjp(f, 1.7)[1](1.0)[0]
+        return tp.jvp(f, (1.7,), (1.0,))[1]
+    np.testing.assert_allclose(tp.grad(inner_derivative)(2.5), 2 * 1.7, rtol=1e-14)
+    np.testing.assert_allclose(tp.jvp(inner_derivative, (2.5,), (1.0,))[1], 2 * 1.7,
+                               rtol=1e-14)
+    np.testing.assert_allclose(inner_derivative(2.5), 2 * 2.5 * 1.7, rtol=1e-14)

@@ -85,6 +85,15 @@ def result_code(name: str, *operands) -> int:
     return code
 
 
+def broadcasts_to(shape: tuple, target: tuple) -> bool:
+    """Whether an array of ``shape`` broadcasts to ``target`` (as a value written into an
+    array of that shape)."""
+    try:
+        return np.broadcast_shapes(tuple(shape), tuple(target)) == tuple(target)
+    except ValueError:
+        return False
+
+
 def broadcast_shapes(name: str, *shapes) -> tuple:
     """NumPy's broadcast of ``shapes``; a ShapeError naming ``name`` if impossible."""
     result = shapes[0]

@@ -20,12 +20,12 @@ from ..errors import (ArgumentError, ArgumentValueError, ConcretizationError, DT
                       IndexingError, ShapeError)
 from ..ops import indexing as ix
 from ..ops import structural as st
-from ..primitive import code_of_value, describe, is_eager, register_view, shape_of
+from ..primitive import code_of_value, describe, register_view, shape_of
 from ._arrays import tensor_or_array
 from ._dispatch import implements
 from ._views import ViewKind
-from ._operands import (is_tensor, is_traced, normalize_axis, operand, tensor_among,
-                        traced_among, value_like)
+from ._operands import (broadcasts_to, is_tensor, is_traced, normalize_axis, operand,
+                        tensor_among, traced_among, value_like)
 
 
 # ------------------------------------------------------------------ parsing an index
@@ -406,11 +406,7 @@ def _fit(values, target: tuple):
     while len(shape) > len(target) and shape[0] == 1:
         shape = shape[1:]
         values = st.reshape(values, shape)
-    try:
-        ok = np.broadcast_shapes(shape, target) == target
-    except ValueError:
-        ok = False
-    if not ok:
+    if not broadcasts_to(shape, target):
         raise ShapeError(f"x.at[...]: values {describe(values)} cannot be broadcast to the "
                          f"indexed shape {list(target)}")
     return st.broadcast_to(values, target)

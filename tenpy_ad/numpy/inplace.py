@@ -25,6 +25,7 @@ from ..primitive import (Tensor, describe, is_aliased, is_complex_value, is_eage
 from ..ops.elementwise import fresh_handle
 from . import _views
 from ._arrays import tensor_or_array
+from ._operands import broadcasts_to
 from ._dispatch import implements
 from .indexing import BASIC_INDEX, index_update
 
@@ -114,11 +115,7 @@ def _fitted(target, value, what: str, casting: str = "same_kind"):
     from .arithmetic import astype
     shape, value_shape = tuple(target.shape), tuple(shape_of(value))
     if value_shape != shape:
-        try:
-            ok = np.broadcast_shapes(value_shape, shape) == shape
-        except ValueError:
-            ok = False
-        if not ok:
+        if not broadcasts_to(value_shape, shape):
             raise ShapeError(f"{what}: non-broadcastable output operand with shape "
                              f"{shape} doesn't match the broadcast shape {value_shape}")
         value = broadcast_to(value, shape)

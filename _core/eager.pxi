@@ -57,6 +57,21 @@ cdef class Tensor(ArraySurface):
         self.data = data if type(data) is _ndarray else _asarray(data)
         self._requires_grad = bool(requires_grad)
 
+    property _view:
+        """Its ViewLink if it is a registered view (numpy/_views.py), else None."""
+        def __get__(self):
+            return self._alias if type(self._alias) is ViewLink else None
+
+    property _views:
+        """A base's weak references to its live views and exported arrays, or None."""
+        def __get__(self):
+            return self._alias if type(self._alias) is list else None
+
+        def __set__(self, list value):
+            if type(self._alias) is ViewLink:
+                raise _errors["ArgumentError"]("_views: a view keeps no views of its own")
+            self._alias = value
+
     @property
     def data(self):
         """The value, an ndarray (shared, not copied: write to it only off the tape)."""
@@ -209,6 +224,25 @@ cdef class ViewLink:
         self.base, self.steps, self.readonly = base, steps, readonly
 
 
+cdef inline ViewLink _link_of(Tensor t):
+    """``t``'s link to its base if it is a view, else None."""
+    return <ViewLink>t._alias if type(t._alias) is ViewLink else None
+
+
+cdef int _remember(Tensor base, object reference) except -1:
+    """Keep the weak ``reference`` to a view (or an exported array) on the root ``base``
+    (dead ones pruned at 16)."""
+    cdef list views
+    if base._alias is None:
+        base._alias = [reference]
+        return 0
+    views = <list>base._alias
+    if len(views) >= 16:
+        views = base._alias = [r for r in views if PyWeakref_GetObject(r) != <PyObject*>None]
+    views.append(reference)
+    return 0
+
+
 cdef int _views_suspended = 0          # > 0 while a write recomputes views (temporaries)
 
 
@@ -238,22 +272,17 @@ def register_view(object result, object parent, object kind, object arg,
     if type(result) is not Tensor or type(parent) is not Tensor:
         return result
     view, origin = <Tensor>result, <Tensor>parent
-    if view._view is not None:                  # a nested call registered it
+    if view._alias is not None:                 # a nested call registered it
         return result
-    link = origin._view
+    link = _link_of(origin)
     if link is None:
         base = origin
-        view._view = ViewLink(base, ((kind, arg),), readonly)
+        view._alias = ViewLink(base, ((kind, arg),), readonly)
     else:
         base = link.base
-        view._view = ViewLink(base, link.steps + ((kind, arg),),
+        view._alias = ViewLink(base, link.steps + ((kind, arg),),
                               readonly if readonly is not None else link.readonly)
-    if base._views is None:
-        base._views = [PyWeakref_NewRef(view, None)]
-    else:
-        if len(base._views) >= 16:
-            base._views = [r for r in base._views if PyWeakref_GetObject(r) != <PyObject*>None]
-        base._views.append(PyWeakref_NewRef(view, None))
+    _remember(base, PyWeakref_NewRef(view, None))
     return result
 
 
@@ -289,13 +318,7 @@ cdef object _exported(Tensor t):
     tensor cannot reach it, so numpy/inplace.py refuses the write while it lives."""
     import weakref
     holder = _HeldValues(t.data)
-    root = t if t._view is None else t._view.base
-    if root._views is None:
-        root._views = [weakref.ref(holder)]
-    else:
-        if len(root._views) >= 16:
-            root._views = [ref for ref in root._views if ref() is not None]
-        root._views.append(weakref.ref(holder))
+    _remember(t if _link_of(t) is None else _link_of(t).base, weakref.ref(holder))
     return _np.asarray(holder)
 
 
@@ -354,7 +377,7 @@ cpdef bint rebind_plain(object target_obj, object result):
     if type(target_obj) is not Tensor or type(result) is not Tensor:
         return False
     target = <Tensor>target_obj
-    if target._view is not None or target._views is not None:
+    if target._alias is not None:
         return False
     if target._node is None and target._requires_grad:
         return False

@@ -120,10 +120,10 @@ cdef class Tensor(ArraySurface):  # an eager tensor (eager.pxi)
     cdef object data                  # the ndarray (a read-only property, eager.pxi)
     cdef public object grad
     cdef bint _requires_grad
+    cdef int _slot                    # which output of ``_node`` (beside the flag: packed)
     cdef object _node                 # TapeNode that produced it (None for leaves)
-    cdef int _slot                    # which output of ``_node``
-    cdef public ViewLink _view        # a view's link to its base (numpy/_views.py) or None
-    cdef public list _views           # a base's weak references to its live views, or None
+    cdef object _alias                # a view's ViewLink to its base, or a base's weak
+                                      # references to its live views (a list), or None
     cdef object __weakref__
 
 cdef class ViewLink:              # an eager view's way back to its base (eager.pxi)

@@ -59,6 +59,10 @@ class Schema:
             return None
         return f"{where} = {short_repr(value)} is not {self.description}"
 
+    def accepts(self, value) -> bool:
+        """Whether ``value`` fits, building no message (every bind asks)."""
+        return self.fits(value)
+
     def example(self):
         """A value the schema accepts."""
         raise NotImplementedError
@@ -196,6 +200,9 @@ class Maybe(Schema):
     def problem(self, value, where: str) -> str | None:
         return None if value is None else self.schema.problem(value, where)
 
+    def accepts(self, value) -> bool:
+        return value is None or self.schema.accepts(value)
+
     def example(self):
         return self.schema.example()
 
@@ -210,8 +217,11 @@ class AnyOf(Schema):
         self.schemas = schemas
         self.description = description or " or ".join(s.description for s in schemas)
 
+    def accepts(self, value) -> bool:
+        return any(s.accepts(value) for s in self.schemas)
+
     def problem(self, value, where: str) -> str | None:
-        if any(s.problem(value, where) is None for s in self.schemas):
+        if self.accepts(value):
             return None
         if type(value) is tuple and value:   # the closest alternative: as long a tuple
             same = [s for s in self.schemas
@@ -235,6 +245,10 @@ class Struct(Schema):
     def __init__(self, *fields: Schema):
         self.fields = fields
         self.description = f"a tuple of {len(fields)}"
+
+    def accepts(self, value) -> bool:
+        return type(value) is tuple and len(value) == len(self.fields) and all(
+            field.accepts(item) for field, item in zip(self.fields, value))
 
     def problem(self, value, where: str) -> str | None:
         if type(value) is not tuple or len(value) != len(self.fields):
@@ -269,6 +283,15 @@ class TupleOf(Schema):
         self._example = example
         self.description = (f"a tuple of {item.description}" + (" (increasing)" if increasing
                                                                 else ""))
+
+    def accepts(self, value) -> bool:
+        if type(value) is not tuple or not self.min_length <= len(value) <= self.max_length:
+            return False
+        if not all(self.item.accepts(item) for item in value):
+            return False
+        if self.increasing and any(a >= b for a, b in zip(value, value[1:])):
+            return False
+        return self.valid is None or bool(self.valid(value))
 
     def problem(self, value, where: str) -> str | None:
         if type(value) is not tuple:
@@ -365,6 +388,8 @@ class ParamCheck:
         self.name, self.schema = name, schema
 
     def __call__(self, params) -> None:
+        if self.schema.accepts(params):
+            return
         message = self.schema.problem(params, self.schema.label or "params")
         if message is not None:
             raise ParamError(f"{self.name}: {message}")

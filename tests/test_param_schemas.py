@@ -40,6 +40,9 @@ def test_every_primitive_rejects_malformed_params(name):
         with pytest.raises(ParamError) as excinfo:
             check_params(prim, bad)
         assert str(excinfo.value).startswith(f"{name}: "), str(excinfo.value)
+        assert not schema.accepts(bad)       # the quick test agrees with the message
+    if example is not None:
+        assert schema.accepts(example) and schema.problem(example, "params") is None
 
 
 def _spec_graphs():

@@ -93,7 +93,7 @@ def written_out(implementation: Callable, args: tuple, kwargs: dict):
     in place, which is returned (NumPy's ``out=``, for every function that takes one)."""
     kwargs = dict(kwargs)
     out = kwargs.pop("out")
-    return _written(out, implementation(*args, **kwargs),
+    return written(out, implementation(*args, **kwargs),
                     f"np.{implementation.__name__}(..., out=...)")
 
 
@@ -151,10 +151,19 @@ def array_function(func, types, args, kwargs):
     return implementation(*args, **kwargs)
 
 
-def _written(out, result, what: str):
+#: the in-place writer (numpy/inplace.py's write_out, installed when it is imported: it
+#: sits above the dispatch, whose out= it serves)
+_WRITER: list = []
+
+
+def install_writer(write_out: Callable) -> None:
+    """Install ``write_out(out, result, what)``, which NumPy's ``out=`` calls."""
+    _WRITER[:] = [write_out]
+
+
+def written(out, result, what: str):
     """``result`` written into ``out`` in place (numpy/inplace.py), ``out`` returned."""
-    from .inplace import write_out
-    return write_out(out, result, what)
+    return _WRITER[0](out, result, what)
 
 
 def array_ufunc(ufunc, method, inputs, kwargs):
@@ -162,7 +171,7 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     out = kwargs.get("out")
     if out is not None:                          # np.add(a, b, out=t), arr += t, t += arr
         kwargs = {k: v for k, v in kwargs.items() if k != "out"}
-        return _written(out, array_ufunc(ufunc, method, inputs, kwargs),
+        return written(out, array_ufunc(ufunc, method, inputs, kwargs),
                         f"np.{ufunc.__name__}(..., out=...)")
     if method == "__call__":
         implementation = _BY_FUNCTION.get(ufunc)

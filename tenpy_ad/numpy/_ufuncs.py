@@ -34,6 +34,7 @@ from ..ops import structural as st
 from ..primitive import code_of_value, native_pair, native_tensor, shape_of
 from ._arrays import as_array
 from ._dispatch import implements, resolve
+from ._dispatch import written as write_into
 from ._operands import (broadcast_shapes, dtype_key, in_one_mode, operand, tensor_among,
                         traced_among)
 
@@ -133,8 +134,7 @@ def options(name: str, out, kwargs: dict) -> tuple:
 
 def written(ufunc, out, result):
     """``tnp.add(a, b, out=t)``: ``result`` written into ``out`` (numpy/inplace.py)."""
-    from .inplace import write_out
-    return write_out(out, result, f"np.{ufunc.__name__}(..., out=...)")
+    return write_into(out, result, f"np.{ufunc.__name__}(..., out=...)")
 
 
 def _numpy(ufunc, operands, out, kwargs: dict):

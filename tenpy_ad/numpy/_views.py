@@ -20,7 +20,8 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from ..primitive import register_shared_view, register_view, suspend_views
+from ..ops.elementwise import fresh_handle
+from ..primitive import is_eager, register_shared_view, register_view, relaid, suspend_views
 
 
 class ViewKind(NamedTuple):
@@ -28,20 +29,12 @@ class ViewKind(NamedTuple):
     name: str
     forward: Callable                      # (parent, arg) -> the view
     update: Callable | None                # (parent, child, arg) -> the parent; None:
-    #                                        by positions (update_by_positions)
+    #                                        by positions (numpy/inplace.py)
 
 
 def forward(step: tuple, parent):
     """The view ``step`` makes of ``parent``."""
     return step[0].forward(parent, step[1])
-
-
-def update(step: tuple, parent, child):
-    """``parent`` with the view ``step`` makes of it replaced by ``child``."""
-    kind, arg = step
-    if kind.update is None:
-        return update_by_positions(lambda p: kind.forward(p, arg), parent, child)
-    return kind.update(parent, child, arg)
 
 
 def is_view_of(result, x) -> bool:
@@ -75,18 +68,6 @@ def recompute(base, steps: tuple):
     return value
 
 
-def update_by_positions(forward: Callable, parent, child):
-    """``parent`` with the entries ``forward`` selects replaced by ``child``: ``forward``
-    run on the positions ``arange(size)`` tells which entry each of the view's is."""
-    from . import indexing, shaping
-    shape = tuple(parent.shape)
-    positions = np.asarray(forward(np.arange(int(np.prod(shape))).reshape(shape)))
-    flat = shaping.reshape(parent, (-1,))
-    flat = indexing.index_update(flat)[positions.reshape(-1)].set(
-        shaping.reshape(child, (-1,)))
-    return shaping.reshape(flat, shape)
-
-
 class suspended:
     """``with suspended():`` the write machinery's own ops register no views."""
 
@@ -95,6 +76,34 @@ class suspended:
 
     def __exit__(self, *exc):
         suspend_views(False)
+
+
+# ------------------------------------------------------------------ copies in NumPy's layout
+
+def copy_tensor(x, order: str = "K"):
+    """A new handle of ``x``'s value: writes to either leave the other alone.  A leaf that
+    requires grad is copied through the tape (the copy is not a leaf).  Its values are
+    laid out as NumPy's copy with ``order`` lays them out (``ndarray.copy``: "C",
+    ``np.copy``: "K"), so its reshapes are views where NumPy's are."""
+    if not is_eager(x):
+        return x                       # arrays were copied by tensor_or_array; traced: immutable
+    copy = fresh_handle(x)
+    in_layout(copy, order)
+    return copy
+
+
+def in_layout(t, order: str, like=None) -> None:
+    """Lay out the values of the fresh eager handle ``t`` as NumPy's copy of them with
+    ``order`` would be (``like``: as NumPy's ``*_like(like, order=order)``)."""
+    data, flags = t.data, t.data.flags
+    if like is None:
+        if (flags.c_contiguous and order != "F") or (flags.f_contiguous and order != "C"):
+            return                     # already NumPy's layout (most tensors: no work)
+        relaid(t, np.copy(data, order=order))
+    elif not like.data.flags.c_contiguous and order in "KA":
+        array = np.empty_like(like.data, dtype=data.dtype, order=order)
+        array[...] = data
+        relaid(t, array)
 
 
 # ------------------------------------------------------------------ the view kinds

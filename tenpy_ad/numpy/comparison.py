@@ -17,7 +17,7 @@ from ..ops import piecewise as pw
 from ..ops import structural as st
 from ..primitive import bind2, shape_of
 from ._arrays import as_array, tensor_or_array
-from ._dispatch import implements
+from ._dispatch import implements, written
 from ._operands import broadcast_shapes, common
 from ._ufuncs import options, ufunc_function
 
@@ -68,8 +68,7 @@ def clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue, 
     side; ``a_min > a_max`` gives ``a_max``, as NumPy).  The derivative goes to ``a``
     where it is the result, bounds included, and to a bound where it replaced ``a``."""
     if out is not None:                    # np.clip(x, 0, 1, out=t), t.clip(0, 1, out=t)
-        from .inplace import write_out
-        return write_out(out, clip(a, a_min, a_max, min=min, max=max, **kwargs),
+        return written(out, clip(a, a_min, a_max, min=min, max=max, **kwargs),
                          "np.clip(..., out=...)")
     lower, upper = _bounds(a_min, a_max, min, max)
     dtype, _ = options("clip", out, kwargs)

@@ -104,7 +104,7 @@ def _like(a, fill_value, dtype, shape, order="K"):
     shape = shape_of(like) if same_shape else _shape_tuple("full_like", shape)
     result = _filled(shape, as_array(fill_value), code, like)
     if same_shape and not is_tensor(fill_value) and is_eager(like):    # a fresh result
-        from .inplace import in_layout
+        from ._views import in_layout
         in_layout(result, order, like)
     return result
 

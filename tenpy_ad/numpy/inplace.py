@@ -15,18 +15,19 @@ rebound: ``a += v`` returns a new node (Python rebinds the name), every other wr
 from __future__ import annotations
 
 import operator
+from typing import Callable
 
 import numpy as np
 
 from ..errors import (ArgumentValueError, DTypeError, NotDifferentiableError, ShapeError,
                       TapeError, UnsupportedError)
 from ..primitive import (Tensor, describe, is_aliased, is_complex_value, is_eager,
-                         is_grad_enabled, is_traced, rebind, rebind_plain, relaid, shape_of)
-from ..ops.elementwise import fresh_handle
-from . import _views
+                         is_grad_enabled, is_traced, rebind, rebind_plain, shape_of)
+from . import _dispatch, _views
 from ._arrays import tensor_or_array
 from ._operands import broadcasts_to
 from ._dispatch import implements
+from ._views import copy_tensor
 from .indexing import BASIC_INDEX, index_update
 
 _AT_HINT = "write x = x.at[index].set(value) (or .add(value)), which returns the new tensor"
@@ -81,8 +82,28 @@ def _through_chain(base, steps: tuple, value):
     for step in steps[:-1]:
         parents.append(_views.forward(step, parents[-1]))
     for step, parent in zip(reversed(steps), reversed(parents)):
-        value = _views.update(step, parent, value)
+        value = _update(step, parent, value)
     return value
+
+
+def _update(step: tuple, parent, child):
+    """``parent`` with the view ``step`` makes of it replaced by ``child``."""
+    kind, arg = step
+    if kind.update is None:
+        return _by_positions(lambda p: kind.forward(p, arg), parent, child)
+    return kind.update(parent, child, arg)
+
+
+def _by_positions(forward: Callable, parent, child):
+    """``parent`` with the entries ``forward`` selects replaced by ``child``: ``forward``
+    run on the positions ``arange(size)`` tells which entry each of the view's is."""
+    from . import indexing, shaping
+    shape = tuple(parent.shape)
+    positions = np.asarray(forward(np.arange(int(np.prod(shape))).reshape(shape)))
+    flat = shaping.reshape(parent, (-1,))
+    flat = indexing.index_update(flat)[positions.reshape(-1)].set(
+        shaping.reshape(child, (-1,)))
+    return shaping.reshape(flat, shape)
 
 
 def _rebind_base(base, value) -> None:
@@ -229,32 +250,6 @@ def conj_method(x):
     return x if not is_complex_value(x) else conj(x)
 
 
-def copy_tensor(x, order: str = "K"):
-    """A new handle of ``x``'s value: writes to either leave the other alone.  A leaf that
-    requires grad is copied through the tape (the copy is not a leaf).  Its values are
-    laid out as NumPy's copy with ``order`` lays them out (``ndarray.copy``: "C",
-    ``np.copy``: "K"), so its reshapes are views where NumPy's are."""
-    if not is_eager(x):
-        return x                       # arrays were copied by tensor_or_array; traced: immutable
-    copy = fresh_handle(x)
-    in_layout(copy, order)
-    return copy
-
-
-def in_layout(t, order: str, like=None) -> None:
-    """Lay out the values of the fresh eager handle ``t`` as NumPy's copy of them with
-    ``order`` would be (``like``: as NumPy's ``*_like(like, order=order)``)."""
-    data, flags = t.data, t.data.flags
-    if like is None:
-        if (flags.c_contiguous and order != "F") or (flags.f_contiguous and order != "C"):
-            return                     # already NumPy's layout (most tensors: no work)
-        relaid(t, np.copy(data, order=order))
-    elif not like.data.flags.c_contiguous and order in "KA":
-        array = np.empty_like(like.data, dtype=data.dtype, order=order)
-        array[...] = data
-        relaid(t, array)
-
-
 # ------------------------------------------------------------------ out=, copyto, put
 
 def write_out(out, result, what: str, operands=()):
@@ -345,3 +340,6 @@ def _put_flat(a, positions: np.ndarray, values, what: str) -> None:
 
 
 __all__ = ["copyto", "put", "place"]
+
+
+_dispatch.install_writer(write_out)      # out= of the dispatch and the ufuncs writes here

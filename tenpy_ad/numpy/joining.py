@@ -70,7 +70,7 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0,  # 
     tensor, a copy unless ``copy`` is false (then the tensor itself, or a view)."""
     result = _stacked_array(object, dtype, ndmin)
     if copy and (result is object or is_view_of(result, object)):
-        from .inplace import copy_tensor
+        from ._views import copy_tensor
         return copy_tensor(result)      # writes into the copy leave ``object`` alone
     return result
 

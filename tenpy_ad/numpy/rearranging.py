@@ -108,7 +108,7 @@ def roll(a, shift, axis=None):
         if n and s % n:
             rolled = st.take_static(rolled, np.roll(np.arange(n), s), ax)
     if rolled is a:                    # NumPy's roll returns a new array also for a 0 shift
-        from .inplace import copy_tensor
+        from ._views import copy_tensor
         return copy_tensor(a)
     return rolled
 

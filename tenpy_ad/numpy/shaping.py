@@ -274,7 +274,7 @@ def size(a, axis=None) -> int:
 def copy(a, order="K", subok=False):
     """A copy: a new tensor of the same value (no array is copied: a write makes a new
     array), which later writes to either leave the other alone."""
-    from .inplace import copy_tensor
+    from ._views import copy_tensor
     return copy_tensor(tensor_or_array(a, "copy"), order)
 
 

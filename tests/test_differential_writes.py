@@ -191,9 +191,6 @@ def program(xp, sp, lx, x, y):
 """, x=_X, y=_Y)
 
 
-@pytest.mark.xfail(strict=True, reason="np.einsum that only relabels axes ('ab->ba', "
-                   "'aa->a') is a view in NumPy, a copy in tenpy_ad: writes into the base "
-                   "do not reach it")
 def test_einsum_relabeling_is_a_view():
     _check("""
 def program(xp, sp, lx, x, y):

@@ -25,6 +25,7 @@ from .arithmetic import multiply, subtract
 from .indexing import getitem
 from .joining import stack
 from .shaping import reshape, transpose
+from ._views import selected
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -409,7 +410,21 @@ def einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting="
         subscripts, operands = _from_sublists(operands)
     if dtype is not None:
         operands = [tensor_or_array(x, "einsum").astype(dtype) for x in operands]
-    return _einsum(subscripts, operands)
+    result = _einsum(subscripts, operands)
+    if len(operands) == 1 and dtype is None and _relabels(subscripts):
+        # NumPy's one-operand einsum without a sum is a view (a transpose, a diagonal)
+        return selected(result, operands[0], "einsum", lambda p: _einsum(subscripts, [p]))
+    return result
+
+
+def _relabels(subscripts: str) -> bool:
+    """Whether a one-operand einsum only relabels axes (a transpose, diagonals): every
+    letter, and ``...``, of the operand stands in the output."""
+    left, arrow, right = subscripts.replace(" ", "").partition("->")
+    letters = left.replace("...", "")
+    if not arrow:                        # implicit output: the letters that appear once
+        return len(set(letters)) == len(letters)
+    return ("..." in right or "..." not in left) and set(letters) <= set(right)
 
 
 def _sublist_letters(sublist) -> str:

@@ -589,10 +589,15 @@ _SPECIAL_UNARY = {
     "gamma": "xp.abs({x}) + 0.5", "gammaln": "xp.abs({x}) + 0.5",
     "digamma": "xp.abs({x}) + 0.5", "entr": "xp.abs({x}) + 0.1",
     "logit": "0.05 + 0.9 * sp.special.expit({x})",
+    "erfcx": "{x}", "ndtr": "{x}", "log_ndtr": "{x}", "i0": "{x}", "i1": "{x}",
+    "i0e": "xp.abs({x}) + 0.1", "i1e": "xp.abs({x}) + 0.1",
 }
 _SPECIAL_BINARY = {"xlogy": ("{x}", "xp.abs({y}) + 0.5"), "xlog1py": ("{x}", "xp.abs({y})"),
                    "rel_entr": ("xp.abs({x}) + 0.1", "xp.abs({y}) + 0.1"),
-                   "kl_div": ("xp.abs({x}) + 0.1", "xp.abs({y}) + 0.1")}
+                   "kl_div": ("xp.abs({x}) + 0.1", "xp.abs({y}) + 0.1"),
+                   # the shape parameter is a constant: its derivative raises by design
+                   "gammainc": ("1.5", "xp.abs({y}) + 0.1"),
+                   "gammaincc": ("2.5", "xp.abs({y}) + 0.1")}
 
 
 def _special(g: Generator):

@@ -8,6 +8,7 @@ import ad_blowup
 import build_cost
 import ctmrg
 import eager_chains
+import inplace_writes
 import memory_per_node
 import numpy_dispatch
 import small_ops
@@ -61,3 +62,10 @@ def test_script_runs(script, argv, capsys):
     assert script.main(argv) == 0
     out = capsys.readouterr().out
     assert len(out.splitlines()) >= 3
+
+
+def test_inplace_writes_prints_each_form_beside_its_functional_form(capsys):
+    assert inplace_writes.main(["--n", "3", "--writes", "2", "--repeats", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = [line for line in lines if line.startswith("t")]
+    assert len(rows) == 6 and all(len(line.split()) >= 5 for line in rows)

@@ -590,6 +590,7 @@ _SPECIAL_UNARY = {
     "digamma": "xp.abs({x}) + 0.5", "entr": "xp.abs({x}) + 0.1",
     "logit": "0.05 + 0.9 * sp.special.expit({x})",
     "erfcx": "{x}", "ndtr": "{x}", "log_ndtr": "{x}", "i0": "{x}", "i1": "{x}",
+    "ndtri": "0.05 + 0.9 * sp.special.expit({x})",
     "i0e": "xp.abs({x}) + 0.1", "i1e": "xp.abs({x}) + 0.1",
 }
 _SPECIAL_BINARY = {"xlogy": ("{x}", "xp.abs({y}) + 0.5"), "xlog1py": ("{x}", "xp.abs({y})"),

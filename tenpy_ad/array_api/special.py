@@ -2,7 +2,7 @@
 special functions of a namespace.  Every function of :mod:`tenpy_ad.scipy.special`
 (``ndtr``, ``log_ndtr``, ``erfcx``, the Bessel functions ``i0``, ``i0e``, ``i1``, ``i1e``,
 ``gammainc``, ``gammaincc``, ``chdtr`` and ``chdtrc`` among them), and the ones SciPy's
-statistics ask for that are exact compositions of them (``ndtri``, ``exp2``, ``sinc``,
+statistics ask for that are exact compositions of them (``exp2``, ``sinc``,
 ``multigammaln``), so the p-values of ``scipy.stats``' tests (normal and chi-square
 approximations) stay on the tape.
 
@@ -18,13 +18,8 @@ from .. import numpy as tnp
 from ..errors import ArgumentError
 from ..scipy.special import *                          # noqa: F401,F403 - re-exported
 from ..scipy.special import __all__ as _scipy_names
-from ..scipy.special import erfcinv, gammaln
+from ..scipy.special import gammaln
 from ._convert import tensors
-
-
-def ndtri(p):
-    """The inverse of :func:`ndtr`: ``-sqrt(2) erfcinv(2 p)`` (``∓inf`` at 0 and 1)."""
-    return tensors(tnp.multiply(-math.sqrt(2.0), erfcinv(tnp.multiply(2.0, p))))
 
 
 def exp2(x):
@@ -49,4 +44,4 @@ def multigammaln(a, d):
     return tensors(total)
 
 
-__all__ = [*_scipy_names, "ndtri", "exp2", "sinc", "multigammaln"]
+__all__ = [*_scipy_names, "exp2", "sinc", "multigammaln"]

@@ -204,9 +204,16 @@ def log_softmax(x, axis=None):
     return tnp.subtract(shifted, total)
 
 
+@implements("scipy.special.ndtri")
+def ndtri(p):
+    """The inverse of ``ndtr`` on ``[0, 1]``: ``-sqrt(2) erfcinv(2 p)`` (``∓inf`` at 0
+    and 1; real ``p``)."""
+    return tnp.multiply(-np.sqrt(2.0), erfcinv(tnp.multiply(2.0, p)))
+
+
 __all__ = ["erf", "erfc", "erfinv", "erfcinv", "gamma", "gammaln", "loggamma", "psi",
            "digamma", "polygamma", "expit", "logit", "log_expit", "xlogy", "xlog1py",
            "entr", "rel_entr", "kl_div", "erfcx", "ndtr", "log_ndtr", "i0", "i0e", "i1",
-           "i1e", "gammainc", "gammaincc", "chdtr", "chdtrc", "softmax", "log_softmax",
-           "logsumexp"]
+           "i1e", "gammainc", "gammaincc", "chdtr", "chdtrc", "ndtri", "softmax",
+           "log_softmax", "logsumexp"]
 

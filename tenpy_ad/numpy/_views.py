@@ -92,18 +92,13 @@ def copy_tensor(x, order: str = "K"):
     return copy
 
 
-def in_layout(t, order: str, like=None) -> None:
+def in_layout(t, order: str) -> None:
     """Lay out the values of the fresh eager handle ``t`` as NumPy's copy of them with
-    ``order`` would be (``like``: as NumPy's ``*_like(like, order=order)``)."""
-    data, flags = t.data, t.data.flags
-    if like is None:
-        if (flags.c_contiguous and order != "F") or (flags.f_contiguous and order != "C"):
-            return                     # already NumPy's layout (most tensors: no work)
-        relaid(t, np.copy(data, order=order))
-    elif not like.data.flags.c_contiguous and order in "KA":
-        array = np.empty_like(like.data, dtype=data.dtype, order=order)
-        array[...] = data
-        relaid(t, array)
+    ``order`` would be."""
+    flags = t.data.flags
+    if (flags.c_contiguous and order != "F") or (flags.f_contiguous and order != "C"):
+        return                         # already NumPy's layout (most tensors: no work)
+    relaid(t, np.copy(t.data, order=order))
 
 
 # ------------------------------------------------------------------ the view kinds

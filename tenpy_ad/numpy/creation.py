@@ -65,10 +65,11 @@ def identity(n, dtype=None, **kwargs) -> np.ndarray:
     return np.identity(n, dtype=dtype)
 
 
-def _filled(shape: tuple, fill_value, code: int, like=None):
+def _filled(shape: tuple, fill_value, code: int, like=None, order: str = "C"):
     """An array of ``shape`` filled with ``fill_value`` (a tensor is broadcast to it,
     differentiably) in dtype ``code``: a node if ``fill_value`` or ``like`` is traced, else
-    an eager Tensor."""
+    an eager Tensor (of ``like``'s shape: laid out as NumPy's ``full_like`` with
+    ``order``)."""
     traced = traced_among((like, fill_value))
     if is_tensor(fill_value):
         value = operand(fill_value, code, traced)
@@ -79,6 +80,8 @@ def _filled(shape: tuple, fill_value, code: int, like=None):
     if traced:
         return st.broadcast_to(constant(np.asarray(fill_value, dtypes.DTYPES[code]), code),
                                shape)
+    if is_eager(like) and shape == shape_of(like):
+        return Tensor(np.full_like(like.data, fill_value, dtypes.DTYPES[code], order))
     return Tensor(np.full(shape, fill_value, dtype=dtypes.DTYPES[code]))
 
 
@@ -100,13 +103,8 @@ def _like(a, fill_value, dtype, shape, order="K"):
     result laid out as NumPy's, in the prototype's layout for order "K")."""
     like = tensor_or_array(a, "full_like")
     code = _code(dtype, code_of_value(like))
-    same_shape = shape is None
-    shape = shape_of(like) if same_shape else _shape_tuple("full_like", shape)
-    result = _filled(shape, as_array(fill_value), code, like)
-    if same_shape and not is_tensor(fill_value) and is_eager(like):    # a fresh result
-        from ._views import in_layout
-        in_layout(result, order, like)
-    return result
+    shape = shape_of(like) if shape is None else _shape_tuple("full_like", shape)
+    return _filled(shape, as_array(fill_value), code, like, order)
 
 
 @implements("numpy.full_like")

@@ -46,6 +46,7 @@ cdef class TapeNode:
 #: how to write a tensor that requires grad somewhere (the refusals of a NumPy target)
 cdef str _WRITE_HINT = ("make the target a tensor and write into it, z = np.zeros_like(t, "
                         "shape=...) or z = tp.tensor(np.zeros(shape)); z[idx] = t")
+WRITE_HINT = _WRITE_HINT                # (numpy/inplace.py's refusals say the same)
 
 
 @cython.no_gc

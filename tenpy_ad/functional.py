@@ -74,12 +74,12 @@ def _run(fn: Callable, *args, **kwargs):
         _running[0] -= 1
 
 
-def _nested(leaves, xs, outputs) -> bool:
-    """Whether an eager transform keeps its tape: a differentiated argument requires grad,
-    or (inside another transform) its outputs depend on another tensor that does."""
-    if any_requires_grad(leaves):
-        return True
-    return _running[0] > 0 and _core.reaches_other_leaves(list(outputs), list(xs))
+def _nested(kept: bool, xs, outputs) -> bool:
+    """Whether an eager transform keeps its tape: a differentiated argument requires grad
+    (``kept``: the arguments were kept as they are), or (inside another transform) its
+    outputs depend on another tensor that does."""
+    return kept or (_running[0] > 0 and
+                    _core.reaches_other_leaves(list(outputs), list(xs)))
 
 
 def _eager_leaves(leaves, nested: bool) -> list:
@@ -122,10 +122,11 @@ def value_and_grad(fn: Callable, argnums=0, has_aux: bool = False) -> Callable:
             grads = ad.grad(as_node(value), leaves)
             result = tree_unflatten(treedef, grads)
         else:
-            xs = _eager_leaves(leaves, any_requires_grad(leaves))
+            kept = any_requires_grad(leaves)
+            xs = _eager_leaves(leaves, kept)
             new_args = _replace_args(args, nums, tree_unflatten(treedef, xs))
             value, aux = _split_aux(_run(fn, *new_args, **kwargs), has_aux)
-            nested = _nested(leaves, xs, [value])
+            nested = _nested(kept, xs, [value])
             _check_scalar_loss(value)
             grads = gradients("grad", [value], xs, None, nested, nested)
             result = tree_unflatten(treedef, [_concrete(g, nested) for g in grads])
@@ -182,10 +183,11 @@ def vjp(fn: Callable, *primals, has_aux: bool = False):
             return tree_unflatten(treedef, ad.vjp(out_leaves, leaves, ct_leaves))
         result = out
     else:
-        xs = _eager_leaves(leaves, any_requires_grad(leaves))
+        kept = any_requires_grad(leaves)
+        xs = _eager_leaves(leaves, kept)
         out, aux = _split_aux(_run(fn, *tree_unflatten(treedef, xs)), has_aux)
         out_leaves, out_def = tree_flatten(out)
-        nested = _nested(leaves, xs, out_leaves)
+        nested = _nested(kept, xs, out_leaves)
 
         def vjp_fn(cotangent):
             ct_leaves = _matching_leaves(cotangent, out_def, "cotangent")
@@ -221,11 +223,12 @@ def jvp(fn: Callable, primals: Sequence, tangents: Sequence):
         out = fn(*primals)
         out_leaves, out_def = tree_flatten(out)
         return out, tree_unflatten(out_def, ad.jvp(out_leaves, leaves, t_leaves))
-    xs = _eager_leaves(leaves, any_requires_grad(leaves))
+    kept = any_requires_grad(leaves)
+    xs = _eager_leaves(leaves, kept)
     seeds = [_tangent_for(x, t) for x, t in zip(xs, t_leaves)]
     out = _run(fn, *tree_unflatten(treedef, xs))
     out_leaves, out_def = tree_flatten(out)
-    nested = _nested(leaves, xs, out_leaves) or any_requires_grad(t_leaves)
+    nested = _nested(kept, xs, out_leaves) or any_requires_grad(t_leaves)
     t_out = _core.eager_tangents(out_leaves, xs, seeds, nested)
     t_out = [np.zeros_like(array_value(o)) if t is None else t
              for o, t in zip(out_leaves, t_out)]

@@ -106,7 +106,8 @@ register_view = _core.register_view       # views of eager tensors (numpy/_views
 register_shared_view = _core.register_shared_view
 suspend_views = _core.suspend_views
 is_aliased = _core.is_aliased              # a traced tensor with NumPy-level views
-relaid = _core.relaid                     # a fresh handle's values in NumPy's layout
+relaid = _core.relaid
+WRITE_HINT = _core.WRITE_HINT             # how to write a grad tensor: into a tensor                     # a fresh handle's values in NumPy's layout
 is_grad_enabled = _core.is_grad_enabled
 # for the NumPy surface: whether a call holds a tensor, what NumPy's promotion sees of an
 # operand, whether a ufunc's strict primitive takes its operands as they are

@@ -47,17 +47,12 @@ def is_view_of(result, x) -> bool:
 
 def live_views(base) -> list:
     """The views of ``base`` still alive (dead references are dropped)."""
-    views = base._views
-    if not views:
+    refs = base._views
+    if not refs:
         return []
-    alive = [v for v in (ref() for ref in views) if v is not None]
-    base._views = [weakref_to(v) for v in alive] or None
-    return alive
-
-
-def weakref_to(value):
-    import weakref
-    return weakref.ref(value)
+    pairs = [(ref, ref()) for ref in refs]
+    base._views = [ref for ref, view in pairs if view is not None] or None
+    return [view for _, view in pairs if view is not None]
 
 
 def recompute(base, steps: tuple):

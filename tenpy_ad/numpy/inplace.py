@@ -21,14 +21,19 @@ import numpy as np
 
 from ..errors import (ArgumentValueError, DTypeError, NotDifferentiableError, ShapeError,
                       TapeError, UnsupportedError)
-from ..primitive import (Tensor, describe, is_aliased, is_complex_value, is_eager,
+from ..primitive import (WRITE_HINT, Tensor, describe, is_aliased, is_complex_value, is_eager,
                          is_grad_enabled, is_traced, rebind, rebind_plain, shape_of)
 from . import _dispatch, _views
 from ._arrays import tensor_or_array
 from ._operands import broadcasts_to
 from ._dispatch import implements
 from ._views import copy_tensor
-from .indexing import BASIC_INDEX, index_update
+from .arithmetic import astype
+from .complex_numbers import conj
+from .creation import full_like
+from .indexing import BASIC_INDEX, index_key, index_update, take
+from .logic import where as select
+from .shaping import broadcast_to, reshape
 
 _AT_HINT = "write x = x.at[index].set(value) (or .add(value)), which returns the new tensor"
 
@@ -97,19 +102,16 @@ def _update(step: tuple, parent, child):
 def _by_positions(forward: Callable, parent, child):
     """``parent`` with the entries ``forward`` selects replaced by ``child``: ``forward``
     run on the positions ``arange(size)`` tells which entry each of the view's is."""
-    from . import indexing, shaping
     shape = tuple(parent.shape)
     positions = np.asarray(forward(np.arange(int(np.prod(shape))).reshape(shape)))
-    flat = shaping.reshape(parent, (-1,))
-    flat = indexing.index_update(flat)[positions.reshape(-1)].set(
-        shaping.reshape(child, (-1,)))
-    return shaping.reshape(flat, shape)
+    flat = index_update(reshape(parent, (-1,)))[positions.reshape(-1)].set(
+        reshape(child, (-1,)))
+    return reshape(flat, shape)
 
 
 def _rebind_base(base, value) -> None:
-    if not is_eager(value):
-        value = Tensor(np.asarray(value))
-    elif value.is_leaf and value.requires_grad and is_grad_enabled():
+    value = _as_tensor(value)
+    if value.is_leaf and value.requires_grad and is_grad_enabled():
         # np.copyto(t, x), np.positive(x, out=t) of a leaf x: the handle t would become
         # a second leaf, and the gradient of t's later uses would stop at t, not reach x
         value = copy_tensor(value)
@@ -132,8 +134,6 @@ def _as_tensor(value):
 def _fitted(target, value, what: str, casting: str = "same_kind"):
     """``value`` in ``target``'s shape and dtype, as NumPy casts and broadcasts a result
     written into an existing array."""
-    from .shaping import broadcast_to
-    from .arithmetic import astype
     shape, value_shape = tuple(target.shape), tuple(shape_of(value))
     if value_shape != shape:
         if not broadcasts_to(value_shape, shape):
@@ -171,7 +171,6 @@ def setitem(target, index, value) -> None:
 def _in_dtype(target, value, what: str):
     """``value`` cast to ``target``'s dtype, as NumPy's assignment casts (unsafely: 2.7
     into an integer tensor is 2); complex values into a real tensor are refused."""
-    from .arithmetic import astype
     dtype = np.dtype(value.dtype) if hasattr(value, "dtype") else np.asarray(value).dtype
     if dtype == target.dtype:
         return value
@@ -184,7 +183,6 @@ def _in_dtype(target, value, what: str):
 def _unchanged_view(target, index, value) -> bool:
     """Whether ``value`` is ``target[index]`` itself, a live basic view (``a[i] += v``:
     Python writes ``a[i]`` back after the view's own write reached ``a``)."""
-    from .indexing import index_key
     link, own = value._view, target._view
     base, prefix = (target, ()) if own is None else (own.base, own.steps)
     if link.base is not base or link.steps[:-1] != prefix:
@@ -233,7 +231,6 @@ def inplace_op(name: str, target, other, result=None):
 
 def fill(target, value) -> None:
     """``target.fill(value)``: every entry set to the scalar ``value``."""
-    from .creation import full_like
     if not is_eager(target):
         _refuse_traced("x.fill(value)")
     value = tensor_or_array(value, "fill")
@@ -246,7 +243,6 @@ def fill(target, value) -> None:
 def conj_method(x):
     """``x.conj()``: of a real tensor, ``x`` itself, as ``ndarray.conj`` (writes into the
     result reach ``x``); of a complex one, a new tensor."""
-    from .complex_numbers import conj
     return x if not is_complex_value(x) else conj(x)
 
 
@@ -274,9 +270,7 @@ def write_out(out, result, what: str, operands=()):
 def _write_array(target: np.ndarray, value, what: str) -> None:
     """A result written into an ndarray: a tensor that requires grad would lose its
     gradient, so it is refused with the way to write it."""
-    if is_eager(value) and value.requires_grad:
-        raise NotDifferentiableError(array_target_message(what))
-    if is_traced(value):
+    if is_traced(value) or (is_eager(value) and value.requires_grad):
         raise NotDifferentiableError(array_target_message(what))
     np.copyto(target, value.data if is_eager(value) else value, casting="same_kind")
 
@@ -284,9 +278,8 @@ def _write_array(target: np.ndarray, value, what: str) -> None:
 def array_target_message(what: str) -> str:
     """Why a tensor that requires grad cannot be written into an ndarray, and how to."""
     return (f"{what}: writing a tensor that requires grad into a NumPy array would drop "
-            "its gradient; make the target a tensor and write into it (z = np.zeros_like(t, "
-            "shape=...) or z = tp.tensor(np.zeros(shape)); z[i] = t), or build the result "
-            "functionally (tnp.stack, z.at[i].set(t))")
+            f"its gradient; {WRITE_HINT}, or build the result functionally "
+            "(tnp.stack, z.at[i].set(t))")
 
 
 @implements("numpy.copyto")
@@ -300,7 +293,6 @@ def copyto(dst, src, casting="same_kind", where=True):
         _refuse_traced("np.copyto(dst, ...)")
     value = _fitted(dst, tensor_or_array(src, "copyto"), "np.copyto", casting)
     if where is not True:
-        from .logic import where as select
         value = select(where, value, dst)
     assign(dst, value, "np.copyto")
     return None
@@ -323,8 +315,6 @@ def place(arr, mask, vals):
 
 
 def _put_flat(a, positions: np.ndarray, values, what: str) -> None:
-    from .indexing import index_update, take
-    from .shaping import reshape
     if not is_eager(a):
         _refuse_traced(f"{what}(a, ...)")
     values = reshape(tensor_or_array(values, what), (-1,))

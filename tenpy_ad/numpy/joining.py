@@ -15,7 +15,7 @@ from ..primitive import shape_of
 from ._arrays import as_array, common_operands, stack_operands, stacked, tensor_or_array
 from ._dispatch import implements
 from ._operands import is_tensor, normalize_axis
-from ._views import is_view_of, selected
+from ._views import copy_tensor, is_view_of, selected
 from .shaping import atleast_1d, atleast_2d, atleast_3d, ndim, ravel, reshape
 
 __all__ = ["array", "asarray", "asanyarray", "ascontiguousarray", "concatenate", "stack",
@@ -70,7 +70,6 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0,  # 
     tensor, a copy unless ``copy`` is false (then the tensor itself, or a view)."""
     result = _stacked_array(object, dtype, ndmin)
     if copy and (result is object or is_view_of(result, object)):
-        from ._views import copy_tensor
         return copy_tensor(result)      # writes into the copy leave ``object`` alone
     return result
 

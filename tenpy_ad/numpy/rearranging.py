@@ -16,7 +16,7 @@ from ..ops.indexing import concrete_value
 from ._arrays import tensor_or_array
 from ._dispatch import implements
 from ._operands import int_tuple, is_tensor, normalize_axes, normalize_axis
-from ._views import selected, suspended
+from ._views import copy_tensor, selected, suspended
 from .shaping import axis_list, ravel
 
 fresh_handle = ew.fresh_handle
@@ -108,7 +108,6 @@ def roll(a, shift, axis=None):
         if n and s % n:
             rolled = st.take_static(rolled, np.roll(np.arange(n), s), ax)
     if rolled is a:                    # NumPy's roll returns a new array also for a 0 shift
-        from ._views import copy_tensor
         return copy_tensor(a)
     return rolled
 

@@ -14,7 +14,7 @@ from ..primitive import describe, shape_of
 from ._arrays import tensor_or_array
 from ._dispatch import implements
 from ._operands import broadcast_shapes, int_tuple, normalize_axes, normalize_axis
-from ._views import reshaped, selected, transposed
+from ._views import copy_tensor, reshaped, selected, transposed
 
 
 def axis_list(name: str, axes, ndim: int) -> list:
@@ -274,7 +274,6 @@ def size(a, axis=None) -> int:
 def copy(a, order="K", subok=False):
     """A copy: a new tensor of the same value (no array is copied: a write makes a new
     array), which later writes to either leave the other alone."""
-    from ._views import copy_tensor
     return copy_tensor(tensor_or_array(a, "copy"), order)
 
 

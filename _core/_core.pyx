@@ -16,6 +16,7 @@ every extension class.  Then, in include order:
 * ``node.pxi``          TracedTensor, the interned graph node
 * ``intern_table.pxi``  the C hash table that interns nodes, and ``intern*``
 * ``constants.pxi``     constant arrays as params, cached by identity and a byte snapshot
+* ``traced_writes.pxi`` in-place writes into traced tensors: forwarding, graph mode
 * ``structural_equality.pxi`` memoised iterative comparison of graphs of other origins
 * ``graph_walk.pxi``    topological order, its scratch arrays, multi-output sibling groups
 * ``graph_sweep.pxi``   the reverse (VJP) and forward (JVP) sweeps over traced graphs
@@ -59,6 +60,7 @@ include "static_params.pxi"
 include "node.pxi"
 include "intern_table.pxi"
 include "constants.pxi"
+include "traced_writes.pxi"
 include "structural_equality.pxi"
 include "graph_walk.pxi"
 include "graph_sweep.pxi"

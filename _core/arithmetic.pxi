@@ -69,7 +69,7 @@ cdef object _scalar_op(int op, object x, double value, bint scalar_first, int co
     the surface's ``scale``/``shift`` make them; None for division."""
     if op == OP_MUL:
         if value == 1.0 and code <= 1:
-            return fresh_handle(x)   # exact for real x (complex x*1: 0+inf j -> nan+inf j)
+            return new_array(x)      # exact for real x (complex x*1: 0+inf j -> nan+inf j)
         return bind1(_scale_p, Scalar(value), x)
     if op == OP_ADD:
         return bind1(_shift_p, Scalar(value), x)

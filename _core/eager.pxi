@@ -221,30 +221,46 @@ cdef class ViewLink:
     (``kind.forward(parent, arg)``; numpy/_views.py), and, for a read-only view, the op
     that made it so."""
 
-    def __cinit__(self, Tensor base, tuple steps, object readonly):
+    def __cinit__(self, object base, tuple steps, object readonly):
         self.base, self.steps, self.readonly = base, steps, readonly
 
 
-cdef inline ViewLink _link_of(Tensor t):
+cdef inline object _alias_of(object t):
+    """The ``_alias`` field of a tensor of either kind (None for anything else)."""
+    if type(t) is Tensor:
+        return (<Tensor>t)._alias
+    if type(t) is TracedTensor:
+        return (<TracedTensor>t)._alias
+    return None
+
+
+cdef inline void _set_alias(object t, object value):
+    if type(t) is Tensor:
+        (<Tensor>t)._alias = value
+    else:
+        (<TracedTensor>t)._alias = value
+
+
+cdef inline ViewLink _link_of(object t):
     """``t``'s link to its base if it is a view, else None."""
-    return <ViewLink>t._alias if type(t._alias) is ViewLink else None
+    alias = _alias_of(t)
+    return <ViewLink>alias if type(alias) is ViewLink else None
 
 
-cdef int _remember(Tensor base, object reference) except -1:
+cdef int _remember(object base, object reference) except -1:
     """Keep the weak ``reference`` to a view (or an exported array) on the root ``base``
     (dead ones pruned at 16)."""
     cdef list views
-    if base._alias is None:
-        base._alias = [reference]
+    alias = _alias_of(base)
+    if alias is None:
+        _set_alias(base, [reference])
         return 0
-    views = <list>base._alias
+    views = <list>alias
     if len(views) >= 16:
-        views = base._alias = [r for r in views if PyWeakref_GetObject(r) != <PyObject*>None]
+        views = [r for r in views if PyWeakref_GetObject(r) != <PyObject*>None]
+        _set_alias(base, views)
     views.append(reference)
     return 0
-
-
-cdef int _views_suspended = 0          # > 0 while a write recomputes views (temporaries)
 
 
 def suspend_views(bint on) -> None:
@@ -253,43 +269,53 @@ def suspend_views(bint on) -> None:
     _views_suspended += 1 if on else -1
 
 
-def register_view(object result, object parent, object kind, object arg,
+cpdef object register_view(object result, object parent, object kind, object arg,
                   object readonly=None):
     """``result`` (just computed from ``parent``), recorded as the view ``(kind, arg)``
-    of ``parent``'s base when both are eager tensors: the link on the view, a weak
-    reference on the base (dead ones pruned at 16)."""
-    cdef Tensor view, origin, base
+    of ``parent``'s base when both are tensors of one kind: the link on the view, a weak
+    reference on the base (dead ones pruned at 16).  A traced view is an interned node,
+    registered once: equal views of one base are one node, and one view (the NumPy-level
+    functions that copy return a unique node, never a view's: ``a.flatten()``)."""
+    cdef type t = type(result)
     cdef ViewLink link
-    if _views_suspended:
-        return result
-    if type(result) is TracedTensor and type(parent) is TracedTensor:
-        # traced views are not followed (nodes are interned): marked, so that a traced
-        # write that NumPy's views would see refuses (numpy/inplace.py); an identity
-        # view (a 1-d transpose, a reshape to the same shape) is the node itself
-        (<TracedTensor>result)._aliased = (<TracedTensor>parent)._aliased = True
-        return result
-    if result is parent:
-        return result
-    if type(result) is not Tensor or type(parent) is not Tensor:
-        return result
-    view, origin = <Tensor>result, <Tensor>parent
-    if view._alias is not None:                 # a nested call registered it
-        return result
-    link = _link_of(origin)
+    if _views_suspended or result is parent or type(parent) is not t or (
+            t is not Tensor and t is not TracedTensor) or _graph_mode:
+        return result                 # (derivative rules write nothing: no views)
+    link = _link_of(parent)
     if link is None:
-        base = origin
-        view._alias = ViewLink(base, ((kind, arg),), readonly)
+        base, steps = parent, ((kind, arg),)
     else:
-        base = link.base
-        view._alias = ViewLink(base, link.steps + ((kind, arg),),
-                              readonly if readonly is not None else link.readonly)
-    _remember(base, PyWeakref_NewRef(view, None))
+        base, steps = link.base, link.steps + ((kind, arg),)
+        readonly = readonly if readonly is not None else link.readonly
+        if result is base:                      # a.T.T: the base itself, not a view
+            return result
+    existing = _alias_of(result)
+    if existing is not None:
+        if t is Tensor:
+            return result                       # a nested call registered it
+        if _same_link(existing, base, steps, readonly):
+            if (<TracedTensor>result)._hits > 0:
+                (<TracedTensor>result)._hits -= 1   # an equal view's hit: the same view
+            return result
+        result = _unique_clone(<TracedTensor>result)    # another view's node: apart
+    elif t is TracedTensor and (<TracedTensor>result)._hits:
+        result = _unique_clone(<TracedTensor>result)    # made before: another's value
+    _set_alias(result, ViewLink(base, steps, readonly))
+    _remember(base, PyWeakref_NewRef(result, None))
     return result
 
 
+cdef bint _same_link(object alias, object base, tuple steps, object readonly):
+    """Whether ``alias`` is the link ``(base, steps, readonly)``."""
+    if type(alias) is not ViewLink:
+        return False
+    link = <ViewLink>alias
+    return link.base is base and link.readonly == readonly and link.steps == steps
+
+
 def is_aliased(object x) -> bool:
-    """Whether the traced tensor ``x`` has had a NumPy-level view taken of it, or is one."""
-    return type(x) is TracedTensor and (<TracedTensor>x)._aliased
+    """Whether the tensor ``x`` is a registered view, or has had one taken of it."""
+    return _alias_of(x) is not None
 
 
 def register_shared_view(object result, object parent, object kind, object arg=None):
@@ -297,7 +323,11 @@ def register_shared_view(object result, object parent, object kind, object arg=N
     (a reshape): when ``result``'s data shares ``parent``'s memory owner (``arg`` None:
     the result's shape)."""
     if type(result) is TracedTensor:
-        return register_view(result, parent, kind, arg)    # (a traced reshape: marked)
+        if type(parent) is TracedTensor and (_link_of(parent) is not None or
+                                             (<TracedTensor>parent)._other_layout):
+            if not _fn("traced_reshape_is_view")(parent, result.shape):
+                return result     # a view's or another layout's reshape: NumPy's rule
+        return register_view(result, parent, kind, result.shape if arg is None else arg)
     if type(result) is not Tensor or type(parent) is not Tensor or \
             _owner((<Tensor>result).data) != _owner((<Tensor>parent).data):
         return result

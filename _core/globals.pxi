@@ -27,7 +27,7 @@ cdef dict _code_of_dtype = {}        # numpy dtype -> dtype code (the supported 
 cdef object _value_code = None       # tenpy_ad.dtypes.value_code, for the other dtypes
 # the primitives the operators' fast paths bind (arithmetic.pxi, constants.pxi)
 cdef Primitive _add_p = None, _sub_p = None, _mul_p = None, _div_p = None, _neg_p = None
-cdef Primitive _scale_p = None, _shift_p = None, _constant_p = None
+cdef Primitive _scale_p = None, _shift_p = None, _constant_p = None, _copy_p = None
 # the primitives ``bind`` folds on plain arrays and ``full_like`` builds (dispatch.pxi)
 cdef Primitive _transpose_p = None, _reshape_p = None, _broadcast_p = None
 cdef Primitive _einsum_p = None, _slice_p = None, _scatter_slice_p = None
@@ -108,7 +108,7 @@ def install(*, dict surface, object constant, dict errors, list dtypes,
     slice, scatter_slice).
     """
     global _constant_fn, _dtype_objects, _value_code
-    global _add_p, _sub_p, _mul_p, _div_p, _neg_p, _scale_p, _shift_p, _constant_p
+    global _add_p, _sub_p, _mul_p, _div_p, _neg_p, _scale_p, _shift_p, _constant_p, _copy_p
     global _transpose_p, _reshape_p, _broadcast_p, _einsum_p, _slice_p, _scatter_slice_p
     _surface.update(surface)
     _constant_fn = constant
@@ -118,10 +118,16 @@ def install(*, dict surface, object constant, dict errors, list dtypes,
     _add_p, _sub_p, _mul_p, _div_p = (primitives["add"], primitives["sub"], primitives["mul"],
                                       primitives["div"])
     _neg_p, _scale_p, _shift_p = primitives["neg"], primitives["scale"], primitives["shift"]
-    _constant_p = primitives["constant"]
+    _constant_p, _copy_p = primitives["constant"], primitives["copy"]
     _transpose_p, _reshape_p = primitives["transpose"], primitives["reshape"]
     _broadcast_p, _einsum_p = primitives["broadcast_in_dim"], primitives["einsum"]
     _slice_p, _scatter_slice_p = primitives["slice"], primitives["scatter_slice"]
     _code_of_dtype.clear()
     for code, dtype in enumerate(_dtype_objects):
         _code_of_dtype[dtype] = code
+
+
+cdef int _views_suspended = 0       # > 0 while a write recomputes views (eager.pxi)
+cdef Py_ssize_t _forwarding = 0     # live traced nodes an in-place write forwarded
+cdef int _graph_mode = 0            # > 0 while the engine walks graph structure
+                                    # (both: traced_writes.pxi)

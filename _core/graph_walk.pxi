@@ -41,7 +41,7 @@ def toposort(outputs) -> list:
     """All nodes that ``outputs`` depend on, in an order where inputs precede users."""
     cdef walk_state_t* state = _scratch_state()
     try:
-        return _toposort(list(outputs), state)
+        return _toposort(current_list(outputs), state)
     finally:
         free(state)
 

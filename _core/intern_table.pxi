@@ -8,6 +8,50 @@
 # node pointers (``TableEntry`` in _core.pxd): it holds nodes weakly, stores no key objects,
 # and a node removes its own entry when it is freed.
 
+# Operands that in-place writes forwarded are taken at their current value when user code
+# builds a node (traced_writes.pxi).
+
+cdef tuple _resolved(tuple inputs):
+    """``inputs`` with each forwarded node replaced by the node of its current value."""
+    cdef Py_ssize_t i, n = len(inputs)
+    cdef list items = None
+    cdef TracedTensor item
+    for i in range(n):
+        item = <TracedTensor?>inputs[i]
+        if item._current is not None:
+            if items is None:
+                items = list(inputs)
+            items[i] = _value_node(item)
+    return inputs if items is None else tuple(items)
+
+
+cdef object _EXPIRED = object()     # the value of a node written inside a finished trace
+
+
+cdef object _value_node(TracedTensor node):
+    """The node holding the value of the forwarded ``node``."""
+    if node._current is _EXPIRED:
+        raise _errors["UnsupportedError"](
+            f"{node!r} was written in place inside a traced function (tp.jit, tp.grad, "
+            "...) that has returned: its value is that trace's, and it cannot be used "
+            "after it (return it from the function instead)")
+    return node._current
+
+
+cdef inline tuple _user_inputs(tuple inputs):
+    """The operands of a node user code builds (resolved), or of one the engine builds."""
+    if _forwarding == 0 or _graph_mode:
+        return inputs
+    return _resolved(inputs)
+
+
+cdef inline void _count_hit(TracedTensor node) noexcept:
+    """An intern hit: ``node`` is also another expression's value now (the write
+    machinery's own recomputations of views do not count)."""
+    if not _views_suspended:
+        node._hits += 1
+
+
 cdef inline hash_t _key_hash(Primitive prim, object params, int slot, tuple inputs) except? 0:
     cdef hash_t h = _mix(<hash_t><size_t><PyObject*>prim, <hash_t>hash(params))
     h = _mix(h, <hash_t>slot)
@@ -114,6 +158,7 @@ cdef TracedTensor _finish_interned(TracedTensor node, hash_t h):
     _set_fingerprint(node)
     cdef TracedTensor existing = _lookup(node.prim, node.params, node.slot, node.inputs, h)
     if existing is not None:
+        _count_hit(existing)
         return existing
     _table_insert(node, h)
     _counters.nodes_interned += 1
@@ -124,9 +169,11 @@ cpdef TracedTensor intern(Primitive prim, object params, tuple inputs, object av
     """The node for ``prim(params)(*inputs)``.  ``aval`` gives its dtype and shape: a
     TracedTensor whose metadata row is copied (elementwise primitives: their first
     operand), or ``(dtype_code, shape)``."""
+    inputs = _user_inputs(inputs)
     cdef hash_t h = _key_hash(prim, params, 0, inputs)
     cdef TracedTensor node = _lookup(prim, params, 0, inputs, h)
     if node is not None:
+        _count_hit(node)
         return node
     node = _new_node(prim, params, inputs, 0)
     if type(aval) is TracedTensor:
@@ -143,10 +190,19 @@ cpdef tuple intern_multi(Primitive prim, object params, tuple inputs, list avals
     cdef hash_t h
     cdef TracedTensor node
     outputs = []
+    inputs = _user_inputs(inputs)
     for slot in range(len(avals)):
         h = _key_hash(prim, params, slot, inputs)
         node = _lookup(prim, params, slot, inputs, h)
-        if node is None:
+        if node is not None:
+            _count_hit(node)
+            if node._current is not None and not _graph_mode:
+                raise _errors["UnsupportedError"](
+                    f"{prim.name} of these operands was computed before and its output "
+                    f"{slot} written in place since: the outputs are one operation's, so "
+                    "this one cannot be made again; copy the first result before writing "
+                    "into it (r = r.copy())")
+        else:
             node = _new_node(prim, params, inputs, slot)
             code, shape = avals[slot]
             _meta_set(node.id, code, shape, prim)
@@ -176,6 +232,16 @@ cpdef tuple siblings(TracedTensor node):
             found = _finish_interned(found, h)
         outputs.append(found)
     return tuple(outputs)
+
+
+cdef TracedTensor _unique_clone(TracedTensor node):
+    """A unique node computing what ``node`` computes: what an equal expression gets
+    instead of a registered traced view's node (eager.pxi's ``register_view``)."""
+    cdef TracedTensor clone = _new_node(node.prim, node.params, node.inputs, node.slot)
+    _meta_copy(clone.id, node.id)
+    _set_fingerprint(clone)
+    _counters.unique_nodes += 1
+    return clone
 
 
 cpdef TracedTensor unique_node(Primitive prim, object params, int dtype_code, tuple shape):

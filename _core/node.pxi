@@ -25,7 +25,10 @@ cdef class TracedTensor(ArraySurface):
             "TracedTensor is not constructed directly; use tp.input(shape, dtype)")
 
     def __dealloc__(self):
+        global _forwarding
         cdef TracedTensor item
+        if self._current is not None:
+            _forwarding -= 1                 # (traced_writes.pxi)
         if self.id >= 0:
             if self._interned:
                 _table_remove(self)
@@ -41,6 +44,21 @@ cdef class TracedTensor(ArraySurface):
             _release_queue.append(self.inputs)
             self.inputs = None
             _drain_release_queue()
+
+    property _view:
+        """Its ViewLink if it is a registered view (numpy/_views.py), else None."""
+        def __get__(self):
+            return self._alias if type(self._alias) is ViewLink else None
+
+    property _views:
+        """A base's weak references to its live views, or None."""
+        def __get__(self):
+            return self._alias if type(self._alias) is list else None
+
+        def __set__(self, list value):
+            if type(self._alias) is ViewLink:
+                raise _errors["ArgumentError"]("_views: a view keeps no views of its own")
+            self._alias = value
 
     @property
     def prim(self) -> Primitive:

@@ -86,8 +86,10 @@ cpdef object concrete_value(object x):
         return x
     if t is Tensor:
         return (<Tensor>x).data
-    if t is TracedTensor and (<TracedTensor>x).prim is _constant_p:
-        return (<ConstValue>(<TracedTensor>x).params).array
+    if t is TracedTensor:
+        x = current(x)
+        if (<TracedTensor>x).prim is _constant_p:
+            return (<ConstValue>(<TracedTensor>x).params).array
     return None
 
 

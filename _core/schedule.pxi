@@ -143,6 +143,7 @@ cdef list _as_late_as_possible(list order, Py_ssize_t* index):
 def schedule(list outputs, list inputs, Primitive input_prim, Primitive constant_prim) -> Plan:
     """The Plan of the graph of ``outputs`` as a function of ``inputs`` (placeholders);
     buffers are numbered by position in the schedule, one per node."""
+    outputs = current_list(outputs)     # written outputs: their values (traced_writes.pxi)
     cdef GraphWalk walk = _walk(outputs)
     cdef Plan plan = Plan.__new__(Plan)
     cdef TracedTensor item

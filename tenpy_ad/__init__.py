@@ -43,7 +43,7 @@ from .primitive import constant_p as _constant_p
 # tenpy_ad.numpy), the folds of bind on plain arrays, full_like and the block cotangents
 _OPERATOR_PRIMITIVES = {"add": _ew.add_p, "sub": _ew.sub_p, "mul": _ew.mul_p,
                         "div": _ew.div_p, "neg": _ew.neg_p, "scale": _ew.scale_p,
-                        "shift": _ew.shift_p, "constant": _constant_p,
+                        "shift": _ew.shift_p, "constant": _constant_p, "copy": _ew.copy_p,
                         "transpose": _st.transpose_p, "reshape": _st.reshape_p,
                         "broadcast_in_dim": _st.broadcast_in_dim_p, "einsum": _einsum_p,
                         "slice": _st.slice_p, "scatter_slice": _st.scatter_slice_p}

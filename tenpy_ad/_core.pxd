@@ -104,7 +104,12 @@ cdef class TracedTensor(ArraySurface):   # an interned graph node (node.pxi; doc
     cdef hash_t fingerprint           # structural hash of the whole subgraph
     cdef hash_t _hash                 # key hash: locates the node's intern-table entry
     cdef bint _interned
-    cdef bint _aliased                # a NumPy-level view was taken of it, or it is one
+    cdef bint _other_layout           # NumPy's array of it is not C-ordered (numpy/_views.py)
+    cdef int _hits                    # intern hits that returned it to another expression
+                                      # (not counting an equal view's: traced_writes.pxi)
+    cdef object _current              # after an in-place write: the node holding its value
+    cdef object _alias                # a view's ViewLink, or a base's weak references to
+                                      # its live views (as Tensor's; traced_writes.pxi)
     cdef object __weakref__
 
 cdef class TapeNode:              # one recorded eager operation (eager.pxi)
@@ -126,8 +131,9 @@ cdef class Tensor(ArraySurface):  # an eager tensor (eager.pxi)
                                       # references to its live views (a list), or None
     cdef object __weakref__
 
-cdef class ViewLink:              # an eager view's way back to its base (eager.pxi)
-    cdef readonly Tensor base         # the root base (held strongly, as ndarray.base)
+cdef class ViewLink:              # a view's way back to its base (eager.pxi)
+    cdef readonly object base         # the root base, a Tensor or TracedTensor (held
+                                      # strongly, as ndarray.base)
     cdef readonly tuple steps         # ((kind, arg), ...): from the base to the view
     cdef readonly object readonly     # the op that made it read-only, or None
 

@@ -26,8 +26,9 @@ from .eager import gradients, tensor
 from ._compiled import _core
 from ._sequences import array_of
 from .errors import ArgumentError, ArgumentValueError, DTypeError, GraphError, ShapeError
-from .primitive import (Tensor, any_requires_grad, any_traced, array_value, as_node, is_eager,
-                        is_traced, is_value, needs_grad, plain_value)
+from .primitive import (Tensor, any_forwarded, any_requires_grad, any_traced, array_value,
+                        as_node, current, enter_trace, is_eager, is_traced, is_value,
+                        leave_trace, needs_grad, plain_value)
 from .compiler import compile as compile_program
 from .traced import input as placeholder
 from .tree import tree_flatten, tree_map, tree_unflatten
@@ -66,12 +67,21 @@ _running = [0]
 
 
 def _run(fn: Callable, *args, **kwargs):
-    """``fn(*args, **kwargs)``, counted as an eager transform's function (see above)."""
+    """``fn(*args, **kwargs)``, counted as an eager transform's function (see above); a
+    traced output written in place is taken at its value (numpy/inplace.py)."""
     _running[0] += 1
+    enter_trace()
     try:
-        return fn(*args, **kwargs)
+        return _values_of(fn(*args, **kwargs))
     finally:
+        leave_trace()
         _running[0] -= 1
+
+
+def _values_of(out):
+    """``out`` with each traced tensor that a write forwarded replaced by its value's node
+    (before the run ends and such tensors are released: _core/traced_writes.pxi)."""
+    return tree_map(current, out) if any_forwarded() else out
 
 
 def _nested(kept: bool, xs, outputs) -> bool:
@@ -311,10 +321,14 @@ class jit:
         self.trace_count += 1
         placeholders = [placeholder(a.shape, a.dtype) for a in arrays]
         dynamic, kwargs = tree_unflatten(treedef, placeholders)
-        out = self.fn(*self._merge(static, dynamic), **kwargs)
-        out_leaves, out_def = tree_flatten(out)
-        out_nodes = [as_node(o) for o in out_leaves]
-        return compile_program(out_nodes, placeholders), out_def
+        enter_trace()
+        try:
+            out = _values_of(self.fn(*self._merge(static, dynamic), **kwargs))
+            out_leaves, out_def = tree_flatten(out)
+            out_nodes = [as_node(o) for o in out_leaves]
+            return compile_program(out_nodes, placeholders), out_def
+        finally:
+            leave_trace()
 
     def __call__(self, *args, **kwargs):
         entry, arrays = self._entry(args, kwargs)

@@ -105,9 +105,18 @@ rebind_plain = _core.rebind_plain         # its short path: no views, same shape
 register_view = _core.register_view       # views of eager tensors (numpy/_views.py)
 register_shared_view = _core.register_shared_view
 suspend_views = _core.suspend_views
-is_aliased = _core.is_aliased              # a traced tensor with NumPy-level views
-relaid = _core.relaid
-WRITE_HINT = _core.WRITE_HINT             # how to write a grad tensor: into a tensor                     # a fresh handle's values in NumPy's layout
+is_aliased = _core.is_aliased              # a registered view, or a base with views
+relaid = _core.relaid                     # a fresh handle's values in NumPy's layout
+WRITE_HINT = _core.WRITE_HINT             # how to write a grad tensor: into a tensor
+#: traced writes (traced_writes.pxi): a written node forwards to the node of its value
+forward_write = _core.forward_write
+check_writes_allowed = _core.check_writes_allowed   # not inside a derivative rule
+current = _core.current                   # the node holding a traced tensor's value now
+is_shared = _core.is_shared               # also another expression's value: unwritable
+graph_mode = _core.graph_mode             # a pass over graph structure: no forwarding
+enter_trace, leave_trace = _core.enter_trace, _core.leave_trace   # a traced function runs
+any_forwarded = _core.any_forwarded       # any written traced tensor alive
+mark_other_layout = _core.mark_other_layout   # a traced copy laid out in another order
 is_grad_enabled = _core.is_grad_enabled
 # for the NumPy surface: whether a call holds a tensor, what NumPy's promotion sees of an
 # operand, whether a ufunc's strict primitive takes its operands as they are

@@ -25,8 +25,8 @@ the eager routes (eager tensors, NumPy's names on them, ``.backward()``, ``tp.gr
 ``tp.jvp``, ``tp.grad`` of ``tp.grad``) to NumPy's values and to central differences of
 the eager loss, at first and second order; an error of the write machinery there is a
 Failure.  A traced route (``tp.jit``, ``tp.compile``, ``tp.ad.grad``/``jvp``) must agree as
-well or refuse with the UnsupportedError that names the write on a traced tensor; any
-other error of the write machinery is a Failure.  :func:`shrink` reduces a failing program to
+well; it may refuse only a write into a node that is also another expression's value (the
+UnsupportedError saying so); any other error of the write machinery is a Failure.  :func:`shrink` reduces a failing program to
 the smallest one (fewest lines) that still fails, printable as runnable Python.
 
 ``python tests/differential.py --programs N [--workers W] [--seed S] [--writes]`` runs the
@@ -35,7 +35,6 @@ long mode (``--writes``: the write programs of the same indices).
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import traceback
 import warnings
@@ -86,9 +85,9 @@ def _allowed(error: BaseException) -> bool:
 
 #: the modules of in-place writes and views
 _WRITE_MODULES = ("tenpy_ad/numpy/inplace.py", "tenpy_ad/numpy/_views.py")
-#: how a refused write names itself: ``x[idx] = value``, ``x += value``, ``x.fill(value)``,
-#: ``np.copyto(...)``, ``np.add(..., out=...)``, ``np.put(a, ...)``
-_NAMED_WRITE = re.compile(r"^(x\[|x \S*= |x\.fill\(|np\.\w+\()")
+#: the one write a traced route may refuse: into a node that is also another expression's
+#: value (equal traced expressions are one node)
+_SHARED_WRITE = "is also the value of another expression"
 
 
 def _from_writes(error: BaseException) -> bool:
@@ -98,15 +97,14 @@ def _from_writes(error: BaseException) -> bool:
 
 
 def _refused_write(error: BaseException) -> bool:
-    """Whether ``error`` is a traced tensor's refusal of a write, naming the write."""
-    return isinstance(error, UnsupportedError) and "on a traced tensor" in str(error) \
-        and _NAMED_WRITE.match(str(error)) is not None
+    """Whether ``error`` is a traced tensor's refusal of a write into a shared node."""
+    return isinstance(error, UnsupportedError) and _SHARED_WRITE in str(error)
 
 
 def _attempt(what: str, program: Program, fn, eager: bool = False):
     """``fn()``, a :class:`Raised` for a clear refusal, or a Failure for anything else.
     An error of the write machinery is a Failure in an ``eager`` route (eager tensors
-    support every write); in a traced one, unless it is the refusal naming the write."""
+    support every write); in a traced one, unless it refuses a write into a shared node."""
     try:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -120,7 +118,7 @@ def _attempt(what: str, program: Program, fn, eager: bool = False):
         if _allowed(error) and not eager and _refused_write(error):
             return Raised(error)
         kind = ("an eager route: eager tensors support every write" if eager else
-                "a traced route: only the UnsupportedError naming the write is allowed")
+                "a traced route: only the refusal of a write into a shared node is allowed")
         why = f" (an error of the in-place write machinery in {kind})" if about_writes else ""
         raise Failure(f"{what} raised {type(error).__name__}: {error}{why}\n"
                       + "".join(traceback.format_exception(error)[-6:]), program) from error

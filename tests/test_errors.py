@@ -601,6 +601,10 @@ def test_item_assignment_writes_an_eager_tensor():
 
 @pytest.mark.parametrize("write", [lambda x: x.__setitem__(0, 2.0),
                                    lambda x: x.fill(2.0)])
-def test_item_assignment_into_a_traced_tensor_points_to_the_functional_update(write):
-    with pytest.raises(tp.errors.UnsupportedError, match=r"traced.*x\.at\[index\]\.set"):
-        write(tp.input((3,)))
+def test_a_write_into_a_shared_traced_tensor_points_to_the_functional_update(write):
+    x = tp.input((3,))
+    y, z = x * 2.0, x * 2.0                  # one node, the value of two expressions
+    with pytest.raises(tp.errors.UnsupportedError,
+                       match=r"another expression.*x\.copy\(\).*x\.at\[index\]\.set"):
+        write(y)
+    assert y is z

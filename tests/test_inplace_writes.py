@@ -1,5 +1,7 @@
-"""In-place writes on eager tensors (NumPy's semantics, views included), differentiable;
-traced tensors: ``+=`` gives a new node, the other writes raise."""
+"""In-place writes with NumPy's semantics (views included), differentiable: eager tensors
+are rebound, traced ones forwarded to the node of the written value."""
+import gc
+
 import numpy as np
 import pytest
 
@@ -7,6 +9,8 @@ import tenpy_ad as tp
 import tenpy_ad.numpy as tnp
 from tenpy_ad.errors import (ArgumentValueError, NotDifferentiableError, TapeError,
                              UnsupportedError)
+from tenpy_ad.primitive import PRIMITIVES, bind1, primitive
+from tenpy_ad.rules import defvjp
 from tenpy_ad.testing import numerical_gradient
 
 
@@ -278,146 +282,241 @@ def test_writing_a_grad_tensor_into_an_ndarray_raises():
 
 # ------------------------------------------------------------------ traced
 
-def test_traced_augmented_assignment_is_a_new_node_with_the_functional_gradient():
+def _traced_inputs():
+    return tp.input((3, 4), name="x"), tp.input((4,), name="v")
+
+
+def test_traced_writes_of_every_form_match_eager_values_and_gradients():
+    """The program of every write form, traced: its value and its gradients (the graph's
+    own derivative, tp.jit of tp.grad) equal the eager ones and central differences."""
+    x0, v0 = _inputs()
+    x, v = _traced_inputs()
+    loss = _written(x, v)
+    gx, gv = tp.ad.grad(loss, [x, v])
+    value, grad_x, grad_v = tp.compile([loss, gx, gv], inputs=[x, v])(x0, v0)
+    np.testing.assert_allclose(value, _written(tp.tensor(x0), tp.tensor(v0)).item(),
+                               rtol=1e-13)
+    np.testing.assert_allclose(grad_x, numerical_gradient(
+        lambda a: _written(tp.tensor(a), tp.tensor(v0)).item(), x0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(grad_v, numerical_gradient(
+        lambda b: _written(tp.tensor(x0), tp.tensor(b)).item(), v0), rtol=1e-6, atol=1e-8)
+    jit_x, jit_v = tp.jit(tp.grad(_written, argnums=(0, 1)))(x0, v0)
+    np.testing.assert_allclose(jit_x, grad_x, rtol=1e-13)
+    np.testing.assert_allclose(jit_v, grad_v, rtol=1e-13)
+
+
+def test_traced_writes_second_order_against_central_differences():
+    x0, v0 = _inputs()
+    weights = np.arange(1.0, 5.0)
+
+    def directional(x, v):             # <dL/dv, w>
+        return (tp.grad(_written, argnums=(0, 1))(x, v)[1] * weights).sum()
+
+    second = tp.jit(tp.grad(directional, argnums=1))(x0, v0)
+    expected = numerical_gradient(lambda b: float(directional(x0, b)), v0)
+    np.testing.assert_allclose(second, expected, rtol=1e-5, atol=1e-7)
+
+
+def test_a_traced_write_leaves_the_nodes_built_before_it():
+    """No node changes: what was computed from ``t`` before a write keeps the old value,
+    later uses of ``t`` (and its live views) take the written one."""
     x = tp.input((3,), name="x")
-    y = x * 2.0
-    before = y
-    y += tnp.sin(x)
-    y *= x
-    assert y is not before
-    loss = y.sum()
-    functional = ((x * 2.0 + tnp.sin(x)) * x).sum()
-    f = tp.compile([loss, tp.ad.grad(loss, x), tp.ad.grad(functional, x)], inputs=[x])
-    value, g, g_functional = f(np.array([0.1, 0.5, -0.3]))
-    np.testing.assert_allclose(g, g_functional, rtol=1e-14)
-
-
-@pytest.mark.parametrize("write, form", [
-    (lambda x: x.__setitem__(0, 1.0), r"x\[idx\] = value"),
-    (lambda x: np.add(x, 1.0, out=x), "out="),
-    (lambda x: np.copyto(x, 1.0), "np.copyto"),
-    (lambda x: x.fill(1.0), "fill"),
-])
-def test_traced_writes_raise_naming_the_form(write, form):
-    x = tp.input((3,), name="x")
-    with pytest.raises(UnsupportedError, match=form) as info:
-        write(x)
-    assert "x.at[index].set(value)" in str(info.value)
-
-
-# ------------------------------------------------------------------ out= of tnp's and np's calls
-
-OUT_CALLS = {
-    "np.sum": (lambda x, t: np.sum(x, axis=0, out=t), lambda a: a.sum(axis=0), (3,)),
-    "np.mean": (lambda x, t: np.mean(x, axis=1, out=t), lambda a: a.mean(axis=1), (2,)),
-    "tnp.clip": (lambda x, t: tnp.clip(x, 1.0, 3.0, out=t), lambda a: np.clip(a, 1, 3), (2, 3)),
-    "t.clip": (lambda x, t: x.clip(1.0, 3.0, out=t), lambda a: np.clip(a, 1, 3), (2, 3)),
-    "tnp.multiply": (lambda x, t: tnp.multiply(x, x, out=t), lambda a: a * a, (2, 3)),
-    "tnp.exp out=(t,)": (lambda x, t: tnp.exp(x, out=(t,)), np.exp, (2, 3)),
-}
-
-
-@pytest.mark.parametrize("name", list(OUT_CALLS))
-def test_out_called_directly_writes_the_tensor_with_its_gradient(name):
-    call, reference, shape = OUT_CALLS[name]
-    values = np.arange(6.0).reshape(2, 3) * 0.7
-    x = tp.tensor(values, requires_grad=True)
-    t = tp.tensor(np.zeros(shape))
-    assert call(x, t) is t
-    np.testing.assert_allclose(t.data, reference(values))
-    weights = np.linspace(0.5, 1.5, int(np.prod(shape))).reshape(shape)
-    tnp.sum(t * weights).backward()
-    expected = numerical_gradient(lambda a: np.sum(reference(a) * weights), values)
-    np.testing.assert_allclose(x.grad, expected, rtol=1e-6, atol=1e-8)
-
-
-# ------------------------------------------------------------------ out= of every function
-
-OUT_OF_FUNCTIONS = {        # name: (call(xp, x, out), shape of out); xp is numpy or tenpy_ad.numpy
-    "sum": (lambda xp, x, o: xp.sum(x, axis=0, out=o), (4,)),
-    "mean": (lambda xp, x, o: xp.mean(x, axis=1, out=o), (3,)),
-    "max": (lambda xp, x, o: xp.max(x, axis=0, out=o), (4,)),
-    "std": (lambda xp, x, o: xp.std(x, axis=0, out=o), (4,)),
-    "cumsum": (lambda xp, x, o: xp.cumsum(x[0], out=o), (4,)),
-    "take": (lambda xp, x, o: xp.take(x, [5, 0, 11, 5], out=o), (4,)),
-    "round": (lambda xp, x, o: xp.round(x[1], 1, out=o), (4,)),
-    "clip": (lambda xp, x, o: xp.clip(x[2], -0.5, 0.5, out=o), (4,)),
-    "dot": (lambda xp, x, o: xp.dot(x.T, x[:, 0], out=o), (4,)),
-    "einsum": (lambda xp, x, o: xp.einsum("ij,ij->j", x, x, out=o), (4,)),
-    "concatenate": (lambda xp, x, o: xp.concatenate([x[0, :2], x[1, 2:]], out=o), (4,)),
-    "method sum": (lambda xp, x, o: x.sum(axis=0, out=o), (4,)),
-    "method max": (lambda xp, x, o: x.max(axis=0, out=o), (4,)),
-}
-
-
-@pytest.mark.parametrize("name", sorted(OUT_OF_FUNCTIONS))
-def test_out_of_every_function_writes_the_tensor_as_numpy_does(name):
-    """``f(..., out=t)`` (tnp's functions, NumPy's through dispatch, the methods) returns
-    ``t`` holding NumPy's result, and the loss through ``t`` has the functional gradient."""
-    call, shape = OUT_OF_FUNCTIONS[name]
-    t, a = _pair()
-    expected = np.zeros(shape)
-    assert call(np, a, expected) is expected
-    for xp in (tnp, np):
-        out = tp.tensor(np.zeros(shape))
-        assert call(xp, t, out) is out
-        np.testing.assert_allclose(out.data, expected, rtol=1e-14)
-    if name == "round":
-        return                           # piecewise constant: nothing to compare
-    x = tp.tensor(a.copy(), requires_grad=True)
-    out = tp.tensor(np.zeros(shape))
-    call(tnp, x * 1.0, out)
-    (out * out).sum().backward()
-    reference = numerical_gradient(
-        lambda b: float(np.sum(call(np, b, np.zeros(shape)) ** 2)), a.copy())
-    np.testing.assert_allclose(x.grad.data, reference, rtol=1e-6, atol=1e-8)
-
-
-NEW_ARRAYS_OF_A_LEAF = {   # NumPy returns a new array: a write into it leaves the leaf alone
-    "x * 1": lambda x: x * 1, "+x": lambda x: +x, "astype": lambda x: x.astype(x.dtype),
-    "concatenate": lambda x: np.concatenate([x]), "tile": lambda x: np.tile(x, 1),
-    "repeat": lambda x: np.repeat(x, 1), "conj": lambda x: np.conj(x),
-    "sum over no axis": lambda x: np.sum(x, axis=()),
-}
-
-
-@pytest.mark.parametrize("name", sorted(NEW_ARRAYS_OF_A_LEAF))
-def test_identity_shortcuts_of_a_leaf_are_new_tensors_that_take_writes(name):
-    """An op that changes nothing still returns a new array in NumPy; of a leaf that
-    requires grad it is a taped copy (a second handle of the leaf would be a leaf whose
-    gradient never reaches it): writable, with the gradient of what was kept."""
-    make = NEW_ARRAYS_OF_A_LEAF[name]
-    x = tp.tensor(np.array([0.5, -1.0, 2.0]), requires_grad=True)
-    y = make(x)
-    assert y is not x and not y.is_leaf
-    y[0] = 5.0
-    y[1] *= 3.0
-    (y * y).sum().backward()
-    np.testing.assert_array_equal(x.data, [0.5, -1.0, 2.0])
-    np.testing.assert_allclose(x.grad.data, [0.0, 18.0 * -1.0, 4.0])
-    with tp.no_grad():
-        z = make(x)
-        z[2] = 7.0
-    assert z is not x and not z.requires_grad
-    np.testing.assert_array_equal(x.data, [0.5, -1.0, 2.0])
-
-
-def test_traced_augmented_assignment_refuses_where_numpys_views_would_see_it():
-    """Traced views are not followed (nodes are interned): ``x += v`` into a traced view,
-    or into a traced tensor a NumPy-level view was taken of, raises instead of leaving the
-    views with the old values; without views it is the new node."""
-    x, y = tp.input((2, 3), name="x"), tp.input((2, 3), name="y")
     t = x * 2.0
-    t += y                                           # no views: a new node
-    assert t is (x * 2.0 + y)
-    u = x * 3.0
-    row = u[0]
-    with pytest.raises(UnsupportedError, match=r"\+= value into a view"):
-        u += y
-    with pytest.raises(UnsupportedError, match=r"\+= value into a view"):
-        row += y[0]
-    w = x * 4.0
-    wt = w.T
-    with pytest.raises(UnsupportedError, match="traced tensor"):
-        w *= 2.0
-    assert wt.shape == (3, 2)
+    before = t.sum()
+    row = t[1:]
+    t[0] = 10.0
+    t[2] += 1.0
+    after, kept, seen = t.sum(), before, row.sum()
+    values = tp.compile([after, kept, seen, t], inputs=[x])(np.array([1.0, 2.0, 3.0]))
+    expected = np.array([10.0, 4.0, 7.0])
+    np.testing.assert_array_equal(values[3], expected)
+    assert values[0] == expected.sum() and values[1] == 12.0 and values[2] == 11.0
+
+
+def test_traced_views_and_bases_see_each_others_writes_as_numpys():
+    def program(xp, x):
+        t = xp.zeros_like(x)
+        row, col, tt = t[1], t[:, 2], t.T
+        row[:] = x[0]                   # through a view into the base
+        tt[0, :] += 1.0                 # through a transposed view
+        flat = t.reshape(-1)            # a view of a C-ordered array
+        flat[5] = -7.0
+        t[2, 0] = 3.0                   # into the base: every live view sees it
+        return t, row, col, tt, flat
+
+    x0 = np.arange(12.0).reshape(3, 4) * 0.5
+    expected = program(np, x0)
+    for got in (tp.jit(lambda a: program(tnp, a))(x0),
+                tp.compile(list(program(tnp, x := tp.input((3, 4)))), inputs=[x])(x0)):
+        for g, e in zip(got, expected):
+            np.testing.assert_array_equal(g, e)
+
+
+def test_a_traced_reshape_of_a_transposed_layout_is_a_copy_as_in_numpy():
+    def program(xp, x):
+        t = xp.zeros_like(x.T)          # laid out as x.T: column-major
+        flat = t.reshape(-1)            # NumPy copies
+        t[0] = x[1]
+        return flat, t
+
+    x0 = np.arange(9.0).reshape(3, 3)
+    for g, e in zip(tp.jit(lambda a: program(tnp, a))(x0), program(np, x0)):
+        np.testing.assert_array_equal(g, e)
+
+
+def test_traced_out_copyto_fill_put_place_match_numpy():
+    def program(xp, x):
+        t = xp.empty_like(x)
+        xp.multiply(x, 2.0, out=t)
+        xp.clip(t, 1.0, 5.0, out=t)
+        u = t.copy()
+        xp.copyto(u, x, where=x > 2.0)
+        w = xp.ones_like(x)
+        w.fill(4.0)
+        xp.put(w, [0, 5], [x[0, 0], -1.0])
+        xp.place(w, np.array([[True, False, True], [False, False, True]]), [9.0, x[1, 1]])
+        return t, u, w
+
+    x0 = np.arange(6.0).reshape(2, 3) * 0.9
+    for g, e in zip(tp.jit(lambda a: program(tnp, a))(x0), program(np, x0)):
+        np.testing.assert_array_equal(g, e)
+
+
+def test_traced_augmented_assignment_writes_in_place_as_numpy():
+    """``t += v`` changes ``t`` itself: its other names and its views see it."""
+    x = tp.input((2, 3), name="x")
+    t = x.copy()
+    alias, row = t, t[0]
+    t += 1.0
+    t *= x
+    assert t is alias
+    out = tp.compile([alias, row], inputs=[x])(np.ones((2, 3)) * 3.0)
+    np.testing.assert_array_equal(out[0], np.full((2, 3), 12.0))
+    np.testing.assert_array_equal(out[1], np.full(3, 12.0))
+
+
+def test_equal_expressions_are_one_node_so_a_write_into_one_is_refused():
+    x = tp.input((3,), name="x")
+    y, z = x * 2.0, x * 2.0
+    assert y is z
+    with pytest.raises(UnsupportedError, match=r"x\.copy\(\)"):
+        y[0] = 1.0
+    y += 1.0                              # no views: Python binds y to the new node
+    assert y is not z
+    w = z.copy()                          # a copy is a new array: writable
+    w[0] = 1.0
+    np.testing.assert_array_equal(tp.compile([w, z], inputs=[x])(np.ones(3))[0],
+                                  [1.0, 2.0, 2.0])
+
+
+def test_copies_and_new_arrays_of_a_traced_tensor_are_writable_and_apart():
+    x = tp.input((3,), name="x")
+    base = x * 3.0
+    for copy in (base.copy(), tnp.copy(base), base * 1.0, +base, base.astype(np.float64),
+                 tnp.array(base), tnp.zeros_like(base)):
+        assert copy is not base
+        copy[0] = -1.0
+    np.testing.assert_array_equal(tp.compile([base], inputs=[x])(np.ones(3))[0], 3.0)
+
+
+def test_a_write_inside_a_derivative_rule_is_refused():
+    def vjp(params, ct, out, x):
+        g = tnp.zeros_like(ct)
+        g[0] = 1.0                       # rules see graph nodes: no forwarding there
+        return g * ct
+
+    name = "double_with_a_writing_rule"
+    double = defvjp(primitive(name, lambda params, x: 2.0 * x, lambda params, x: x), vjp)
+    try:
+        x = tp.input((3,))
+        with pytest.raises(UnsupportedError, match="derivative rule"):
+            tp.ad.grad(bind1(double, None, x).sum(), x)
+    finally:
+        PRIMITIVES.pop(name)             # a test's primitive, not the engine's
+
+
+def test_a_write_into_an_output_of_a_decomposition_keeps_its_second_derivatives():
+    """An output of a multi-output operation (QR's R) written in place: the sweeps still
+    find its siblings, so reverse over reverse equals forward over reverse and the eager
+    grad of grad; making the same operation again afterwards raises."""
+    m0 = np.random.default_rng(5).normal(size=(3, 3)) + 3.0 * np.eye(3)
+    w = np.arange(9.0).reshape(3, 3) / 9.0
+
+    def loss(m):
+        r = tnp.linalg.qr(m)[1]
+        r[0, 0] = 0.5 * r[1, 1]
+        r += m
+        return (r * r * w).sum()
+
+    def along(m):                          # <grad, w>
+        return (tp.grad(loss)(m) * w).sum()
+
+    eager = tp.grad(along)(tp.tensor(m0)).data
+    m = tp.input((3, 3))
+    g = tp.ad.grad(loss(m), m)
+    rr = tp.ad.grad((g * w).sum(), m)
+    fr = tp.ad.jvp([g], [m], [w])[0]
+    rr_value, fr_value = tp.compile([rr, fr], inputs=[m])(m0)
+    np.testing.assert_allclose(rr_value, eager, rtol=1e-10)
+    np.testing.assert_allclose(fr_value, eager, rtol=1e-10)
+    np.testing.assert_allclose(eager, numerical_gradient(lambda a: float(along(a)), m0),
+                               rtol=1e-5, atol=1e-7)
+    with pytest.raises(UnsupportedError, match=r"qr.*written in place.*copy"):
+        tnp.linalg.qr(m)                    # loss(m) wrote into this qr's r
+
+
+def test_the_nodes_written_inside_a_traced_run_are_released_when_it_ends():
+    """``a[i] = a[i - 1] * 2 + x[i]`` forwards ``a`` to a node built from ``a``: a cycle
+    the garbage collector cannot see, ended when the trace returns (no node outlives the
+    program); a written tensor leaked out of the run raises when used."""
+    from tenpy_ad._compiled import _core
+
+    def recurrence(x):
+        a = np.zeros_like(x)
+        for i in range(3):
+            a[i] = a[i - 1] * 2.0 + x[i]
+        return a.sum()
+
+    leaked = []
+
+    def leaking(x):
+        t = x.copy()
+        t[0] = 1.0
+        leaked.append(t)
+        return t.sum()
+
+    gc.collect()
+    before = _core.intern_table_size()
+    for fn in (tp.jit(recurrence), tp.jit(tp.grad(recurrence))):
+        np.testing.assert_array_equal(fn(np.ones(4)), 11.0 if fn.fn is recurrence
+                                      else [7.0, 3.0, 1.0, 0.0])
+        del fn
+        gc.collect()
+        assert _core.intern_table_size() == before
+    assert tp.jit(leaking)(np.ones(3)) == 3.0
+    with pytest.raises(UnsupportedError, match="written in place inside a traced function"):
+        leaked[0] * 2.0
+
+
+def test_a_matvec_that_writes_into_its_result_gives_hellmann_feynman():
+    """DMRG codes fill the effective Hamiltonian's output in place: eigsh on such a
+    LinearOperator, eager and under tp.jit, has the gradient v v^T of its lowest
+    eigenvalue (Hellmann-Feynman)."""
+    from tenpy_ad.scipy.sparse.linalg import LinearOperator, eigsh
+    a = np.random.default_rng(0).normal(size=(6, 6))
+    a = a + a.T
+
+    def lowest(h):
+        def matvec(v):
+            out = np.zeros_like(v)
+            out[:3] = h[:3] @ v
+            out[3:] += h[3:] @ v
+            return out
+        return eigsh(LinearOperator((6, 6), matvec=matvec, dtype=np.float64), k=1,
+                     which="SA")[0][0]
+
+    values, vectors = np.linalg.eigh(a)
+    expected = np.outer(vectors[:, 0], vectors[:, 0])
+    np.testing.assert_allclose(lowest(a), values[0], rtol=1e-12)
+    for gradient in (tp.grad(lowest), tp.jit(tp.grad(lowest))):
+        np.testing.assert_allclose(gradient(a), expected, atol=1e-10)

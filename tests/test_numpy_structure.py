@@ -79,9 +79,13 @@ def test_copy_of_an_eager_tensor_is_a_new_tensor_that_writes_leave_apart():
         t.grad = None
 
 
-def test_copy_of_a_traced_tensor_is_itself():
+def test_copy_of_a_traced_tensor_is_a_new_node_of_its_value():
+    """A copy computes nothing (an identity step), but it is a new array: a unique node,
+    which in-place writes may go into (numpy/inplace.py)."""
     x = tp.input(M.shape)
-    assert tnp.copy(x) is x and x.copy() is x       # graph nodes are immutable
+    for copy in (tnp.copy(x), x.copy()):
+        assert copy is not x and copy.prim.name == "copy" and copy.inputs[0] is x
+    assert tnp.copy(x) is not tnp.copy(x)
 
 
 def test_reshape_newshape_keyword_of_older_numpys():

@@ -10,7 +10,7 @@ eager Tensor when any is eager, else what NumPy returns (without a tensor among 
 arguments NumPy's own function runs).  They lower onto the primitives of
 :mod:`tenpy_ad.ops`.  ``tnp.linalg`` is ``tp.linalg``.
 """
-from . import _dispatch
+from . import _dispatch, _views
 from . import (arithmetic as _arithmetic, closeness as _closeness,
                comparison as _comparison, complex_numbers as _complex_numbers,
                creation as _creation, cumulative as _cumulative, diagonals as _diagonals,
@@ -57,6 +57,7 @@ SURFACE.update({"__array_function__": _dispatch.array_function,
                 "__array_ufunc__": _dispatch.array_ufunc,
                 "scale": SURFACE["scale_real"],       # the .scale_real method
                 "setitem": _inplace.setitem, "inplace_op": _inplace.inplace_op,
-                "fill": _inplace.fill, "conj": _inplace.conj_method})
+                "fill": _inplace.fill, "conj": _inplace.conj_method,
+                "traced_reshape_is_view": _views.reshape_needs_no_copy})
 
 __all__ = _FUNCTIONS + ["linalg", "implements", "supported_names"]

@@ -163,7 +163,16 @@ def apply(ufunc, strict: Callable, operands: tuple, out=None, kwargs: dict | Non
     operands = [_listed(ufunc, x) if type(x) is list or type(x) is tuple else x
                 for x in operands]
     dtype, casting = options(ufunc.__name__, out, kwargs)
-    return strict(*prepared(ufunc, operands, dtype, casting))
+    return _new(strict(*prepared(ufunc, operands, dtype, casting)), operands)
+
+
+def _new(result, operands):
+    """A ufunc's result is a new array in NumPy: an identity shortcut's (``x * 1``,
+    ``+x``) is made one (writes into it must leave the operand alone)."""
+    for x in operands:
+        if result is x:
+            return ew.fresh_array(result)
+    return result
 
 
 def apply2(ufunc, strict: Callable, x1, x2, out, kwargs: dict):
@@ -188,7 +197,7 @@ def apply2(ufunc, strict: Callable, x1, x2, out, kwargs: dict):
     if shape1 != shape2:
         shape = broadcast_shapes(ufunc.__name__, shape1, shape2)
         x1, x2 = _broadcast(x1, shape), _broadcast(x2, shape)
-    return strict(x1, x2)
+    return _new(strict(x1, x2), (x1, x2))
 
 
 def _signature(nin: int) -> inspect.Signature:
@@ -213,17 +222,17 @@ def ufunc_function(name: str, strict: Callable, doc: str,
     if ufunc.nin == 1:
         def fn(x, /, out=None, **kwargs):
             if out is None and not kwargs and native_tensor(x, native):
-                return strict(x)
+                result = strict(x)
+                return ew.fresh_array(result) if result is x else result
             return apply(ufunc, strict, (x,), out, kwargs)
     elif ufunc.nin == 2:
         def fn(x1, x2, /, out=None, **kwargs):
             if out is None and not kwargs:
-                if native_pair(x1, x2, native):
-                    return strict(x1, x2)
-                if shortcut is not None:
-                    result = shortcut(x1, x2)
-                    if result is not None:
-                        return result
+                result = strict(x1, x2) if native_pair(x1, x2, native) else \
+                    None if shortcut is None else shortcut(x1, x2)
+                if result is not None:
+                    return ew.fresh_array(result) if result is x1 or result is x2 \
+                        else result
             return apply2(ufunc, strict, x1, x2, out, kwargs)
     else:
         raise InternalError(f"ufunc_function: {name} has {ufunc.nin} operands")

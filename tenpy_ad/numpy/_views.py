@@ -1,4 +1,4 @@
-"""Which eager tensors are views of which, so in-place writes keep NumPy's view semantics.
+"""Which tensors are views of which, so in-place writes keep NumPy's view semantics.
 
 An eager :class:`~tenpy_ad.Tensor` is a handle; a write (``t[i] = v``, ``t += v``, ``out=``)
 computes the functional update and rebinds the handle (numpy/inplace.py).  A result that
@@ -9,19 +9,24 @@ NumPy would return as a view (basic indexing, transposes, reshapes that need no 
 ``ndarray.base`` does) and the steps ``(kind, arg)`` that recompute it from the base; the
 base keeps weak references to its live views.  A write into a view becomes a write into
 the base, after which every live view of the base is recomputed.  Only the NumPy-level
-functions register (never the primitives that rules call), and only eager tensors.
+functions register (never the primitives that rules call).  Traced tensors register too
+(a traced write forwards the base and its live views to their new nodes); a traced view is
+a unique node, and a traced reshape is a view where NumPy's reshape of a C-ordered base
+along the same chain of views is one.
 
 A step's *kind* says how to make the view from its parent (``forward(parent, arg)``) and
 how to put a changed view back (``update(parent, child, arg)``; None: by positions).
 """
 from __future__ import annotations
 
+import weakref
 from typing import Callable, NamedTuple
 
 import numpy as np
 
-from ..ops.elementwise import fresh_handle
-from ..primitive import is_eager, register_shared_view, register_view, relaid, suspend_views
+from ..ops.elementwise import fresh_array, fresh_handle
+from ..primitive import (is_eager, is_traced, mark_other_layout, register_shared_view,
+                         register_view, relaid, shape_of, suspend_views)
 
 
 class ViewKind(NamedTuple):
@@ -80,8 +85,8 @@ def copy_tensor(x, order: str = "K"):
     requires grad is copied through the tape (the copy is not a leaf).  Its values are
     laid out as NumPy's copy with ``order`` lays them out (``ndarray.copy``: "C",
     ``np.copy``: "K"), so its reshapes are views where NumPy's are."""
-    if not is_eager(x):
-        return x                       # arrays were copied by tensor_or_array; traced: immutable
+    if not is_eager(x):                # (arrays were copied by tensor_or_array)
+        return laid_out_as(fresh_array(x), x, order)
     copy = fresh_handle(x)
     in_layout(copy, order)
     return copy
@@ -126,6 +131,80 @@ def reshaped(result, parent, name: str):
     """A reshape: a view when NumPy's reshape of the same array needs no copy (the data
     share memory)."""
     return register_shared_view(result, parent, RESHAPE)
+
+
+def reshape_needs_no_copy(parent, shape: tuple) -> bool:
+    """Whether NumPy reshapes the traced ``parent`` (a view, or a root laid out in another
+    order than C's) to ``shape`` without a copy (always when it only adds or drops axes of
+    length one: ``squeeze``, ``expand_dims``)."""
+    if [d for d in parent.shape if d != 1] == [d for d in shape if d != 1]:
+        return True
+    probe = layout_probe(parent)
+    if probe is None:
+        return False
+    try:
+        probe.reshape(shape, copy=False)
+    except ValueError:
+        return False
+    return True
+
+
+# A traced tensor has no memory, but NumPy's view semantics depend on its array's layout:
+# a traced root is taken to be C-ordered, as NumPy lays out what it computes from C-ordered
+# arrays, unless it is a copy or ``*_like`` made in another layout (recorded here).  A
+# view's layout is its root's through its chain of views, replayed on a *probe*: an array
+# of one byte with the root's strides, which is never read.
+
+_ROOT_STRIDES: dict = {}              # id(node) -> strides in items, while the node lives
+_PROBE_LIMIT = 1 << 24                # items: a larger root's layout is taken as C
+
+
+def layout_probe(x):
+    """A probe with the strides NumPy's array of the traced ``x`` would have (None when a
+    view on the way, a flip or a diagonal, is not replayed)."""
+    link = x._view
+    base, steps = (x, ()) if link is None else (link.base, link.steps)
+    dims = tuple(base.shape)
+    strides = _ROOT_STRIDES.get(id(base)) or _c_strides(dims)
+    probe = np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), dims, strides)
+    for kind, arg in steps:
+        if kind.name == "indexing":
+            probe = probe[arg]
+        elif kind is TRANSPOSE:
+            probe = probe.transpose(arg)
+        elif kind is RESHAPE:
+            probe = probe.reshape(arg, copy=False)
+        else:
+            return None
+    return probe
+
+
+def _c_strides(dims: tuple) -> tuple:
+    strides = [1] * len(dims)
+    for i in range(len(dims) - 2, -1, -1):
+        strides[i] = strides[i + 1] * max(dims[i + 1], 1)
+    return tuple(strides)
+
+
+def laid_out_as(fresh, prototype, order: str):
+    """Record the layout NumPy gives a new array of ``prototype``'s shape with ``order``
+    (``np.copy``, ``*_like``: "K" keeps the prototype's) for the fresh traced ``fresh``."""
+    if (not is_traced(fresh) or order == "C" or prototype is None
+            or tuple(fresh.shape) != tuple(shape_of(prototype))):
+        return fresh
+    if order == "F":
+        strides = _c_strides(tuple(fresh.shape)[::-1])[::-1]
+    else:
+        probe = layout_probe(prototype) if is_traced(prototype) else None
+        if probe is None or probe.flags.c_contiguous or probe.size > _PROBE_LIMIT:
+            return fresh
+        strides = np.empty_like(probe).strides
+    if strides != _c_strides(tuple(fresh.shape)):
+        key = id(fresh)
+        _ROOT_STRIDES[key] = strides
+        weakref.finalize(fresh, _ROOT_STRIDES.pop, key, None)
+        mark_other_layout(fresh)
+    return fresh
 
 
 def transposed(result, parent, name: str, perm: tuple):

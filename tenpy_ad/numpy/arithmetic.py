@@ -145,7 +145,7 @@ float_power = ufunc_function(
     "``x1 ** x2`` computed in float64 (complex128 for complex operands), as "
     ":func:`power` otherwise.", shortcut=_static_power(np.float_power))
 negative = ufunc_function("numpy.negative", ew.neg, "``-x`` elementwise.")
-positive = ufunc_function("numpy.positive", ew.fresh_handle,
+positive = ufunc_function("numpy.positive", ew.fresh_array,
                           "``+x``: a new tensor of the same value (writes leave ``x`` alone).")
 reciprocal = ufunc_function("numpy.reciprocal", ew.reciprocal,
                             "``1/x`` elementwise (integers: integer division, as NumPy).")
@@ -195,12 +195,13 @@ def scale_real(x, factor):
 
 @implements("numpy.astype")
 def astype(x, dtype, *, copy: bool = True, device=None):
-    """Convert to ``dtype`` (complex to real is refused: take ``.real`` explicitly).
-    ``copy`` is accepted and has no effect (tensors are immutable); ``device`` is None or
-    ``"cpu"``."""
+    """Convert to ``dtype`` (complex to real is refused: take ``.real`` explicitly): a new
+    array, which writes leave apart from ``x``, unless ``copy=False`` and the dtype is
+    ``x``'s; ``device`` is None or ``"cpu"``."""
     if device not in (None, "cpu"):
         raise ArgumentError(f"astype: device must be None or 'cpu', got {device!r}")
-    return ew.convert(x, dtypes.code_of(dtype))
+    result = ew.convert(x, dtypes.code_of(dtype))
+    return ew.fresh_array(result) if copy and result is x else result
 
 
 __all__ = ["add", "subtract", "multiply", "divide", "true_divide", "floor_divide",

@@ -21,6 +21,7 @@ from ..ops.indexing import concrete_value
 from ..primitive import Tensor, code_of_value, constant, describe, is_eager, shape_of
 from ._arrays import as_array, tensor_or_array
 from ._dispatch import implements
+from ._views import laid_out_as
 from ._operands import (broadcast_shapes, common, int_tuple, is_tensor, operand, result_code,
                         tensor_among, traced_among)
 from .shaping import moveaxis
@@ -76,10 +77,12 @@ def _filled(shape: tuple, fill_value, code: int, like=None, order: str = "C"):
         if broadcast_shapes("full", shape_of(value), shape) != shape:
             raise ShapeError(f"full: cannot broadcast the fill value {describe(value)} to "
                              f"{list(shape)}")
-        return st.broadcast_to(value, shape)
-    if traced:
-        return st.broadcast_to(constant(np.asarray(fill_value, dtypes.DTYPES[code]), code),
-                               shape)
+        filled = st.broadcast_to(value, shape)
+        return laid_out_as(ew.fresh_array(filled), like, order) if traced else filled
+    if traced:                           # a new array: a unique node, writable
+        return laid_out_as(ew.fresh_array(st.broadcast_to(
+            constant(np.asarray(fill_value, dtypes.DTYPES[code]), code), shape)), like,
+            order)
     if is_eager(like) and shape == shape_of(like):
         return Tensor(np.full_like(like.data, fill_value, dtypes.DTYPES[code], order))
     return Tensor(np.full(shape, fill_value, dtype=dtypes.DTYPES[code]))

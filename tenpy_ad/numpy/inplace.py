@@ -9,8 +9,11 @@ so gradients with respect to the written values and the kept ones stay right, at
 order.  A view (numpy/_views.py) writes into its base, after which every live view of the
 base is recomputed, as NumPy's views see each other's writes.
 
-Traced tensors are interned graph nodes (equal expressions are one object) and cannot be
-rebound: ``a += v`` returns a new node (Python rebinds the name), every other write raises.
+A traced tensor is a graph node, which a write cannot change (the nodes built from it need
+its old value): the write *forwards* it to the node of the functional update, which later
+operations take instead (_core/traced_writes.pxi).  Equal traced expressions are one node,
+so a node that is also another expression's value (``is_shared``) refuses writes into it;
+the arrays code writes into -- copies, ``zeros_like``, ``empty_like``, ... -- are unique.
 """
 from __future__ import annotations
 
@@ -21,8 +24,10 @@ import numpy as np
 
 from ..errors import (ArgumentValueError, DTypeError, NotDifferentiableError, ShapeError,
                       TapeError, UnsupportedError)
-from ..primitive import (WRITE_HINT, Tensor, describe, is_aliased, is_complex_value, is_eager,
-                         is_grad_enabled, is_traced, rebind, rebind_plain, shape_of)
+from ..primitive import (WRITE_HINT, Tensor, as_node, check_writes_allowed, describe,
+                         forward_write, is_aliased, is_complex_value, is_eager,
+                         is_grad_enabled, is_shared, is_tensor, is_traced, rebind,
+                         rebind_plain, shape_of)
 from . import _dispatch, _views
 from ._arrays import tensor_or_array
 from ._operands import broadcasts_to
@@ -40,19 +45,30 @@ _AT_HINT = "write x = x.at[index].set(value) (or .add(value)), which returns the
 
 # ------------------------------------------------------------------ checks
 
-def _refuse_traced(what: str):
-    raise UnsupportedError(
-        f"{what} on a traced tensor: traced tensors are immutable graph nodes (equal "
-        f"expressions are one object), so they cannot be written in place; {_AT_HINT}")
+def _refuse_target(what: str, target):
+    raise UnsupportedError(f"{what}: the target {describe(target)} is not a tensor that "
+                           f"can be written in place; {_AT_HINT}")
 
 
 def _check_writable(target, link) -> None:
-    """Read-only views and grad-requiring leaves (PyTorch's rule) refuse writes."""
+    """Read-only views, grad-requiring leaves (PyTorch's rule) and shared traced nodes
+    refuse writes."""
+    if is_traced(target):
+        check_writes_allowed()
     if link is not None and link.readonly:
         raise ArgumentValueError(
             f"assignment destination is read-only: this tensor is a view made by "
             f"{link.readonly} (as in NumPy); write into a copy: x = x.copy()")
     base = target if link is None else link.base
+    if is_traced(base):
+        for node in [base, target, *_views.live_views(base)]:
+            if is_shared(node):
+                raise UnsupportedError(
+                    f"in-place write into the traced tensor {describe(base)}, which (or "
+                    "a view of which) is also the value of another expression (equal "
+                    "traced expressions are one node, so the write would change both); "
+                    f"write into a copy: x = x.copy(), or {_AT_HINT}")
+        return
     if base.is_leaf and base.requires_grad and is_grad_enabled():
         what = "a view of a leaf tensor" if link is not None else "a leaf tensor"
         raise TapeError(
@@ -66,11 +82,16 @@ def _check_writable(target, link) -> None:
 def assign(target, value, what: str) -> None:
     """``target`` takes ``value`` (a tensor or array of its shape and dtype), through its
     base if it is a view; the views of that base are recomputed."""
-    if not is_eager(target):
-        _refuse_traced(what)
+    if not is_tensor(target):
+        _refuse_target(what, target)
     if tuple(shape_of(value)) != tuple(target.shape) or value.dtype != target.dtype:
         raise DTypeError(f"{what}: the written value {describe(value)} does not have the "
                          f"shape and dtype of the target {describe(target)}")  # (a bug)
+    if is_traced(target) and is_eager(value) and value.requires_grad:
+        raise NotDifferentiableError(
+            f"{what}: writing a tensor that requires grad into the traced tensor "
+            f"{describe(target)} would drop its gradient (a traced graph holds it as a "
+            "constant); trace the computation of the value too")
     link = target._view
     _check_writable(target, link)
     with _views.suspended():
@@ -110,6 +131,12 @@ def _by_positions(forward: Callable, parent, child):
 
 
 def _rebind_base(base, value) -> None:
+    if is_traced(base):
+        views = _views.live_views(base)
+        forward_write(base, as_node(value))
+        for view in views:
+            forward_write(view, as_node(_views.recompute(base, view._view.steps)))
+        return
     value = _as_tensor(value)
     if value.is_leaf and value.requires_grad and is_grad_enabled():
         # np.copyto(t, x), np.positive(x, out=t) of a leaf x: the handle t would become
@@ -156,13 +183,13 @@ def _fitted(target, value, what: str, casting: str = "same_kind"):
 def setitem(target, index, value) -> None:
     """``target[index] = value`` (NumPy's basic, integer-array and boolean indices,
     ``value`` broadcast; repeated indices keep the last value)."""
-    if not is_eager(target):
-        _refuse_traced(f"x[{_index_text(index)}] = value (also what x[i] += v calls)")
+    if not is_tensor(target):
+        _refuse_target("x[index] = value", target)
     if target._view is None and target._views is None:     # no views: the short path
         if rebind_plain(target, index_update(target)[index].set(value)):
             return
-    if is_eager(value) and value._view is not None and _unchanged_view(target, index,
-                                                                               value):
+    if is_tensor(value) and value._view is not None and _unchanged_view(target, index,
+                                                                                value):
         return                         # a[i] += v: the view already wrote into a
     value = _in_dtype(target, tensor_or_array(value, "setitem"), "x[index] = value")
     assign(target, index_update(target)[index].set(value), "x[index] = value")
@@ -194,10 +221,6 @@ def _unchanged_view(target, index, value) -> bool:
         index if type(index) is tuple else (index,))
 
 
-def _index_text(index) -> str:
-    return "..." if index is Ellipsis else "idx"
-
-
 _SYMBOLS = {"add": "+=", "subtract": "-=", "multiply": "*=", "divide": "/=",
             "floor_divide": "//=", "remainder": "%=", "power": "**=", "matmul": "@=",
             "bitwise_and": "&=", "bitwise_or": "|=", "bitwise_xor": "^="}
@@ -211,33 +234,31 @@ _OPERATORS = {"add": operator.add, "subtract": operator.sub, "multiply": operato
 
 
 def inplace_op(name: str, target, other, result=None):
-    """``target <op>= other`` (``result``: ``target <op> other`` if already computed):
-    eager tensors are written in place (and returned); a traced one gives a new node of
-    its dtype and shape."""
+    """``target <op>= other`` (``result``: ``target <op> other`` if already computed),
+    written in place; ``target`` is returned.  A shared traced node without views gives
+    the new node instead (Python binds the name to it)."""
     if result is None:
         result = _OPERATORS[name](target, other)     # ``x + v``: NumPy's result
     if rebind_plain(target, result):                 # no views, same shape and dtype
         return target
     what = f"x {_SYMBOLS[name]} value"
     result = _fitted(target, result, what)
-    if not is_eager(target):
-        if is_aliased(target):
-            _refuse_traced(f"{what} into a view or a tensor with views (they would not "
-                           "see the write)")
-        return result                   # traced: Python binds the name to the new node
+    if is_shared(target) and not is_aliased(target):
+        return result                   # Python binds the name to the new node
     assign(target, result, what)
     return target
 
 
 def fill(target, value) -> None:
     """``target.fill(value)``: every entry set to the scalar ``value``."""
-    if not is_eager(target):
-        _refuse_traced("x.fill(value)")
+    if not is_tensor(target):
+        _refuse_target("x.fill(value)", target)
     value = tensor_or_array(value, "fill")
     if shape_of(value) != ():
         raise ShapeError(f"fill: the value must be a scalar, got {describe(value)}")
-    assign(target, _fitted(target, value, "fill", "unsafe") if is_eager(value)
-           else full_like(target.data, value), "x.fill(value)")
+    assign(target, _fitted(target, value, "fill", "unsafe") if is_tensor(value)
+           else full_like(target.data if is_eager(target) else target, value),
+           "x.fill(value)")
 
 
 def conj_method(x):
@@ -258,12 +279,12 @@ def write_out(out, result, what: str, operands=()):
     for target, value in zip(outs, results):
         if target is None:
             continue
-        if is_eager(target):
+        if is_tensor(target):
             assign(target, _fitted(target, value, what), what)
         elif isinstance(target, np.ndarray):
             _write_array(target, value, what)
         else:
-            _refuse_traced(what)
+            _refuse_target(what, target)
     return out if type(out) is not tuple or len(out) != 1 else out[0]
 
 
@@ -286,11 +307,11 @@ def array_target_message(what: str) -> str:
 def copyto(dst, src, casting="same_kind", where=True):
     """Copy ``src`` into the tensor ``dst`` (broadcast, cast with ``casting``; only where
     ``where`` is true)."""
-    if not is_eager(dst):
+    if not is_tensor(dst):
         if isinstance(dst, np.ndarray):
             _write_array(dst, tensor_or_array(src, "copyto"), "np.copyto")
             return None
-        _refuse_traced("np.copyto(dst, ...)")
+        _refuse_target("np.copyto", dst)
     value = _fitted(dst, tensor_or_array(src, "copyto"), "np.copyto", casting)
     if where is not True:
         value = select(where, value, dst)
@@ -315,8 +336,8 @@ def place(arr, mask, vals):
 
 
 def _put_flat(a, positions: np.ndarray, values, what: str) -> None:
-    if not is_eager(a):
-        _refuse_traced(f"{what}(a, ...)")
+    if not is_tensor(a):
+        _refuse_target(what, a)
     values = reshape(tensor_or_array(values, what), (-1,))
     n = int(values.shape[0])
     if n != len(positions):

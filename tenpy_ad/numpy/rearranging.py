@@ -19,7 +19,7 @@ from ._operands import int_tuple, is_tensor, normalize_axes, normalize_axis
 from ._views import copy_tensor, selected, suspended
 from .shaping import axis_list, ravel
 
-fresh_handle = ew.fresh_handle
+fresh_array = ew.fresh_array
 
 
 # ------------------------------------------------------------------ flips and rotations
@@ -133,7 +133,7 @@ def tile(A, reps):  # noqa: N803 - NumPy's name
         expanded.append(d)
     tiled = st.broadcast_in_dim(st.reshape(A, shape), tuple(expanded), tuple(dims))
     tiled = st.reshape(tiled, tuple(r * d for r, d in zip(reps, shape)))
-    return fresh_handle(tiled) if tiled is A else tiled    # a copy, as NumPy's
+    return fresh_array(tiled) if tiled is A else tiled    # a copy, as NumPy's
 
 
 def _counts(repeats) -> np.ndarray:
@@ -170,7 +170,7 @@ def repeat(a, repeats, axis=None):
         return st.repeat(a, tuple(counts.tolist()), axis)
     r = int(counts.reshape(-1)[0])
     if r == 1:
-        return fresh_handle(a)              # a copy in NumPy: writes into it stay apart
+        return fresh_array(a)               # a copy in NumPy: writes into it stay apart
     expanded = shape[:axis + 1] + (r,) + shape[axis + 1:]
     dims = tuple(i if i <= axis else i + 1 for i in range(len(shape)))
     copies = st.broadcast_in_dim(a, expanded, dims)

@@ -81,6 +81,8 @@ def _accumulated(name, reduce, combine, a, axis, dtype, out, keepdims, initial, 
     shape = shape_of(x)
     axes = normalize_axes(name, axis, len(shape))
     result = keep_dims(reduce(x, axes), shape, axes, keepdims)
+    if result is x or result is a:     # over no axes: NumPy's result is a new array
+        return ew.fresh_array(result)
     return result if initial is NO_VALUE else combine(result, initial)
 
 
@@ -124,7 +126,7 @@ def extremum(name, reduce, a, axis, out, keepdims, initial, where):
             raise ShapeError(f"{name}: zero-size reduction over {describe(a)} has no "
                              "identity; pass initial=")
         result = keep_dims(reduce(a, axes), shape, axes, keepdims)
-        return ew.fresh_handle(result) if result is a else result    # axis=(): a copy
+        return ew.fresh_array(result) if result is a else result     # axis=(): a copy
     start = filled(a, tuple(d for i, d in enumerate(shape) if i not in axes), initial)
     if empty:
         return keep_dims(start, shape, axes, keepdims)

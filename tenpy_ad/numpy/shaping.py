@@ -10,11 +10,11 @@ import numpy as np
 
 from ..errors import ArgumentError, ArgumentValueError, ShapeError
 from ..ops import structural as st
-from ..primitive import describe, shape_of
+from ..primitive import describe, is_eager, is_traced, shape_of
 from ._arrays import tensor_or_array
 from ._dispatch import implements
 from ._operands import broadcast_shapes, int_tuple, normalize_axes, normalize_axis
-from ._views import copy_tensor, reshaped, selected, transposed
+from ._views import copy_tensor, layout_probe, reshaped, selected, transposed
 
 
 def axis_list(name: str, axes, ndim: int) -> list:
@@ -72,9 +72,15 @@ def ravel(a, order="C"):
 
 
 def _shares(result, a) -> bool:
-    """Whether both are eager tensors whose data share memory (NumPy made a view)."""
-    return (hasattr(result, "_view") and hasattr(a, "_view")
-            and np.may_share_memory(result.data, a.data))
+    """Whether NumPy's column-major ravel of ``a`` is a view: eager tensors whose data
+    share memory, or a traced ``a`` whose layout is column-major (numpy/_views.py)."""
+    if is_traced(a):
+        probe = layout_probe(a)
+        try:
+            return probe is not None and probe.T.reshape(-1, copy=False) is not None
+        except ValueError:             # (a probe's values are never read: no copies)
+            return False
+    return is_eager(result) and is_eager(a) and np.may_share_memory(result.data, a.data)
 
 
 # ------------------------------------------------------------------ axes of size one

@@ -28,6 +28,14 @@ Scalar = _core.Scalar
 #: an identity shortcut's result (x * 1, x.astype(x.dtype)): a new handle, as NumPy's copy
 fresh_handle = _core.fresh_handle
 
+#: a traced copy: the identity, as a unique node that in-place writes may go into
+copy_p = primitive("copy", lambda params, x: x, lambda params, x: x)
+deflinear(copy_p, lambda params, ct, out, x: ct)
+
+
+#: NumPy's new array of ``x``'s value: a new eager handle, a unique traced ``copy`` node
+fresh_array = _core.new_array
+
 
 def same_as_input(params, x):
     """Shape rule of an elementwise primitive: the output is like its (first) operand."""

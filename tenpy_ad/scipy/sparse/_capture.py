@@ -19,7 +19,7 @@ from ... import introspection
 from ...compiler import compile as compile_program
 from ...eager import no_grad
 from ...errors import ArgumentError, ConcretizationError, NotDifferentiableError
-from ...primitive import bind, is_traced, needs_grad, plain_value
+from ...primitive import bind, current, graph_mode, is_traced, needs_grad, plain_value
 from ...ad import vjp as graph_vjp
 from ...traced import input as placeholder
 
@@ -52,7 +52,7 @@ def capture(name: str, matvec: Callable, n: int, dtype) -> Captured:
     """The operator ``matvec`` of size ``n`` (see the module docstring)."""
     probe = placeholder((n,), np.dtype(dtype))
     try:
-        out = matvec(probe)
+        out = current(matvec(probe))      # (a written result: its value's node)
     except (NotDifferentiableError, ConcretizationError):
         # an eager tensor that requires grad, or a matvec that needs values (NumPy/SciPy
         # code): the eager way, where the tape sees what the matvec does with tensors
@@ -92,10 +92,11 @@ def _frontier(probe, out) -> tuple:
 def _replay(nodes, substitutes: dict):
     """The graph of ``nodes`` rebuilt with ``substitutes`` (id -> node) for its inputs."""
     built = dict(substitutes)
-    for node in nodes:
-        inputs = [built.get(id(x), x) for x in node.inputs]
-        result = bind(node.prim, node.params, *inputs)
-        built[id(node)] = result[node.slot] if node.prim.n_outputs > 1 else result
+    with graph_mode():                  # the nodes as they are (no in-place forwarding)
+        for node in nodes:
+            inputs = [built.get(id(x), x) for x in node.inputs]
+            result = bind(node.prim, node.params, *inputs)
+            built[id(node)] = result[node.slot] if node.prim.n_outputs > 1 else result
     return built
 
 

@@ -1,0 +1,144 @@
+# In-place writes into traced tensors (numpy/inplace.py), without mutating the graph.
+#
+# A TracedTensor is an interned graph node *and* the object a user's name holds.  A write
+# ``a[i] = v`` cannot change ``a``'s node (the nodes built from it need its old value), so
+# it *forwards* ``a``: ``a._current`` is the node of the written value, and every later
+# operation on ``a`` in user code takes that node instead (``_resolved`` in ``intern``,
+# ``current`` where user values become graph roots: toposort, schedule, the sweeps).  The
+# engine's own passes over graph structure -- the derivative sweeps, which apply rules to
+# the nodes they find -- run in *graph mode*, where nodes stand for themselves.
+#
+# A written node leaves the intern table (an equal expression built later is a new node),
+# and a node an intern hit returned again is *shared* (two expressions' values): a write
+# into it, or into a base whose live view it is, would change both, so numpy/inplace.py
+# refuses it.  A NumPy-level view's node is registered as that view (eager.pxi); an equal
+# view made again claims its hit back, any other expression's hit counts.  The fresh arrays users write
+# into (copies, ``zeros_like``, ...) are unique nodes (``unique_apply``).
+
+cpdef object current(object x):
+    """The node holding ``x``'s value now: ``x`` unless an in-place write forwarded it."""
+    if type(x) is TracedTensor and (<TracedTensor>x)._current is not None and not _graph_mode:
+        return _value_node(<TracedTensor>x)
+    return x
+
+
+def current_list(xs) -> list:
+    """:func:`current` of each of ``xs``."""
+    if _forwarding == 0 or _graph_mode:
+        return list(xs)
+    return [current(x) for x in xs]
+
+
+def check_writes_allowed() -> None:
+    """Raise inside the engine's passes over graph structure (a derivative rule), where
+    nodes stand for themselves and a write could not be seen."""
+    if _graph_mode:
+        raise _errors["UnsupportedError"](
+            "an in-place write into a traced tensor inside a derivative rule (the engine "
+            "is applying rules to graph nodes); build the value functionally: "
+            "x.at[index].set(value)")
+
+
+def forward_write(TracedTensor target, TracedTensor value) -> None:
+    """``target`` holds ``value``'s value from now on (an in-place write)."""
+    global _forwarding
+    check_writes_allowed()
+    node = current(value)
+    if target._interned and target.prim.n_outputs == 1:
+        _table_remove(target)               # a later equal expression is a new node
+        # (an output of a multi-output operation stays: the sweeps find its siblings in
+        # the table; making the operation again in user code raises, intern_table.pxi)
+    if node is target:                      # a[...] = a: the value it already has
+        if target._current is not None:
+            _forwarding -= 1
+        target._current = None
+        return
+    if target._current is None:
+        _forwarding += 1
+        if _trace_depth:
+            _scope_writes.append(PyWeakref_NewRef(target, None))
+    target._current = node
+
+
+# A write forwards ``a`` to a node built from ``a`` itself (``a[i] = a[i - 1] * 2``): a
+# reference cycle, which the garbage collector cannot see (nodes are not tracked).  The
+# nodes written inside a traced function's run are released when the outermost such run
+# returns: their forwarding ends (a later use raises, naming why); the outputs were taken
+# at their values before.  Writes outside any (building a graph by hand) keep their nodes
+# alive for the program's lifetime.
+
+cdef int _trace_depth = 0
+cdef list _scope_writes = []
+
+
+def enter_trace() -> None:
+    """A traced function starts running (tp.jit's trace, a transform's function)."""
+    global _trace_depth
+    _trace_depth += 1
+
+
+def leave_trace() -> None:
+    """It returned: when no other is running, the nodes written meanwhile are released."""
+    global _trace_depth
+    cdef TracedTensor node
+    _trace_depth -= 1
+    if _trace_depth or not _scope_writes:
+        return
+    for ref in _scope_writes:
+        found = PyWeakref_GetObject(ref)
+        if found != <PyObject*>None:
+            node = <TracedTensor>found
+            if node._current is not None:
+                node._current = _EXPIRED
+    _scope_writes.clear()
+
+
+def mark_other_layout(TracedTensor node) -> None:
+    """NumPy's array of the fresh ``node`` is not C-ordered (a copy or ``*_like`` of a
+    transposed array): its reshapes follow its recorded strides (numpy/_views.py)."""
+    node._other_layout = True
+
+
+def any_forwarded() -> bool:
+    """Whether an in-place write forwarded a traced tensor that is still alive."""
+    return _forwarding > 0
+
+
+def is_shared(object x) -> bool:
+    """Whether the traced tensor ``x`` is also the value of another expression: an intern
+    hit returned it again (equal expressions are one node), other than an equal view's."""
+    return type(x) is TracedTensor and (<TracedTensor>x)._hits > 0
+
+
+cpdef TracedTensor unique_apply(Primitive prim, object params, tuple inputs,
+                                TracedTensor like):
+    """A node ``prim(params)(*inputs)`` of ``like``'s dtype and shape that never merges
+    with another: a fresh array a write may go into (``x.copy()``, ``zeros_like``)."""
+    cdef TracedTensor node = _new_node(prim, params, _user_inputs(inputs), 0)
+    _meta_copy(node.id, like.id)
+    _set_fingerprint(node)
+    _counters.unique_nodes += 1
+    return node
+
+
+cpdef object new_array(object x):
+    """What NumPy's copy of ``x`` is to in-place writes: a traced ``x`` taken as a unique
+    ``copy`` node (in user code; the engine's own passes keep ``x``), anything else as
+    :func:`fresh_handle` makes it.  For the identity shortcuts of user-facing operations
+    (``x * 1``, ``+x``, ``x.astype(x.dtype)``), whose results NumPy gives as new arrays."""
+    if type(x) is TracedTensor and not _graph_mode:
+        return unique_apply(_copy_p, None, (x,), <TracedTensor>x)
+    return fresh_handle(x)
+
+
+class graph_mode:
+    """``with graph_mode():`` nodes stand for themselves (a pass over graph structure that
+    rebuilds nodes from the ones it finds: no forwarding of written nodes)."""
+
+    def __enter__(self):
+        global _graph_mode
+        _graph_mode += 1
+
+    def __exit__(self, *exc):
+        global _graph_mode
+        _graph_mode -= 1

@@ -45,7 +45,7 @@ dispatch (NumPy does not look inside lists) and refuses; `np.stack`, `np.block` 
 
 ## In-place writes
 
-Eager tensors take NumPy's in-place writes, differentiably: `t[idx] = v` (basic,
+Tensors take NumPy's in-place writes, differentiably: `t[idx] = v` (basic,
 integer-array and boolean indices, `v` broadcast and cast to `t`'s dtype), `t += v` and
 the other augmented assignments (whole, or `t[i] -= v`), `out=` (by keyword) of every
 function that takes one: the ufuncs (`np.add(a, b, out=t)`, `tnp.add(a, b, out=t)`),
@@ -53,7 +53,10 @@ function that takes one: the ufuncs (`np.add(a, b, out=t)`, `tnp.add(a, b, out=t
 `concatenate`, ..., and the methods (`x.sum(axis=0, out=t)`); `np.copyto(t, v)`,
 `t.fill(v)`, `np.put`, `np.place`.  A write
 computes the functional update (`t.at[idx].set(v)`) and rebinds the tensor to it, so the
-values a backward pass saved stay right.
+values a backward pass saved stay right.  A traced tensor (`tp.jit`, `tp.compile`) is
+*forwarded* instead: its graph node never changes (what was built from it keeps the old
+value) and every later use of it, and of its live views, takes the node of the written
+value.
 
 **Views** follow NumPy: basic indexing, `.T`/`.mT`/`transpose`/`swapaxes`/`moveaxis`/
 `rollaxis`, `reshape`/`ravel` when NumPy needs no copy, `squeeze`, `expand_dims`,
@@ -62,14 +65,20 @@ values a backward pass saved stay right.
 write into a view reaches its base and every other live view.  `diagonal`,
 `broadcast_to` and `broadcast_arrays` give read-only views (a write raises).  Copies where
 NumPy copies: `t.copy()`, `np.copy(t)`, `np.array(t)`, `t.flatten()`, `t.astype(...)`,
-advanced indexing.
+advanced indexing.  A traced tensor has no memory, so a traced reshape is a view where
+NumPy's reshape of a C-ordered array would be one (or of the layout a copy or `*_like`
+was made in: `np.zeros_like(x.T)` is column-major).
 
 **What raises**: a write into a leaf that requires grad (write into `x.copy()`, or under
 `tp.no_grad()`), writing a tensor that requires grad into an ndarray (`arr[i] = t`,
 `np.exp(t, out=arr)`: make the target a tensor), a write into a tensor while an array
-NumPy made of it lives (`np.asarray(t)` is read-only and does not see later writes), and
-every write into a traced tensor except `a += v`, which returns a new node (use
-`a = a.at[i].set(v)`).
+NumPy made of it lives (`np.asarray(t)` is read-only and does not see later writes), and,
+on traced tensors: a write into a node that is also another expression's value (equal
+traced expressions are one node: `x * 2` computed twice; write into a copy, which is a
+unique node, as are `np.zeros_like(t)`, `t * 1` and the other new arrays; `a += v` then
+returns the new node), computing a decomposition again after writing into one of its
+outputs, a write inside a derivative rule, and using a tensor written inside a traced
+function after it returned.
 """
 
 

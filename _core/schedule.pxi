@@ -340,7 +340,9 @@ def plan_steps(Plan plan, list choices, bint reuse_buffers, double min_share) ->
             threaded = threaded or choice.threads >= 0
         if step.call >= 0:
             continue                                     # planned, or passed through
-        if choice is not None and choice.kernel is not None:
+        if step.prim is _copy_p:                         # a traced copy: its operand
+            step.kernel, step.call = _PASS_THROUGH, CALL_C
+        elif choice is not None and choice.kernel is not None:
             step.kernel = choice.kernel
             step.call = CALL_C if isinstance(choice.kernel, StepKernel) else CALL_IMPL
         elif step.params is None and type(step.prim.array_fn) is _ufunc:

@@ -43,16 +43,13 @@ def forward_write(TracedTensor target, TracedTensor value) -> None:
     """``target`` holds ``value``'s value from now on (an in-place write)."""
     global _forwarding
     check_writes_allowed()
-    node = current(value)
+    # the written value's own node, which nothing else holds: a node a user holds may be
+    # written in turn (np.copyto(a, b); b[0] = 1), and ``a`` must keep b's old value
+    node = unique_apply(_copy_p, None, (current(value),), value)
     if target._interned and target.prim.n_outputs == 1:
         _table_remove(target)               # a later equal expression is a new node
         # (an output of a multi-output operation stays: the sweeps find its siblings in
         # the table; making the operation again in user code raises, intern_table.pxi)
-    if node is target:                      # a[...] = a: the value it already has
-        if target._current is not None:
-            _forwarding -= 1
-        target._current = None
-        return
     if target._current is None:
         _forwarding += 1
         if _trace_depth:

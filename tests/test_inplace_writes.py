@@ -520,3 +520,21 @@ def test_a_matvec_that_writes_into_its_result_gives_hellmann_feynman():
     np.testing.assert_allclose(lowest(a), values[0], rtol=1e-12)
     for gradient in (tp.grad(lowest), tp.jit(tp.grad(lowest))):
         np.testing.assert_allclose(gradient(a), expected, atol=1e-10)
+
+
+def test_a_written_value_keeps_its_value_when_its_source_is_written_later():
+    """``np.copyto(a, b)`` then ``b[0] = 1``: ``a`` keeps b's old value (a write's value is
+    a node of its own); ``np.copyto(t.T, t)`` reads ``t`` before the write, as NumPy's."""
+    def program(xp, x):
+        a, b = xp.zeros_like(x), x * 2.0
+        xp.copyto(a, b)
+        b[0, 0] = -1.0
+        t = xp.zeros_like(x)
+        t[0, 1] = 5.0
+        xp.copyto(t.T, t)
+        return a, b, t
+
+    x0 = np.arange(9.0).reshape(3, 3)
+    for got in (tp.jit(lambda v: program(tnp, v))(x0), program(tnp, tp.tensor(x0))):
+        for g, e in zip(got, program(np, x0)):
+            np.testing.assert_array_equal(np.asarray(g.data if hasattr(g, "data") else g), e)

@@ -67,6 +67,18 @@ CALLS = {
     "stats.alexandergovern": "st.alexandergovern(x, x[::-1] * x + 0.5).pvalue",
     "stats.epps_singleton_2samp": "st.epps_singleton_2samp(tp.concatenate([x, x * x]), "
                                   "tp.concatenate([x, x * x]) * 1.1 + 0.2).pvalue",
+    # the incomplete beta, t and F distributions, and the tests whose p-values use them
+    "special.betainc": "sc.betainc(2.5, 1.5, x / 2.5)",
+    "special.betaincc": "sc.betaincc(0.7, 3.0, x / 2.5)",
+    "special.stdtr": "sc.stdtr(4.0, x * 2.0 - 2.0)",
+    "special.fdtr": "sc.fdtr(3.0, 5.0, x)",
+    "special.fdtrc": "sc.fdtrc(3.0, 5.0, x)",
+    "stats.ttest_1samp": "st.ttest_1samp(x, 1.0).pvalue",
+    "stats.ttest_ind": "st.ttest_ind(x, x[::-1] * x).pvalue",
+    "stats.ttest_rel": "st.ttest_rel(x, x[::-1] * x).pvalue",
+    "stats.f_oneway": "st.f_oneway(x, x[::-1] * x + 0.5).pvalue",
+    "stats.levene": "st.levene(x, x[::-1] * x).pvalue",
+    "stats.pearsonr": "st.pearsonr(x, x[::-1] + x * x).pvalue",
 }
 
 SCRIPT = """

@@ -312,6 +312,12 @@ def _with_constant_first(name, first):
     return lambda a: (fn(first, a) * _weights(a.shape)).sum()
 
 
+def _with_constant_parameters(name, first, second):
+    """``fn(first, second, x)`` differentiated in ``x`` (``betainc``'s ``a`` and ``b``)."""
+    fn = getattr(S, name)
+    return lambda a: (fn(first, second, a) * _weights(a.shape)).sum()
+
+
 #: name -> (loss of one float64 array, the point)
 DERIVATIVE_CASES = {
     "erf": (_unary_loss("erf"), RNG.standard_normal(6)),
@@ -357,6 +363,15 @@ DERIVATIVE_CASES = {
     "gammaincc": (_with_constant_first("gammaincc", _uniform(0.3, 4.0)), _uniform(0.1, 5.0)),
     "chdtr": (_with_constant_first("chdtr", _uniform(1.0, 8.0)), _uniform(0.2, 10.0)),
     "chdtrc": (_with_constant_first("chdtrc", _uniform(1.0, 8.0)), _uniform(0.2, 10.0)),
+    "stdtr": (_with_constant_first("stdtr", _uniform(1.0, 12.0)), RNG.standard_normal(6) * 2),
+    "betainc": (_with_constant_parameters("betainc", _uniform(0.6, 4.0), _uniform(0.6, 4.0)),
+                _uniform(0.05, 0.95)),
+    "betaincc": (_with_constant_parameters("betaincc", _uniform(0.6, 4.0),
+                                           _uniform(0.6, 4.0)), _uniform(0.05, 0.95)),
+    "fdtr": (_with_constant_parameters("fdtr", _uniform(1.0, 9.0), _uniform(1.0, 9.0)),
+             _uniform(0.1, 4.0)),
+    "fdtrc": (_with_constant_parameters("fdtrc", _uniform(1.0, 9.0), _uniform(1.0, 9.0)),
+              _uniform(0.1, 4.0)),
 }
 
 
@@ -447,3 +462,48 @@ def test_float32_gradients_stay_float32(case):
         got = derivative(mode, loss, a.astype(np.float32), None)
         assert got.dtype == np.float32, mode
         np.testing.assert_allclose(got, expected, rtol=2e-4, atol=2e-4, err_msg=mode)
+
+
+# ------------------------------------------------------------------ incomplete beta, t, F
+
+THREE_OPERANDS = {
+    "betainc": (np.array([0.5, 1.0, 2.0, 5.0, 0.0, 3.0, 1.0]),
+                np.array([0.5, 1.0, 3.0, 0.5, 2.0, -1.0, 1.0]),
+                np.array([0.3, 0.0, 1.0, 0.9, 0.5, 0.5, 2.0])),
+    "fdtr": (np.array([1.0, 3.0, 10.0, 2.0]), np.array([1.0, 5.0, 2.0, 7.0]),
+             np.array([0.5, 0.0, 3.0, 40.0])),
+}
+
+
+@pytest.mark.parametrize("name", ["betainc", "betaincc", "fdtr", "fdtrc"])
+@pytest.mark.parametrize("mode", ["eager", "traced"])
+def test_three_operand_functions_match_scipy_broadcast(name, mode):
+    a, b, x = THREE_OPERANDS["betainc" if name.startswith("beta") else "fdtr"]
+    expected = getattr(sc, name)(a, b[:, None], x)
+    if mode == "eager":
+        got = getattr(S, name)(tp.tensor(a), b[:, None], x).data
+    else:
+        t = tp.input(x.shape)
+        got = tp.compile([getattr(S, name)(a, b[:, None], t)], inputs=[t])(x)[0]
+    np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-15)
+    np.testing.assert_array_equal(getattr(S, name)(a, b[:, None], x), expected)
+
+
+def test_stdtr_matches_scipy_and_its_slope_is_the_t_density():
+    df, t = np.array([1.0, 2.5, 30.0, 4.0]), np.array([-3.0, 0.0, 1.5, 80.0])
+    np.testing.assert_allclose(S.stdtr(tp.tensor(df), tp.tensor(t)).data, sc.stdtr(df, t),
+                               rtol=1e-14)
+    slope = tp.grad(lambda u: S.stdtr(df, u).sum())(t)
+    density = np.exp(sc.gammaln((df + 1) / 2) - sc.gammaln(df / 2)) / np.sqrt(df * np.pi) \
+        * (1 + t * t / df) ** (-(df + 1) / 2)
+    np.testing.assert_allclose(slope, density, rtol=1e-12)
+
+
+@pytest.mark.parametrize("call, argument", [
+    (lambda p: S.betainc(p, 2.0, 0.3), "a"), (lambda p: S.betainc(2.0, p, 0.3), "b"),
+    (lambda p: S.betaincc(p, 2.0, 0.3), "a"), (lambda p: S.stdtr(p, 0.7), "df"),
+    (lambda p: S.fdtr(p, 4.0, 1.2), "a"),
+])
+def test_derivatives_in_the_shape_parameters_raise_naming_them(call, argument):
+    with pytest.raises(NotDifferentiableError, match=rf"respect to {argument}\b"):
+        tp.grad(call)(1.7)

@@ -1,13 +1,13 @@
 """``xp.special``: where SciPy's array-API code (``SCIPY_ARRAY_API=1``) looks for the
 special functions of a namespace.  Every function of :mod:`tenpy_ad.scipy.special`
 (``ndtr``, ``log_ndtr``, ``erfcx``, the Bessel functions ``i0``, ``i0e``, ``i1``, ``i1e``,
-``gammainc``, ``gammaincc``, ``chdtr`` and ``chdtrc`` among them), and the ones SciPy's
-statistics ask for that are exact compositions of them (``exp2``, ``sinc``,
-``multigammaln``), so the p-values of ``scipy.stats``' tests (normal and chi-square
-approximations) stay on the tape.
+``gammainc``, ``gammaincc``, ``chdtr``, ``chdtrc``, ``betainc``, ``betaincc``, ``stdtr``,
+``fdtr`` and ``fdtrc`` among them), and the ones SciPy's statistics ask for that are exact
+compositions of them (``exp2``, ``sinc``, ``multigammaln``), so the p-values of
+``scipy.stats``' tests (normal, chi-square, t and F distributions) stay on the tape.
 
-A name missing here (``betainc``, ``stdtr``, ``iv``, ...) makes SciPy convert the tensor
-with ``np.asarray``, which raises :class:`~tenpy_ad.errors.NotDifferentiableError` for a
+A name missing here (``iv``, ``stdtrit``, ...) makes SciPy convert the tensor with
+``np.asarray``, which raises :class:`~tenpy_ad.errors.NotDifferentiableError` for a
 tensor that requires grad.
 """
 from __future__ import annotations

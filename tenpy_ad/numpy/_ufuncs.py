@@ -211,7 +211,7 @@ def _signature(nin: int) -> inspect.Signature:
 
 def ufunc_function(name: str, strict: Callable, doc: str,
                    shortcut: Callable | None = None) -> Callable:
-    """The tenpy_ad version of the ufunc ``name`` (``"numpy.exp"``; one or two operands)
+    """The tenpy_ad version of the ufunc ``name`` (``"numpy.exp"``; one to three operands)
     computed by ``strict``, registered.
 
     ``shortcut(x1, x2)``, if given, is tried for two operands that are not tensors of one
@@ -234,6 +234,9 @@ def ufunc_function(name: str, strict: Callable, doc: str,
                     return ew.fresh_array(result) if result is x1 or result is x2 \
                         else result
             return apply2(ufunc, strict, x1, x2, out, kwargs)
+    elif ufunc.nin == 3:
+        def fn(x1, x2, x3, /, out=None, **kwargs):
+            return apply(ufunc, strict, (x1, x2, x3), out, kwargs)
     else:
         raise InternalError(f"ufunc_function: {name} has {ufunc.nin} operands")
     fn.__name__ = fn.__qualname__ = ufunc.__name__

@@ -33,9 +33,9 @@ import scipy.special as sc
 # the ufuncs themselves (with SCIPY_ARRAY_API=1 scipy.special's names are wrappers of them)
 from scipy.special import _ufuncs as scu
 
-from ..errors import DTypeError, NotDifferentiableError
+from ..errors import DTypeError, NotDifferentiableError, ShapeError
 from ..param_schema import Int
-from ..primitive import bind1, bind2, describe, is_complex_value, primitive
+from ..primitive import bind, bind1, bind2, describe, is_complex_value, primitive, same_meta
 from ..rules import defjvp, defvjp
 from . import structural as st
 from .elementwise import (add, binary, div, equal, exp, is_zero, less_p, log, mul, neg, real,
@@ -503,6 +503,75 @@ chdtr_p = _incomplete_gamma("chdtr", scu.chdtr, "v", True, 1.0)
 chdtrc_p = _incomplete_gamma("chdtrc", scu.chdtrc, "v", True, -1.0)
 
 
+# ------------------------------------------------------------------ incomplete beta, Student t
+
+def _same_three(params, a, b, x):
+    """Shape rule of a three-operand elementwise primitive: operands of one shape and
+    dtype (the NumPy surface broadcasts and promotes first)."""
+    if not (same_meta(a, b) and same_meta(a, x)):
+        raise ShapeError(f"incomplete beta: operands {describe(a)}, {describe(b)} and {describe(x)} "
+                         "differ; use tp.scipy.special.betainc for broadcasting")
+    return a
+
+
+def _beta_density(a, b, x):
+    """``x^(a-1) (1-x)^(b-1) / B(a, b)``, the slope of ``betainc(a, b, .)``, through
+    logarithms (xlogy and xlog1py are 0 where their factor is: ``a = 1`` at ``x = 0``)."""
+    logs = add(xlogy(shift(a, -1.0), x), xlog1py(shift(b, -1.0), neg(x)))
+    log_beta = sub(add(gammaln(a), gammaln(b)), gammaln(add(a, b)))
+    return exp(sub(logs, log_beta))
+
+
+def _incomplete_beta(name: str, fn, sign: float):
+    """``fn(a, b, x)``: ``betainc`` (``sign`` +1) or ``betaincc`` (-1), differentiable in
+    ``x`` only."""
+    prim = primitive(name, lambda params, a, b, x: fn(a, b, x), _same_three, array_fn=fn,
+                     elementwise=True)
+    refused = _refused(name, "a", "first"), _refused(name, "b", "second")
+
+    def slope(a, b, x):
+        density = _beta_density(a, b, x)
+        return density if sign > 0 else neg(density)
+    defjvp(prim, *refused, lambda p, t, out, a, b, x: mul(t, slope(a, b, x)))
+    defvjp(prim, *refused, lambda p, ct, out, a, b, x: mul(ct, slope(a, b, x)))
+    return prim
+
+
+betainc_p = _incomplete_beta("betainc", scu.betainc, 1.0)
+betaincc_p = _incomplete_beta("betaincc", scu.betaincc, -1.0)
+
+
+def betainc(a, b, x):
+    """The regularized incomplete beta function ``I_x(a, b)`` (real operands of one shape
+    and dtype); its derivative in ``x`` is ``x^(a-1) (1-x)^(b-1) / B(a, b)``, ones in
+    ``a`` and ``b`` raise :class:`~tenpy_ad.errors.NotDifferentiableError`."""
+    return bind(betainc_p, None, a, b, x)
+
+
+def betaincc(a, b, x):
+    """``1 - betainc(a, b, x)``, accurate where ``betainc`` is near 1."""
+    return bind(betaincc_p, None, a, b, x)
+
+
+def _t_density(df, t):
+    """The Student t density with ``df`` degrees of freedom, through logarithms."""
+    half = scale(shift(df, 1.0), 0.5)
+    logs = sub(sub(gammaln(half), gammaln(scale(df, 0.5))),
+               add(scale(log(scale(df, math.pi)), 0.5),
+                   mul(half, log1p(div(mul(t, t), df)))))
+    return exp(logs)
+
+
+stdtr_p = binary("stdtr", scu.stdtr, _refused("stdtr", "df", "first"),
+                 lambda df, t, out: _t_density(df, t))
+
+
+def stdtr(df, t):
+    """The Student t distribution function with ``df`` degrees of freedom; its
+    derivative in ``t`` is the t density, one in ``df`` raises."""
+    return bind2(stdtr_p, None, df, t)
+
+
 def gammainc(a, x):
     """The regularized lower incomplete gamma function ``P(a, x)`` (real operands); its
     derivative in ``x`` is ``x^(a-1) exp(-x) / Gamma(a)``; one in ``a`` raises
@@ -529,4 +598,4 @@ def chdtrc(v, x):
 __all__ = ["erf", "erfc", "erfinv", "erfcinv", "polygamma", "digamma", "gamma", "gammaln",
            "loggamma", "logit", "log_expit", "xlogy", "xlog1py", "entr", "rel_entr",
            "kl_div", "erfcx", "ndtr", "log_ndtr", "iv", "ive", "gammainc", "gammaincc",
-           "chdtr", "chdtrc"]
+           "chdtr", "chdtrc", "betainc", "betaincc", "stdtr"]

@@ -204,6 +204,33 @@ def log_softmax(x, axis=None):
     return tnp.subtract(shifted, total)
 
 
+betainc = _ufunc("betainc", sp.betainc, "The regularized incomplete beta function "
+                 "``I_x(a, b)`` (real operands); its derivative in ``x`` is ``x**(a-1) "
+                 "(1-x)**(b-1) / B(a, b)``, ones in ``a`` and ``b`` raise "
+                 "NotDifferentiableError.")
+betaincc = _ufunc("betaincc", sp.betaincc, "``1 - betainc(a, b, x)``, accurate where "
+                  "``betainc`` is near 1 (real operands); differentiable in ``x``.")
+stdtr = _ufunc("stdtr", sp.stdtr, "The Student t distribution function with ``df`` "
+               "degrees of freedom (real operands); its derivative in ``t`` is the t "
+               "density, one in ``df`` raises NotDifferentiableError.")
+
+
+@implements("scipy.special.fdtr")
+def fdtr(dfn, dfd, x):
+    """The F distribution function, ``betainc(dfn/2, dfd/2, dfn x / (dfn x + dfd))`` (as
+    SciPy computes it); differentiable in ``x``, not in the degrees of freedom."""
+    scaled = tnp.multiply(dfn, x)
+    return betainc(tnp.multiply(dfn, 0.5), tnp.multiply(dfd, 0.5),
+                   tnp.divide(scaled, tnp.add(scaled, dfd)))
+
+
+@implements("scipy.special.fdtrc")
+def fdtrc(dfn, dfd, x):
+    """The F survival function, ``betainc(dfd/2, dfn/2, dfd / (dfd + dfn x))``."""
+    return betainc(tnp.multiply(dfd, 0.5), tnp.multiply(dfn, 0.5),
+                   tnp.divide(dfd, tnp.add(dfd, tnp.multiply(dfn, x))))
+
+
 @implements("scipy.special.ndtri")
 def ndtri(p):
     """The inverse of ``ndtr`` on ``[0, 1]``: ``-sqrt(2) erfcinv(2 p)`` (``∓inf`` at 0
@@ -214,6 +241,7 @@ def ndtri(p):
 __all__ = ["erf", "erfc", "erfinv", "erfcinv", "gamma", "gammaln", "loggamma", "psi",
            "digamma", "polygamma", "expit", "logit", "log_expit", "xlogy", "xlog1py",
            "entr", "rel_entr", "kl_div", "erfcx", "ndtr", "log_ndtr", "i0", "i0e", "i1",
-           "i1e", "gammainc", "gammaincc", "chdtr", "chdtrc", "ndtri", "softmax",
+           "i1e", "gammainc", "gammaincc", "chdtr", "chdtrc", "betainc", "betaincc",
+           "stdtr", "fdtr", "fdtrc", "ndtri", "softmax",
            "log_softmax", "logsumexp"]
 

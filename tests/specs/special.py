@@ -147,4 +147,10 @@ SPECS = [
                           fn=lambda x: S.chdtr(2.0, x)),
          )),
     Spec("chdtrc", lambda x: S.chdtrc(5.0, x), ((5,),), domain="positive", dtypes=REAL),
+    # x = p / (1 + p) maps the positive domain into (0, 1)
+    Spec("betainc", lambda p: S.betainc(2.5, 1.5, p / (1.0 + p)), ((5,),), domain="positive",
+         dtypes=REAL),
+    Spec("betaincc", lambda p: S.betaincc(0.7, 3.0, p / (1.0 + p)), ((5,),),
+         domain="positive", dtypes=REAL),
+    Spec("stdtr", lambda t: S.stdtr(4.0, t), ((5,),), dtypes=REAL),
 ]

@@ -98,7 +98,8 @@ def assign(target, value, what: str) -> None:
         if link is None:
             _rebind_base(target, value)
         else:
-            _rebind_base(link.base, _through_chain(link.base, link.steps, value))
+            _rebind_base(link.base, _through_chain(link.base, link.steps, value),
+                         target, value)
 
 
 def _through_chain(base, steps: tuple, value):
@@ -130,18 +131,17 @@ def _by_positions(forward: Callable, parent, child):
     return reshape(flat, shape)
 
 
-def _rebind_base(base, value) -> None:
+def _rebind_base(base, value, written=None, written_value=None) -> None:
+    """``base`` takes ``value``; its live views are recomputed, but for the view
+    ``written`` whose write it is, which takes ``written_value`` (its new entries)."""
     if is_traced(base):
         views = _views.live_views(base)
         forward_write(base, as_node(value))
         for view in views:
-            forward_write(view, as_node(_views.recompute(base, view._view.steps)))
+            forward_write(view, as_node(written_value if view is written else
+                                        _views.recompute(base, view._view.steps)))
         return
-    value = _as_tensor(value)
-    if value.is_leaf and value.requires_grad and is_grad_enabled():
-        # np.copyto(t, x), np.positive(x, out=t) of a leaf x: the handle t would become
-        # a second leaf, and the gradient of t's later uses would stop at t, not reach x
-        value = copy_tensor(value)
+    value = _own_value(value)
     views = _views.live_views(base)
     if not all(is_eager(view) for view in views):     # (_core's _HeldValues)
         raise UnsupportedError(
@@ -151,7 +151,18 @@ def _rebind_base(base, value) -> None:
             "instead (np.array(t) or t.numpy().copy()), or drop the array before writing")
     rebind(base, value, base.is_leaf and base.requires_grad)
     for view in views:
-        rebind(view, _as_tensor(_views.recompute(base, view._view.steps)))
+        rebind(view, _own_value(written_value) if view is written else
+               _as_tensor(_views.recompute(base, view._view.steps)))
+
+
+def _own_value(value):
+    """``value`` as an eager tensor a handle may take: a leaf that requires grad is copied
+    through the tape (``np.copyto(t, x)`` of a leaf ``x``: the handle ``t`` would become a
+    second leaf, and the gradient of t's later uses would stop at ``t``, not reach ``x``)."""
+    value = _as_tensor(value)
+    if value.is_leaf and value.requires_grad and is_grad_enabled():
+        return copy_tensor(value)
+    return value
 
 
 def _as_tensor(value):

@@ -225,6 +225,44 @@ cdef class ViewLink:
         self.base, self.steps, self.readonly = base, steps, readonly
 
 
+@cython.final
+cdef class _ScalarMark:
+    """The ``_alias`` of an eager 0-d result of an operation: what NumPy returns there is a
+    scalar (``np.sum(x)``, ``x[i, j]``, ``x @ y`` of vectors), immutable."""
+
+
+cdef object _SCALAR = _ScalarMark()
+
+
+cpdef bint is_scalar(object x) except -1:
+    """Whether ``x`` is a 0-d tensor NumPy would hold as a scalar, not as a 0-d array: the
+    result of an operation, not a tensor made as an array (``tp.tensor``, a copy,
+    ``*_like``, a placeholder) nor a view of one.  ``s += v`` makes a new scalar: other
+    names of ``s`` keep its value, as NumPy's (``s[...] = v``, which NumPy's scalars
+    refuse, writes it as a 0-d array: the Array API's code does).  Its views are copies."""
+    cdef TracedTensor node
+    if type(x) is Tensor:
+        return (<Tensor>x)._alias is _SCALAR
+    if type(x) is TracedTensor:
+        node = <TracedTensor>x
+        return (_ndims[node.id] == 0 and node.prim is not _copy_p and node.inputs
+                and type(node._alias) is not ViewLink)
+    return False
+
+
+cpdef object as_array_result(object x):
+    """``x``, a 0-d array rather than a scalar (see :func:`is_scalar`): what a copy and
+    the Array API's functions return (the standard has 0-d arrays, no scalars).  An eager
+    result is unmarked in place (it is new); a traced one gets a unique ``copy`` node."""
+    if type(x) is Tensor:
+        if (<Tensor>x)._alias is _SCALAR:
+            (<Tensor>x)._alias = None
+        return x
+    if type(x) is TracedTensor and is_scalar(x):
+        return unique_apply(_copy_p, None, (x,), <TracedTensor>x)
+    return x
+
+
 cdef inline object _alias_of(object t):
     """The ``_alias`` field of a tensor of either kind (None for anything else)."""
     if type(t) is Tensor:
@@ -252,7 +290,7 @@ cdef int _remember(object base, object reference) except -1:
     (dead ones pruned at 16)."""
     cdef list views
     alias = _alias_of(base)
-    if alias is None:
+    if alias is None or alias is _SCALAR:
         _set_alias(base, [reference])
         return 0
     views = <list>alias
@@ -281,6 +319,8 @@ cpdef object register_view(object result, object parent, object kind, object arg
     if _views_suspended or result is parent or type(parent) is not t or (
             t is not Tensor and t is not TracedTensor) or _graph_mode:
         return result                 # (derivative rules write nothing: no views)
+    if is_scalar(parent):
+        return result                 # NumPy's views of a scalar are new arrays
     link = _link_of(parent)
     if link is None:
         base, steps = parent, ((kind, arg),)
@@ -290,6 +330,8 @@ cpdef object register_view(object result, object parent, object kind, object arg
         if result is base:                      # a.T.T: the base itself, not a view
             return result
     existing = _alias_of(result)
+    if existing is _SCALAR:
+        existing = None               # a 0-d view of an array is an array
     if existing is not None:
         if t is Tensor:
             return result                       # a nested call registered it
@@ -315,7 +357,8 @@ cdef bint _same_link(object alias, object base, tuple steps, object readonly):
 
 def is_aliased(object x) -> bool:
     """Whether the tensor ``x`` is a registered view, or has had one taken of it."""
-    return _alias_of(x) is not None
+    alias = _alias_of(x)
+    return alias is not None and alias is not _SCALAR
 
 
 def register_shared_view(object result, object parent, object kind, object arg=None):
@@ -492,6 +535,8 @@ cpdef object fresh_handle(object x):
 cdef inline Tensor _wrap(object array, TapeNode node, int slot):
     cdef Tensor t = Tensor.__new__(Tensor)
     t.data = array
+    if type(array) is _ndarray and (<tenpy_ad_ndarray*><PyObject*>array).nd == 0:
+        t._alias = _SCALAR             # a 0-d result: NumPy's scalar (see is_scalar)
     if node is not None:
         t._node = node
         t._slot = slot

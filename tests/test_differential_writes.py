@@ -202,10 +202,6 @@ def program(xp, sp, lx, x, y):
 """, x=_X, y=_Y)
 
 
-@pytest.mark.xfail(strict=True, reason="a view of a 0-d result that NumPy returns as a "
-                   "scalar (np.sum(x), a norm) is a view in tenpy_ad: writes into it change "
-                   "the scalar, where NumPy's reshape of a scalar is a new array (tenpy_ad's "
-                   "0-d tensors are 0-d arrays: a 0-d view or *_like keeps its views)")
 def test_a_view_of_a_scalar_is_a_copy():
     _check("""
 def program(xp, sp, lx, x, y):

@@ -538,3 +538,40 @@ def test_a_written_value_keeps_its_value_when_its_source_is_written_later():
     for got in (tp.jit(lambda v: program(tnp, v))(x0), program(tnp, tp.tensor(x0))):
         for g, e in zip(got, program(np, x0)):
             np.testing.assert_array_equal(np.asarray(g.data if hasattr(g, "data") else g), e)
+
+
+def test_zero_d_results_are_scalars_as_numpys():
+    """``E += term`` on a 0-d result makes a new scalar, as NumPy's immutable scalars do:
+    a history of ``E`` keeps every value (eager, traced, jit); views of a scalar are new
+    arrays; 0-d arrays (``np.zeros_like(x, shape=())``, ``tp.tensor(1.0)``, a 0-d view,
+    ``np.tensordot`` of vectors, as NumPy's) are written in place."""
+    def program(xp, x, make_zero):
+        energy, history = 0.0, []
+        for i in range(3):
+            energy += xp.sum(x * (i + 1))
+            history.append(energy)
+        alias = energy
+        energy -= 1.0
+        s = xp.sum(x)
+        column = xp.reshape(s, (1,))
+        column[0] = 7.0
+        z = make_zero(x)
+        z_alias = z
+        z += 1.0
+        return (*history, alias, energy, s, column, z_alias)
+
+    x0 = np.arange(3.0)
+    expected = [np.asarray(v) for v in program(np, x0, lambda x: np.zeros(()))]
+    zero = lambda x: np.zeros_like(x, shape=())              # noqa: E731
+    for got in (program(tnp, tp.tensor(x0), zero), tp.jit(lambda a: program(tnp, a, zero))(x0)):
+        for g, e in zip(got, expected):
+            np.testing.assert_array_equal(np.asarray(g.data if hasattr(g, "data") else g), e)
+    d = np.tensordot(tp.tensor(x0), tp.tensor(x0), axes=1)
+    d_alias = d
+    d += 1.0
+    assert float(d_alias) == 6.0
+    t = tp.tensor(1.0)
+    t += 1.0
+    view = tp.tensor(np.ones(2))[0:1].reshape(())
+    view[...] = 5.0
+    assert float(t) == 2.0 and float(view) == 5.0

@@ -8,7 +8,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import ArgumentValueError, ConcretizationError
-from ..primitive import Tensor, TracedTensor
+from ..primitive import Tensor, TracedTensor, as_array_result
 
 
 class Device:
@@ -46,9 +46,10 @@ def as_tensor(value):
 
 def tensors(result):
     """``result`` with every ndarray or NumPy scalar in it (also inside a tuple or a named
-    tuple) made an eager Tensor; tensors and other values unchanged."""
+    tuple) made an eager Tensor; tensors and other values unchanged (0-d ones made 0-d
+    arrays: the standard has no scalars, and library code writes into its 0-d results)."""
     if isinstance(result, (Tensor, TracedTensor)):
-        return result
+        return as_array_result(result)
     if isinstance(result, (np.ndarray, np.generic)):
         return Tensor(np.asarray(result))
     if isinstance(result, tuple):

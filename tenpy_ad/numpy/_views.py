@@ -25,8 +25,9 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from ..ops.elementwise import fresh_array, fresh_handle
-from ..primitive import (is_eager, is_traced, mark_other_layout, register_shared_view,
-                         register_view, relaid, shape_of, suspend_views)
+from ..primitive import (as_array_result, is_eager, is_traced, mark_other_layout,
+                         register_shared_view, register_view, relaid, shape_of,
+                         suspend_views)
 
 
 class ViewKind(NamedTuple):
@@ -87,7 +88,7 @@ def copy_tensor(x, order: str = "K"):
     ``np.copy``: "K"), so its reshapes are views where NumPy's are."""
     if not is_eager(x):                # (arrays were copied by tensor_or_array)
         return laid_out_as(fresh_array(x), x, order)
-    copy = fresh_handle(x)
+    copy = as_array_result(fresh_handle(x))      # a copy of a scalar is a 0-d array
     in_layout(copy, order)
     return copy
 

@@ -21,7 +21,7 @@ from ..errors import ArgumentError, DTypeError
 from ..ops import elementwise as ew
 from ..ops import piecewise as pw
 from ..ops import transcendental as tr
-from ..primitive import code_of_value
+from ..primitive import as_array_result, code_of_value
 from ._dispatch import implements
 from ._operands import is_tensor
 from ._ufuncs import loop_codes, ufunc_function
@@ -201,7 +201,7 @@ def astype(x, dtype, *, copy: bool = True, device=None):
     if device not in (None, "cpu"):
         raise ArgumentError(f"astype: device must be None or 'cpu', got {device!r}")
     result = ew.convert(x, dtypes.code_of(dtype))
-    return ew.fresh_array(result) if copy and result is x else result
+    return as_array_result(ew.fresh_array(result) if copy and result is x else result)
 
 
 __all__ = ["add", "subtract", "multiply", "divide", "true_divide", "floor_divide",

@@ -26,8 +26,8 @@ from ..errors import (ArgumentValueError, DTypeError, NotDifferentiableError, Sh
                       TapeError, UnsupportedError)
 from ..primitive import (WRITE_HINT, Tensor, as_node, check_writes_allowed, describe,
                          forward_write, is_aliased, is_complex_value, is_eager,
-                         is_grad_enabled, is_shared, is_tensor, is_traced, rebind,
-                         rebind_plain, shape_of)
+                         is_grad_enabled, is_scalar, is_shared, is_tensor, is_traced,
+                         rebind, rebind_plain, shape_of)
 from . import _dispatch, _views
 from ._arrays import tensor_or_array
 from ._operands import broadcasts_to
@@ -252,6 +252,8 @@ def inplace_op(name: str, target, other, result=None):
         result = _OPERATORS[name](target, other)     # ``x + v``: NumPy's result
     if rebind_plain(target, result):                 # no views, same shape and dtype
         return target
+    if is_scalar(target):     # NumPy's scalars are immutable: Python binds the new one
+        return result         # (item assignment, which NumPy's scalars refuse, writes)
     what = f"x {_SYMBOLS[name]} value"
     result = _fitted(target, result, what)
     if is_shared(target) and not is_aliased(target):

@@ -19,7 +19,7 @@ from ..ops import logic as lg
 from ..ops import piecewise as pw
 from ..ops import structural as st
 from ..ops.indexing import concrete_value
-from ..primitive import code_of_value, is_complex_value, shape_of
+from ..primitive import as_array_result, code_of_value, is_complex_value, shape_of
 from ._arrays import as_array, tensor_or_array
 from ._dispatch import implements
 from ._operands import broadcast_shapes, in_one_mode, result_code, value_like
@@ -107,7 +107,7 @@ def where(condition, x=None, y=None, /):
     code = result_code("where", x, y)
     xs = in_one_mode((condition, x, y), (dtypes.BOOL, code, code))
     shape = broadcast_shapes("where", *[shape_of(v) for v in xs])
-    return ew.select(*[st.broadcast_to(v, shape) for v in xs])
+    return as_array_result(ew.select(*[st.broadcast_to(v, shape) for v in xs]))
 
 
 def _nonzero(condition):

@@ -17,7 +17,7 @@ from ..errors import ArgumentError, ArgumentValueError, ShapeError
 from ..ops import contraction as ct_ops
 from ..ops import elementwise as ew
 from ..ops import structural as st
-from ..primitive import describe, shape_of
+from ..primitive import as_array_result, describe, shape_of
 from ._arrays import as_array, tensor_or_array
 from ._dispatch import implements, written_out
 from ._operands import broadcast_shapes, common, is_tensor, normalize_axis, tensor_among
@@ -83,7 +83,8 @@ def tensordot(a, b, axes=2):
         letters_b[j] = letters_a[i]
     out = [c for i, c in enumerate(letters_a) if i not in axes_a]
     out += [c for j, c in enumerate(letters_b) if j not in axes_b]
-    return einsum(f"{''.join(letters_a)},{''.join(letters_b)}->{''.join(out)}", a, b)
+    return as_array_result(       # NumPy's tensordot reshapes: a 0-d result is an array
+        einsum(f"{''.join(letters_a)},{''.join(letters_b)}->{''.join(out)}", a, b))
 
 
 def _no_out(name: str, out) -> None:

@@ -69,6 +69,12 @@ advanced indexing.  A traced tensor has no memory, so a traced reshape is a view
 NumPy's reshape of a C-ordered array would be one (or of the layout a copy or `*_like`
 was made in: `np.zeros_like(x.T)` is column-major).
 
+**Scalars**: a 0-d result NumPy returns as a scalar (`np.sum(x)`, `x[i, j]`, `a @ b` of
+vectors, a ufunc of 0-d operands) is immutable as NumPy's: `E += term` makes a new tensor
+(a list of the values `E` took keeps them all) and its views are copies; 0-d arrays
+(`np.zeros_like(x, shape=())`, copies, `tp.tensor(1.0)`, `np.tensordot` of vectors,
+`np.where`, the Array API's results) are written in place.
+
 **What raises**: a write into a leaf that requires grad (write into `x.copy()`, or under
 `tp.no_grad()`), writing a tensor that requires grad into an ndarray (`arr[i] = t`,
 `np.exp(t, out=arr)`: make the target a tensor), a write into a tensor while an array

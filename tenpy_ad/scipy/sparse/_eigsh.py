@@ -38,10 +38,10 @@ class EigshProblem:
     """The static param of the eigsh primitives: the operator and the ARPACK options."""
 
     def __init__(self, operator: Captured, k: int, which: str, v0, ncv, maxiter, tol: float,
-                 solve_tol: float = 1e-12):
+                 solve_tol: float = 1e-12, sigma: float | None = None):
         self.operator, self.k, self.which = operator, k, which
         self.v0, self.ncv, self.maxiter, self.tol = v0, ncv, maxiter, tol
-        self.solve_tol = solve_tol
+        self.solve_tol, self.sigma = solve_tol, sigma
 
     def linear_operator(self, captured: tuple) -> _sla.LinearOperator:
         n, op = self.operator.n, self.operator
@@ -50,12 +50,14 @@ class EigshProblem:
 
     def eigenpairs(self, captured: tuple) -> tuple:
         w, v = _sla.eigsh(self.linear_operator(captured), k=self.k, which=self.which,
-                          v0=self.v0, ncv=self.ncv, maxiter=self.maxiter, tol=self.tol)
+                          v0=self.v0, ncv=self.ncv, maxiter=self.maxiter, tol=self.tol,
+                          sigma=self.sigma)
         order = np.argsort(w, kind="stable")
         return w[order], np.ascontiguousarray(v[:, order])
 
     def __repr__(self):
-        return f"<eigsh k={self.k} which={self.which} n={self.operator.n}>"
+        shift = "" if self.sigma is None else f" sigma={self.sigma!r}"
+        return f"<eigsh k={self.k} which={self.which}{shift} n={self.operator.n}>"
 
 
 # ------------------------------------------------------------------ values (traced)

@@ -36,11 +36,12 @@ mixes traced tensors with eager tensors that require grad raises
 First-order derivatives (JVP and VJP, eager, traced and compiled) are exact; derivatives
 of order two and higher raise :class:`~tenpy_ad.errors.NotDifferentiableError`.  On
 operators without tensors (plain arrays, SciPy operators) the results are arrays.
-``M``, ``sigma``, ``Minv`` and ``OPinv`` of ``eigsh`` and preconditioners ``M`` of the
-solvers raise :class:`~tenpy_ad.errors.UnsupportedError`.
+``eigsh``'s real ``sigma`` (shift-invert) is supported; its ``M``, ``Minv`` and ``OPinv``
+and the solvers' preconditioners ``M`` raise :class:`~tenpy_ad.errors.UnsupportedError`.
 """
 from __future__ import annotations
 
+import numbers
 from typing import Callable
 
 import numpy as np
@@ -199,11 +200,16 @@ def eigsh(A, k: int = 6, M=None, sigma=None, which: str = "LM", v0=None, ncv=Non
           OPinv=None, mode: str = "normal"):
     """``k`` eigenpairs ``(w, v)`` of the Hermitian operator ``A`` by SciPy's ARPACK,
     ``w`` ascending; differentiable to first order in every tensor the matvec uses (see
-    the module docstring for the rule and the errors)."""
-    for option, value in (("M", M), ("sigma", sigma), ("Minv", Minv), ("OPinv", OPinv)):
+    the module docstring for the rule and the errors).  ``sigma`` (a real shift, mode
+    "normal") finds the eigenvalues nearest it by SciPy's shift-invert, which inverts
+    ``A - sigma I`` iteratively; the eigenpairs are ``A``'s, so their derivative is."""
+    for option, value in (("M", M), ("Minv", Minv), ("OPinv", OPinv)):
         if value is not None:
-            raise UnsupportedError(f"eigsh: {option}= (generalized or shift-invert "
-                                   "problems) is not supported on tensors")
+            raise UnsupportedError(f"eigsh: {option}= (generalized problems, or a given "
+                                   "inverse) is not supported on tensors")
+    if sigma is not None and (mode != "normal" or not isinstance(sigma, numbers.Real)):
+        raise UnsupportedError(f"eigsh: sigma= on tensors takes a real number with "
+                               f"mode='normal', got sigma={sigma!r}, mode={mode!r}")
     op = _square("eigsh", A)
     n = op.shape[0]
     if not (isinstance(k, (int, np.integer)) and 1 <= k < n):
@@ -213,7 +219,8 @@ def eigsh(A, k: int = 6, M=None, sigma=None, which: str = "LM", v0=None, ncv=Non
         raise ArgumentValueError(f"eigsh: which must be LM, SM, LA, SA or BE, got {which!r}")
     operator = _captured("eigsh", op)
     v0 = None if v0 is None else np.asarray(v0, operator.dtype)
-    problem = _eigsh.EigshProblem(operator, int(k), which, v0, ncv, maxiter, tol)
+    problem = _eigsh.EigshProblem(operator, int(k), which, v0, ncv, maxiter, tol,
+                                  sigma=None if sigma is None else float(sigma))
     w, v = _eigenpairs(problem, _guarded("eigsh", op._mv))
     return (w, v) if return_eigenvectors else w
 

@@ -2,18 +2,19 @@
 #
 # A TracedTensor is an interned graph node *and* the object a user's name holds.  A write
 # ``a[i] = v`` cannot change ``a``'s node (the nodes built from it need its old value), so
-# it *forwards* ``a``: ``a._current`` is the node of the written value, and every later
-# operation on ``a`` in user code takes that node instead (``_resolved`` in ``intern``,
-# ``current`` where user values become graph roots: toposort, schedule, the sweeps).  The
-# engine's own passes over graph structure -- the derivative sweeps, which apply rules to
-# the nodes they find -- run in *graph mode*, where nodes stand for themselves.
+# it *forwards* ``a``: ``a._current`` is a node of the written value that nothing else
+# holds, and every later operation on ``a`` in user code takes it (``_resolved`` in
+# ``intern``; ``current`` where user values become graph roots: toposort, schedule, the
+# sweeps).  The engine's own passes over graph structure -- the derivative sweeps, which
+# apply rules to the nodes they find -- run in *graph mode*, where nodes stand for
+# themselves.
 #
 # A written node leaves the intern table (an equal expression built later is a new node),
 # and a node an intern hit returned again is *shared* (two expressions' values): a write
 # into it, or into a base whose live view it is, would change both, so numpy/inplace.py
 # refuses it.  A NumPy-level view's node is registered as that view (eager.pxi); an equal
-# view made again claims its hit back, any other expression's hit counts.  The fresh arrays users write
-# into (copies, ``zeros_like``, ...) are unique nodes (``unique_apply``).
+# view made again claims its hit back, any other expression's hit counts.  The fresh
+# arrays users write into (copies, ``zeros_like``, ...) are unique nodes (``unique_apply``).
 
 cpdef object current(object x):
     """The node holding ``x``'s value now: ``x`` unless an in-place write forwarded it."""

@@ -596,9 +596,14 @@ _SPECIAL_UNARY = {
 _SPECIAL_BINARY = {"xlogy": ("{x}", "xp.abs({y}) + 0.5"), "xlog1py": ("{x}", "xp.abs({y})"),
                    "rel_entr": ("xp.abs({x}) + 0.1", "xp.abs({y}) + 0.1"),
                    "kl_div": ("xp.abs({x}) + 0.1", "xp.abs({y}) + 0.1"),
-                   # the shape parameter is a constant: its derivative raises by design
+                   # the shape parameters and degrees of freedom are constants (their
+                   # derivatives raise by design); betainc's two lead its three operands
                    "gammainc": ("1.5", "xp.abs({y}) + 0.1"),
-                   "gammaincc": ("2.5", "xp.abs({y}) + 0.1")}
+                   "gammaincc": ("2.5", "xp.abs({y}) + 0.1"),
+                   "stdtr": ("3.5", "{y}"),
+                   "betainc": ("2.5, 1.5", "0.05 + 0.9 * sp.special.expit({y})"),
+                   "betaincc": ("0.7, 3.0", "0.05 + 0.9 * sp.special.expit({y})"),
+                   "fdtr": ("3.0, 5.0", "xp.abs({y}) + 0.1")}
 
 
 def _special(g: Generator):

@@ -58,21 +58,6 @@ cdef class Tensor(ArraySurface):
         self.data = data if type(data) is _ndarray else _asarray(data)
         self._requires_grad = bool(requires_grad)
 
-    property _view:
-        """Its ViewLink if it is a registered view (numpy/_views.py), else None."""
-        def __get__(self):
-            return self._alias if type(self._alias) is ViewLink else None
-
-    property _views:
-        """A base's weak references to its live views and exported arrays, or None."""
-        def __get__(self):
-            return self._alias if type(self._alias) is list else None
-
-        def __set__(self, list value):
-            if type(self._alias) is ViewLink:
-                raise _errors["ArgumentError"]("_views: a view keeps no views of its own")
-            self._alias = value
-
     @property
     def data(self):
         """The value, an ndarray (shared, not copied: write to it only off the tape)."""
@@ -258,9 +243,7 @@ cpdef object as_array_result(object x):
         if (<Tensor>x)._alias is _SCALAR:
             (<Tensor>x)._alias = None
         return x
-    if type(x) is TracedTensor and is_scalar(x):
-        return unique_apply(_copy_p, None, (x,), <TracedTensor>x)
-    return x
+    return new_array(x) if is_scalar(x) else x
 
 
 cdef inline object _alias_of(object t):

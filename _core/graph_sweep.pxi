@@ -43,16 +43,12 @@ def vjp_sweep(list outputs, list cotangents, list wrt):
     its outputs from ``siblings``.  Only nodes that depend on some ``wrt`` node are visited
     by rules.
     """
-    global _graph_mode
     outputs, cotangents = current_list(outputs), current_list(cotangents)
     cdef GraphWalk walk = _walk(outputs)
     cdef SiblingGroups groups = _mark_dependents(walk, wrt)
     cdef list cts = _seed_cotangents(walk, outputs, cotangents)
-    _graph_mode += 1                    # rules see nodes as they are (traced_writes.pxi)
-    try:
+    with graph_mode():                  # rules see nodes as they are (traced_writes.pxi)
         _reverse(walk, groups, cts)
-    finally:
-        _graph_mode -= 1
     return [_dense_of(cts[walk.position(x)]) if walk.reached(x) else None for x in wrt]
 
 
@@ -169,15 +165,11 @@ cdef int _apply_vjp(GraphWalk walk, TracedTensor node, object ct, object out,
 
 def jvp_sweep(list outputs, list wrt, list tangents):
     """Forward sweep: the tangent node of each output (``None`` = symbolic zero)."""
-    global _graph_mode
     outputs, tangents = current_list(outputs), current_list(tangents)
     cdef GraphWalk walk = _walk(outputs)
     cdef list tans = _seed_tangents(walk, wrt, tangents)
-    _graph_mode += 1                    # rules see nodes as they are (traced_writes.pxi)
-    try:
+    with graph_mode():                  # rules see nodes as they are (traced_writes.pxi)
         _forward(walk, tans)
-    finally:
-        _graph_mode -= 1
     return [tans[walk.position(<TracedTensor>o)] for o in outputs]
 
 

@@ -234,14 +234,22 @@ cpdef tuple siblings(TracedTensor node):
     return tuple(outputs)
 
 
-cdef TracedTensor _unique_clone(TracedTensor node):
-    """A unique node computing what ``node`` computes: what an equal expression gets
-    instead of a registered traced view's node (eager.pxi's ``register_view``)."""
-    cdef TracedTensor clone = _new_node(node.prim, node.params, node.inputs, node.slot)
-    _meta_copy(clone.id, node.id)
-    _set_fingerprint(clone)
+cdef TracedTensor _unique(Primitive prim, object params, tuple inputs, int slot,
+                          TracedTensor like):
+    """A node ``prim(params)(*inputs)`` (output ``slot``) of ``like``'s dtype and shape
+    that never merges with another (not in the table)."""
+    cdef TracedTensor node = _new_node(prim, params, inputs, slot)
+    _meta_copy(node.id, like.id)
+    _set_fingerprint(node)
     _counters.unique_nodes += 1
-    return clone
+    return node
+
+
+cdef inline TracedTensor _unique_clone(TracedTensor node):
+    """A unique node computing what ``node`` computes: a traced view whose interned node
+    is also another expression's value, or another view's (eager.pxi's
+    ``register_view``)."""
+    return _unique(node.prim, node.params, node.inputs, node.slot, node)
 
 
 cpdef TracedTensor unique_node(Primitive prim, object params, int dtype_code, tuple shape):

@@ -45,21 +45,6 @@ cdef class TracedTensor(ArraySurface):
             self.inputs = None
             _drain_release_queue()
 
-    property _view:
-        """Its ViewLink if it is a registered view (numpy/_views.py), else None."""
-        def __get__(self):
-            return self._alias if type(self._alias) is ViewLink else None
-
-    property _views:
-        """A base's weak references to its live views, or None."""
-        def __get__(self):
-            return self._alias if type(self._alias) is list else None
-
-        def __set__(self, list value):
-            if type(self._alias) is ViewLink:
-                raise _errors["ArgumentError"]("_views: a view keeps no views of its own")
-            self._alias = value
-
     @property
     def prim(self) -> Primitive:
         """The primitive that computes this node."""

@@ -236,6 +236,25 @@ cdef class ArraySurface:
                                            "elements to iterate over")
         return (self[i] for i in range(shape[0] - 1, -1, -1))
 
+    # ---------------------------------------------------------------- views (eager.pxi)
+
+    property _view:
+        """Its ViewLink if it is a registered view (numpy/_views.py), else None."""
+        def __get__(self):
+            return _link_of(self)
+
+    property _views:
+        """A base's weak references to its live views (and, eager, exported arrays), or
+        None."""
+        def __get__(self):
+            alias = _alias_of(self)
+            return alias if type(alias) is list else None
+
+        def __set__(self, list value):
+            if _link_of(self) is not None:
+                raise _errors["ArgumentError"]("_views: a view keeps no views of its own")
+            _set_alias(self, value)
+
     @property
     def at(self):
         """Functional updates, as JAX spells them: ``x.at[idx].set(v)``, ``.add(v)``."""

@@ -46,7 +46,7 @@ def forward_write(TracedTensor target, TracedTensor value) -> None:
     check_writes_allowed()
     # the written value's own node, which nothing else holds: a node a user holds may be
     # written in turn (np.copyto(a, b); b[0] = 1), and ``a`` must keep b's old value
-    node = unique_apply(_copy_p, None, (current(value),), value)
+    node = new_array(current(value))
     if target._interned and target.prim.n_outputs == 1:
         _table_remove(target)               # a later equal expression is a new node
         # (an output of a multi-output operation stays: the sweeps find its siblings in
@@ -112,11 +112,7 @@ cpdef TracedTensor unique_apply(Primitive prim, object params, tuple inputs,
                                 TracedTensor like):
     """A node ``prim(params)(*inputs)`` of ``like``'s dtype and shape that never merges
     with another: a fresh array a write may go into (``x.copy()``, ``zeros_like``)."""
-    cdef TracedTensor node = _new_node(prim, params, _user_inputs(inputs), 0)
-    _meta_copy(node.id, like.id)
-    _set_fingerprint(node)
-    _counters.unique_nodes += 1
-    return node
+    return _unique(prim, params, _user_inputs(inputs), 0, like)
 
 
 cpdef object new_array(object x):

@@ -222,8 +222,7 @@ def ufunc_function(name: str, strict: Callable, doc: str,
     if ufunc.nin == 1:
         def fn(x, /, out=None, **kwargs):
             if out is None and not kwargs and native_tensor(x, native):
-                result = strict(x)
-                return ew.fresh_array(result) if result is x else result
+                return _new(strict(x), (x,))
             return apply(ufunc, strict, (x,), out, kwargs)
     elif ufunc.nin == 2:
         def fn(x1, x2, /, out=None, **kwargs):
@@ -231,8 +230,7 @@ def ufunc_function(name: str, strict: Callable, doc: str,
                 result = strict(x1, x2) if native_pair(x1, x2, native) else \
                     None if shortcut is None else shortcut(x1, x2)
                 if result is not None:
-                    return ew.fresh_array(result) if result is x1 or result is x2 \
-                        else result
+                    return _new(result, (x1, x2))
             return apply2(ufunc, strict, x1, x2, out, kwargs)
     elif ufunc.nin == 3:
         def fn(x1, x2, x3, /, out=None, **kwargs):

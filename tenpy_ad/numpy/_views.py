@@ -10,9 +10,10 @@ NumPy would return as a view (basic indexing, transposes, reshapes that need no 
 base keeps weak references to its live views.  A write into a view becomes a write into
 the base, after which every live view of the base is recomputed.  Only the NumPy-level
 functions register (never the primitives that rules call).  Traced tensors register too
-(a traced write forwards the base and its live views to their new nodes); a traced view is
-a unique node, and a traced reshape is a view where NumPy's reshape of a C-ordered base
-along the same chain of views is one.
+(a traced write forwards the base and its live views to their new nodes): a traced view
+is its interned node unless that node is also another expression's value or another
+view's (then a unique clone), and a traced reshape is a view where NumPy's reshape of a
+C-ordered base (or of a copy's recorded layout) along the same chain of views is one.
 
 A step's *kind* says how to make the view from its parent (``forward(parent, arg)``) and
 how to put a changed view back (``update(parent, child, arg)``; None: by positions).

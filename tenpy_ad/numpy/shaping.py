@@ -76,10 +76,13 @@ def _shares(result, a) -> bool:
     share memory, or a traced ``a`` whose layout is column-major (numpy/_views.py)."""
     if is_traced(a):
         probe = layout_probe(a)
-        try:
-            return probe is not None and probe.T.reshape(-1, copy=False) is not None
-        except ValueError:             # (a probe's values are never read: no copies)
+        if probe is None:
             return False
+        try:
+            probe.T.reshape(-1, copy=False)    # (a probe's values are never read)
+        except ValueError:
+            return False
+        return True
     return is_eager(result) and is_eager(a) and np.may_share_memory(result.data, a.data)
 
 

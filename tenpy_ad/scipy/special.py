@@ -33,11 +33,12 @@ overflow-free logistic, within an ulp of SciPy's).  The derivatives at special p
 * ``gammainc(a, x)`` at ``x = 0``: ``x**(a-1) / gamma(a)`` (0, 1 or ``+inf`` for ``a``
   above, at or below 1) and its derivatives as the power's; 0 at ``x = inf``.
 
-``gammainc``, ``gammaincc`` (in ``a``) and ``chdtr``, ``chdtrc`` (in ``v``) have no
-derivative in their first argument (SciPy has no closed form for it; PyTorch refuses it
-too): asking for one, eager or traced, raises
+``gammainc``, ``gammaincc`` (in ``a``), ``chdtr``, ``chdtrc`` (in ``v``), ``stdtr`` (in
+``df``), ``betainc``, ``betaincc`` (in ``a`` and ``b``) and ``fdtr``, ``fdtrc`` (in the
+degrees of freedom) have no derivative in their shape parameters (SciPy has no closed
+form for it; PyTorch refuses it too): asking for one, eager or traced, raises
 :class:`~tenpy_ad.errors.NotDifferentiableError` naming the function and the argument;
-a constant first argument (an array, a tensor that does not require grad) works.
+constant parameters (arrays, tensors that do not require grad) work.
 
 SciPy has no complex ``polygamma``: the derivative of complex ``digamma`` and the second
 derivative of complex ``gamma``/``loggamma`` raise ``DTypeError``.
@@ -135,6 +136,15 @@ chdtr = _ufunc("chdtr", sp.chdtr, "The chi-square distribution function "
 chdtrc = _ufunc("chdtrc", sp.chdtrc, "The chi-square survival function "
                 "``gammaincc(v/2, x/2)`` (real operands); differentiable in ``x``, one "
                 "derivative in ``v`` raises NotDifferentiableError.")
+betainc = _ufunc("betainc", sp.betainc, "The regularized incomplete beta function "
+                 "``I_x(a, b)`` (real operands); its derivative in ``x`` is ``x**(a-1) "
+                 "(1-x)**(b-1) / B(a, b)``, ones in ``a`` and ``b`` raise "
+                 "NotDifferentiableError.")
+betaincc = _ufunc("betaincc", sp.betaincc, "``1 - betainc(a, b, x)``, accurate where "
+                  "``betainc`` is near 1 (real operands); differentiable in ``x``.")
+stdtr = _ufunc("stdtr", sp.stdtr, "The Student t distribution function with ``df`` "
+               "degrees of freedom (real operands); its derivative in ``t`` is the t "
+               "density, one in ``df`` raises NotDifferentiableError.")
 
 
 # ------------------------------------------------------------------ polygamma
@@ -202,17 +212,6 @@ def log_softmax(x, axis=None):
     with np.errstate(divide="ignore"):              # log 0 = -inf, as SciPy's
         total = tnp.log(tnp.sum(tnp.exp(shifted), axis=axis, keepdims=True))
     return tnp.subtract(shifted, total)
-
-
-betainc = _ufunc("betainc", sp.betainc, "The regularized incomplete beta function "
-                 "``I_x(a, b)`` (real operands); its derivative in ``x`` is ``x**(a-1) "
-                 "(1-x)**(b-1) / B(a, b)``, ones in ``a`` and ``b`` raise "
-                 "NotDifferentiableError.")
-betaincc = _ufunc("betaincc", sp.betaincc, "``1 - betainc(a, b, x)``, accurate where "
-                  "``betainc`` is near 1 (real operands); differentiable in ``x``.")
-stdtr = _ufunc("stdtr", sp.stdtr, "The Student t distribution function with ``df`` "
-               "degrees of freedom (real operands); its derivative in ``t`` is the t "
-               "density, one in ``df`` raises NotDifferentiableError.")
 
 
 @implements("scipy.special.fdtr")

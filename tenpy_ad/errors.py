@@ -37,6 +37,8 @@ dtypes), so ``except ValueError`` keeps working.
 * :class:`ConvergenceError`    an iterative solve (partial SVD/eigh and their derivatives,
                                ``tp.fixed_point`` and its derivative) did not reach its
                                tolerance; carries the residual and the iteration count
+  (:class:`ConvergenceWarning` instead when the caller accepts what the solve reached:
+  ``tp.fixed_point(..., on_stall="warn")``)
 * :class:`InternalError`       a rule broke an engine invariant (a bug: please report it)
 """
 
@@ -140,6 +142,11 @@ class ConvergenceError(TenpyAdError, RuntimeError):
 
     def __reduce__(self):              # keep the attributes across processes (sweeps)
         return type(self), (str(self), self.residual, self.iterations)
+
+
+class ConvergenceWarning(UserWarning):
+    """Like :class:`ConvergenceError`, reported as a warning by a solve told to return what
+    it reached (``on_stall="warn"``); the message gives the residual achieved."""
 
 
 class InternalError(TenpyAdError, RuntimeError):

@@ -23,13 +23,16 @@ The solvers themselves work on arrays (:mod:`tenpy_ad.solvers`).
 """
 from __future__ import annotations
 
+import math
+import warnings
 from functools import partial
 from typing import Callable
 
 import numpy as np
 
 from . import dtypes
-from .errors import ArgumentError, ConvergenceError, DTypeError, GraphError, ShapeError
+from .errors import (ArgumentError, ConvergenceError, ConvergenceWarning, DTypeError,
+                     GraphError, ShapeError)
 from .functional import jvp as function_jvp, vjp as function_vjp
 from .ops import structural as st
 from .primitive import (any_traced, as_node, bind, code_of_value, is_tensor, is_traced,
@@ -37,11 +40,11 @@ from .primitive import (any_traced, as_node, bind, code_of_value, is_tensor, is_
 from .compiler import compile as compile_program
 from .param_schema import Instance
 from .rules import per_output_count
-from .solvers import solve_affine, solve_by_iteration
+from .solvers import residual_of as _residual, solve_affine, solve_by_iteration
 from .traced import input as placeholder
 from .tree import tree_flatten, tree_unflatten
 
-__all__ = ["fixed_point", "SOLVERS"]
+__all__ = ["fixed_point", "SOLVERS", "ON_STALL"]
 
 #: linear solvers for the derivative (adjoint and tangent) systems
 SOLVERS = ("gmres", "iterate")
@@ -62,12 +65,19 @@ class Problem:
 
     def __init__(self, step: Callable, n_x: int, label: str, tol: float, max_iter: int,
                  method: str, solver: str, anderson: int, stats: dict | None,
-                 avals: list | None, linearize: Callable | None = None):
+                 avals: list | None, linearize: Callable | None = None,
+                 monitor: Callable | None = None, on_stall: str = "raise",
+                 check: Callable | None = None):
         self.step, self.n_x, self.label = step, n_x, label
+        self.check = check             # run on the args before solving (arrays)
         self.linearize = linearize
         self.tol, self.max_iter = tol, max_iter
         self.method, self.solver, self.anderson = method, solver, anderson
         self.stats = stats
+        self.monitor, self.on_stall = monitor, on_stall
+        #: how far from a fixed point (element-wise) the derivative accepts a solution
+        #: (its accuracy is about this residual)
+        self.accepted = min(1e3 * tol, math.sqrt(tol))
         self._checked = False
         self._program = None
         if avals is not None:
@@ -113,23 +123,47 @@ class Problem:
         return outs
 
     def solve(self, x0: list, args: list) -> list:
+        if self.check is not None:
+            self.check(args)
         solver = solve_affine if self.method == "gmres" else solve_by_iteration
         return solver(self, self.bound(args), x0)
 
-    def record(self, iterations: int, residual: float) -> None:
+    def record(self, iterations: int, residual: float, monitored: float | None = None,
+               converged: bool = True) -> None:
         if self.stats is not None:
             prefix = self.label.partition(" ")[2].replace(" ", "_")
             prefix = prefix + "_" if prefix else ""
             self.stats[prefix + "iterations"] = iterations
             self.stats[prefix + "residual"] = residual
+            self.stats[prefix + "converged"] = converged
+            if self.monitor is not None:
+                self.stats[prefix + "monitor_residual"] = monitored
+
+    def stalled(self, iterations: int, residual: float, last: list,
+                monitored: float | None = None, why: str = "no convergence") -> list:
+        """The end of a solve that did not reach ``tol``: ``on_stall="raise"`` raises;
+        "warn" warns and returns ``last``; "accept" returns ``last`` if its residual (or
+        the monitored one) is within ``accepted`` -- the floor the solve stalled at,
+        reported in ``stats`` -- and raises otherwise."""
+        reached = residual if monitored is None else monitored
+        if self.on_stall == "accept" and reached <= self.accepted:
+            self.record(iterations, residual, monitored, converged=False)
+            return last
+        if self.on_stall != "warn":
+            raise self.fail(iterations, reached, why)
+        self.record(iterations, residual, monitored, converged=False)
+        warnings.warn(ConvergenceWarning(
+            f"{self.label}: {why} after {iterations} iterations (residual "
+            f"{reached:.3g}, tol {self.tol:g}); on_stall='warn' returns the last iterate, "
+            f"whose implicit derivative is accurate to about that residual"), stacklevel=2)
+        return last
 
     def fail(self, iterations: int, residual: float, why: str):
-        error = ConvergenceError(
+        return ConvergenceError(
             f"{self.label}: {why} after {iterations} iterations (residual {residual:.3g}, "
             f"tol {self.tol:g}); raise max_iter, loosen tol, or check that the map "
             "contracts (and, if its fixed point has a gauge freedom, fix it: gauge_fix=)",
             residual, iterations)
-        return error
 
     def __repr__(self):
         name = getattr(self.step, "__name__", "f")
@@ -160,14 +194,15 @@ def _shape_rule(problem, *operands):
 
 def _solve(step, x0: list, args: list, label: str, tol: float, max_iter: int, method: str,
            solver: str, anderson: int = 0, stats: dict | None = None,
-           linearize: Callable | None = None) -> list:
+           linearize: Callable | None = None, monitor: Callable | None = None,
+           on_stall: str = "raise", check: Callable | None = None) -> list:
     """Bind one fixed_point node (traced), tape entry (eager) or solve (arrays)."""
     operands = [_as_operand(a) for a in x0 + args]
     avals = None
     if any_traced(operands):
         avals = [(tuple(shape_of(a)), dtypes.DTYPES[code_of_value(a)]) for a in operands]
     problem = Problem(step, len(x0), label, tol, max_iter, method, solver, anderson, stats,
-                      avals, linearize)
+                      avals, linearize, monitor, on_stall, check)
     out = bind(_primitive(len(x0)), problem, *operands)
     return [out] if len(x0) == 1 else list(out)
 
@@ -192,7 +227,8 @@ def _derived(problem: Problem, kind: str) -> dict:
     """Options of the adjoint/tangent problem of ``problem``: affine, so solved by the
     derivative solver, with the same tolerances."""
     return dict(label=f"{problem.label} {kind}", tol=problem.tol, max_iter=problem.max_iter,
-                method=problem.solver, solver=problem.solver, stats=problem.stats)
+                method=problem.solver, solver=problem.solver, stats=problem.stats,
+                on_stall=problem.on_stall)
 
 
 def _vjp(problem, cts, out, xs, active):
@@ -224,7 +260,8 @@ def _vjp(problem, cts, out, xs, active):
     adjoint_step.__name__ = f"adjoint({getattr(step, '__name__', 'f')})"
     init = x_bar + [_zeros_like(theta[k]) for k in wanted]
     solution = _solve(adjoint_step, init, x_star + theta + x_bar,
-                      **_derived(problem, "adjoint"), linearize=linearize)
+                      **_derived(problem, "adjoint"), linearize=linearize,
+                      check=_at_fixed_point(problem, len(theta)))
     for k, ct in zip(wanted, solution[n:]):
         result[n + k] = ct
     return tuple(result)
@@ -255,8 +292,28 @@ def _jvp(problem, tangents, out, xs):
     tangent_step.__name__ = f"tangent({getattr(step, '__name__', 'f')})"
     d_theta = [tangents[n + k] for k in moving]
     solution = _solve(tangent_step, [_zeros_like(o) for o in x_star], x_star + theta + d_theta,
-                      **_derived(problem, "tangent"))
+                      **_derived(problem, "tangent"), check=_at_fixed_point(problem, len(theta)))
     return solution[0] if n == 1 else tuple(solution)
+
+
+def _at_fixed_point(problem: Problem, n_theta: int) -> Callable | None:
+    """For a solution found by a monitor: the check, on the derivative problem's args
+    ``(x*, theta, ...)``, that ``x*`` is a fixed point element-wise (the implicit function
+    theorem needs one; a monitor may stop where only gauge-invariant quantities are)."""
+    if problem.monitor is None:
+        return None
+
+    def check(params: list) -> None:
+        x, theta, _ = _split(params, problem.n_x, n_theta)
+        residual = _residual(problem.bound(theta)(x), x)
+        if not residual <= problem.accepted:
+            raise ConvergenceError(
+                f"{problem.label}: the derivative needs a fixed point, but the solution "
+                f"the monitor accepted changes by {residual:.3g} under one more step "
+                f"(relative; at most {problem.accepted:.3g} would do): f is not "
+                "converged element-wise, e.g. its gauge is not fixed; differentiate a map "
+                "whose fixed point is unique (gauge_fix=), or tighten tol", residual)
+    return check
 
 
 _primitive = per_output_count("fixed_point", _impl, _shape_rule, _jvp, _vjp,
@@ -271,6 +328,7 @@ def _split(params: list, n: int, n_theta: int):
 
 def fixed_point(f: Callable, x0, *args, tol: float = 1e-12, max_iter: int = 10_000,
                 solver: str = "gmres", gauge_fix: Callable | None = None, anderson: int = 0,
+                monitor: Callable | None = None, on_stall: str = "raise",
                 stats: dict | None = None):
     """``x*`` with ``x* = f(x*, *args)``, differentiable in ``args`` by the implicit
     function theorem (not through the iterations).
@@ -285,12 +343,32 @@ def fixed_point(f: Callable, x0, *args, tol: float = 1e-12, max_iter: int = 10_0
     up to a gauge (signs or phases of eigenvectors) unique; it is part of the map that is
     differentiated.  ``anderson=m`` mixes the last ``m`` steps (Anderson acceleration).
     ``solver`` ("gmres" or "iterate") solves the linear systems of the derivative.
-    ``stats``, a dict, receives ``iterations`` and ``residual`` of each solve (the
-    derivative solves under ``adjoint_``/``tangent_`` prefixes).
+
+    ``monitor(x)``, a function of the iterate returning a pytree of tensors, replaces the
+    convergence test: the iteration stops once the monitored quantities (a spectrum, an
+    energy: what no gauge changes) change by at most ``tol`` between steps.  The
+    element-wise residual is still reported, and the derivative, which holds only at a
+    fixed point, refuses a solution whose residual exceeds ``min(1e3 tol, sqrt(tol))``
+    (a ConvergenceError that says so) -- differentiate a gauge-fixed map instead.
+
+    When a solve stalls (``max_iter`` iterations, or GMRES's), ``on_stall="raise"``
+    raises ConvergenceError; ``"warn"`` issues a
+    :class:`~tenpy_ad.errors.ConvergenceWarning` with the residual reached and returns the
+    last iterate (a truncated solve), whose derivative is accurate to about that
+    residual; ``"accept"`` stops once the residual has not decreased for
+    ``solvers.PATIENCE`` iterations and takes the best iterate if it is within
+    ``min(1e3 tol, sqrt(tol))`` (a rounding floor: a map whose result is sensitive, as
+    a CTMRG move's weakest states are), else raises -- ``stats["converged"]`` is False
+    and ``stats["residual"]`` the accuracy reached.  The derivative solves follow the
+    same rule.
+
+    ``stats``, a dict, receives ``iterations``, ``residual`` (element-wise, of the
+    iterate), ``converged`` (and ``monitor_residual``) of each solve (the derivative
+    solves under ``adjoint_``/``tangent_`` prefixes).
 
     The derivative with respect to ``x0`` is zero: the solution does not depend on it.
     """
-    _check_options(f, tol, max_iter, solver, gauge_fix, anderson)
+    _check_options(f, tol, max_iter, solver, gauge_fix, anderson, monitor, on_stall)
     x_leaves, x_def = tree_flatten(x0)
     arg_leaves, arg_def = tree_flatten(args)
     if not x_leaves:
@@ -307,12 +385,24 @@ def fixed_point(f: Callable, x0, *args, tol: float = 1e-12, max_iter: int = 10_0
         return leaves
 
     step.__name__ = getattr(f, "__name__", "f")
+    watch = None if monitor is None else partial(_monitored, monitor, x_def)
     solution = _solve(step, x_leaves, arg_leaves, "fixed_point", tol, max_iter, "iterate",
-                      solver, anderson, stats)
+                      solver, anderson, stats, monitor=watch, on_stall=on_stall)
     return tree_unflatten(x_def, solution)
 
 
-def _check_options(f, tol, max_iter, solver, gauge_fix, anderson) -> None:
+def _monitored(monitor: Callable, x_def, leaves: list) -> list:
+    """The monitored quantities of the iterate ``leaves`` (arrays), as arrays."""
+    values, _ = tree_flatten(monitor(tree_unflatten(x_def, leaves)))
+    return [np.asarray(plain_value(v)) for v in values]
+
+
+#: what a stalled solve does
+ON_STALL = ("raise", "warn", "accept")
+
+
+def _check_options(f, tol, max_iter, solver, gauge_fix, anderson, monitor,
+                   on_stall) -> None:
     if not callable(f):
         raise ArgumentError(f"fixed_point: f must be callable, got {type(f).__name__}")
     if gauge_fix is not None and not callable(gauge_fix):
@@ -325,3 +415,8 @@ def _check_options(f, tol, max_iter, solver, gauge_fix, anderson) -> None:
         raise ArgumentError(f"fixed_point: solver must be one of {SOLVERS}, got {solver!r}")
     if not isinstance(anderson, (int, np.integer)) or anderson < 0:
         raise ArgumentError(f"fixed_point: anderson must be an integer >= 0, got {anderson!r}")
+    if monitor is not None and not callable(monitor):
+        raise ArgumentError("fixed_point: monitor must be callable or None")
+    if on_stall not in ON_STALL:
+        raise ArgumentError(f"fixed_point: on_stall must be one of {ON_STALL}, got "
+                            f"{on_stall!r}")

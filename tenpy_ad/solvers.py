@@ -1,9 +1,10 @@
 """The numerical solvers of ``tp.fixed_point``, on lists of arrays (the leaves of x).
 
 ``step(xs)`` applies the map once; ``problem`` (a :class:`tenpy_ad.fixed_point.Problem`)
-gives ``tol``, ``max_iter`` and ``anderson``, and the solvers report with
-``problem.record(iterations, residual)`` and raise ``problem.fail(iterations, residual,
-why)``.
+gives ``tol``, ``max_iter``, ``anderson`` and ``monitor``, and the solvers report with
+``problem.record(iterations, residual)``, raise ``problem.fail(iterations, residual,
+why)``, and end a stalled solve with ``problem.stalled(iterations, residual, last)``
+(which raises, or warns and returns ``last``).
 
 * :func:`solve_by_iteration` -- ``x <- f(x)``, optionally with Anderson mixing;
 * :func:`solve_affine` -- GMRES (SciPy) for a step affine in x, on the real vector of the
@@ -16,13 +17,13 @@ import math
 
 import numpy as np
 
-__all__ = ["solve_by_iteration", "solve_affine", "GMRES_RESTART"]
+__all__ = ["solve_by_iteration", "solve_affine", "residual_of", "GMRES_RESTART"]
 
 #: GMRES restart length (Krylov vectors kept)
 GMRES_RESTART = 60
 
 
-def _residual(new: list, old: list) -> float:
+def residual_of(new: list, old: list) -> float:
     """The largest change of any leaf, relative to that leaf's largest entry (NaN once a
     value is not finite)."""
     worst = 0.0
@@ -37,20 +38,44 @@ def _residual(new: list, old: list) -> float:
     return worst
 
 
+#: iterations in which the residual has not halved after which ``on_stall="accept"``
+#: stops
+PATIENCE = 40
+
+
 def solve_by_iteration(problem, step, x: list) -> list:
-    """``x <- f(x)`` (with Anderson mixing if asked) until the relative change <= tol."""
+    """``x <- f(x)`` (with Anderson mixing if asked) until the relative change <= tol (of
+    the iterate, or with ``problem.monitor`` of the monitored quantities).  A stalled
+    iteration ends in ``problem.stalled``, given the best iterate: it raises, warns, or
+    (``on_stall="accept"``) takes an iterate whose change has stopped decreasing at a
+    floor within ``problem.accepted`` (rounding, in a map whose result is sensitive)."""
     mixer = _Anderson(problem.anderson, x) if problem.anderson else None
-    residual = math.inf
+    monitor = problem.monitor
+    watched = None if monitor is None else monitor(x)
+    best = (math.inf, math.inf, x)                # (criterion, residual, iterate)
+    progress = (math.inf, 0)                      # (criterion, n) at the last halving
+    accepting = problem.on_stall == "accept"
     for n in range(1, problem.max_iter + 1):
         y = step(x)
-        residual = _residual(y, x)
-        if residual <= problem.tol:
-            problem.record(n, residual)
-            return y
+        residual = residual_of(y, x)
         if math.isnan(residual):
             raise problem.fail(n, residual, "the iteration diverged")
+        criterion = residual
+        if monitor is not None:
+            watched, before = monitor(y), watched
+            criterion = residual_of(watched, before)
+        if criterion <= problem.tol:
+            problem.record(n, residual, criterion)
+            return y
+        if criterion < best[0]:
+            best = (criterion, residual, y)
+        if criterion < 0.5 * progress[0]:
+            progress = (criterion, n)
+        elif accepting and n - progress[1] >= PATIENCE and best[0] <= problem.accepted:
+            break                                 # a floor: not halved for a while
         x = mixer.mix(x, y) if mixer is not None else y
-    raise problem.fail(problem.max_iter, residual, "no convergence")
+    criterion, residual, y = best
+    return problem.stalled(n, residual, y, criterion if monitor is not None else None)
 
 
 class _Anderson:
@@ -128,9 +153,11 @@ def solve_affine(problem, step, x0: list) -> list:
                            callback_type="pr_norm", **_gmres_tol(problem.tol))
     norm_b = float(np.linalg.norm(b))
     residual = float(np.linalg.norm(matvec(solution) - b)) / norm_b if norm_b else 0.0
-    if info != 0:
-        why = "GMRES did not converge" if info > 0 else "GMRES broke down"
-        raise problem.fail(iterations, residual, why)
+    if info < 0:
+        raise problem.fail(iterations, residual, "GMRES broke down")
+    if info > 0:
+        return problem.stalled(iterations, residual, packer.unpack(solution),
+                               why="GMRES did not converge")
     problem.record(iterations, residual)
     return packer.unpack(solution)
 

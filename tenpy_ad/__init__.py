@@ -31,6 +31,7 @@ from .functional import grad, value_and_grad, vjp, jvp, jit
 from .tree import tree_flatten, tree_unflatten, tree_map
 from .checkpoint import checkpoint
 from .fixed_point import fixed_point
+from . import optimize
 from .debug import debug_nans
 from . import introspection
 from .introspection import counters, reset_counters
@@ -61,7 +62,7 @@ __all__ = [
     "errors", "ad", "linalg", "numpy", "scipy", "Tensor", "TracedTensor", "PRIMITIVES",
     "constant", "input", "tensor", "no_grad", "is_grad_enabled", "grad_of", "Program",
     "compile", "evaluate", "grad", "value_and_grad", "vjp", "jvp", "jit", "checkpoint",
-    "fixed_point", "stop_gradient", "debug_nans", "load_graph", "load_program",
+    "fixed_point", "optimize", "stop_gradient", "debug_nans", "load_graph", "load_program",
     "tree_flatten", "tree_unflatten", "tree_map", "core_info", "counters", "reset_counters",
     "introspection", "config",
 ] + [name for name in numpy.__all__ if name not in ("implements", "supported_names", "linalg")]

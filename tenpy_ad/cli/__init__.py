@@ -4,6 +4,7 @@ Sub-commands (one module each, with ``build_parser(prog)`` and ``run(args)``):
 
 * ``trg`` (the default): TRG for the 2D Ising model with AD, beside Onsager (:mod:`.trg`);
 * ``ctmrg``: CTMRG for the 2D Ising model, derivatives implicit (:mod:`.ctmrg`);
+* ``ipeps``: the variational C4v iPEPS ground state of a spin model (:mod:`.ipeps`);
 * ``blowup``: the traced ``ad.grad`` cost versus chain depth (:mod:`.blowup`).
 
 Every argument is checked while parsing, before any work: a bad one ends the command with
@@ -22,6 +23,7 @@ PROG = "python -m tenpy_ad"
 COMMANDS = {
     "trg": "TRG for the 2D Ising model with AD, beside Onsager (the default)",
     "ctmrg": "CTMRG for the 2D Ising model, derivatives implicit through tp.fixed_point",
+    "ipeps": "variational iPEPS ground states (Heisenberg, XXZ, TFIM) through CTMRG",
     "blowup": "the cost of the traced gradient transform versus chain depth",
 }
 DEFAULT = "trg"

@@ -1,0 +1,43 @@
+"""``python -m tenpy_ad ipeps``: its JSON object, its errors (one line, exit code 2 before
+any work, absurd sizes with the memory they would need) and its plot."""
+import json
+
+import pytest
+
+from tenpy_ad.cli import main
+
+
+def test_json_holds_the_result_the_settings_and_the_references(capsys):
+    assert main(["ipeps", "--chi", "8", "--maxiter", "3", "--json", "--quiet"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    for key in ("energy", "iterations", "evaluations", "seconds_per_evaluation",
+                "total_seconds", "settings", "references", "energies"):
+        assert key in report
+    assert report["iterations"] == 3 == len(report["energies"])
+    assert report["settings"] == {"model": "heisenberg", "D": 2, "chi": 8, "unit_cell": "1x1",
+                                  "seed": 0, "tol": 1e-10, "maxiter": 3}
+    assert report["references"]["d2_c4v_optimum"] == -0.6602310934799582
+    assert report["references"]["qmc"] == -0.669437
+    assert -0.67 < report["energy"] < -0.5
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--D", "0"], "--D"),
+    (["--unit-cell", "3x3"], "only 1x1"),
+    (["--chi", "3"], "below D^2"),
+    (["--D", "8", "--chi", "512"], "GiB"),
+    (["--model", "hubbard"], "--model"),
+])
+def test_bad_arguments_end_with_one_line_and_exit_code_2(capsys, argv, message):
+    assert main(["ipeps", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("error:") and message in err
+
+
+def test_plot_draws_the_energy_per_iteration(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "ipeps.png"
+    assert main(["ipeps", "--chi", "8", "--maxiter", "4", "--plot", str(path)]) == 0
+    assert path.stat().st_size > 10_000
+    out, err = capsys.readouterr()
+    assert "energy per site" in out and "iteration    4" in err      # progress on stderr

@@ -7,6 +7,7 @@ from tenpy_ad import blowup
 import ad_blowup
 import build_cost
 import ctmrg
+import ctmrg_robustness
 import eager_chains
 import inplace_writes
 import memory_per_node
@@ -49,6 +50,8 @@ def test_ad_blowup_prints_the_same_columns(capsys):
     (memory_per_node, ["--depths", "100,200"]),
     (trg_partial, ["--chis", "4,16", "--steps", "5", "--full-max-chi", "16"]),
     (ctmrg, ["--betas", "0.6", "--chis", "4"]),
+    (ctmrg_robustness, ["--betas", "0.3", "--chis", "8", "--perturbations",
+                        "none,tol=1e-12,noise=1e-14,gauge", "--rules", "gap,weight"]),
     (numpy_dispatch, ["--shape", "2", "--calls", "3", "--repeats", "1"]),
     (small_ops, ["--dims", "2", "--steps", "3", "--repeats", "1", "--no-peers"]),
     (threads, ["--clients", "trg16,chain-mul,eigh-64", "--steps", "3", "--repeats", "1"]),
@@ -56,8 +59,8 @@ def test_ad_blowup_prints_the_same_columns(capsys):
                "1"]),
     (threads, ["--buffers", "4", "--steps", "3", "--repeats", "1"]),
 ], ids=["eager_chains", "build_cost", "trg_ad_steps", "trg_accuracy", "memory_per_node", "trg_partial",
-        "ctmrg", "numpy_dispatch", "small_ops", "threads", "threads_crossover",
-        "threads_buffers"])
+        "ctmrg", "ctmrg_robustness", "numpy_dispatch", "small_ops", "threads",
+        "threads_crossover", "threads_buffers"])
 def test_script_runs(script, argv, capsys):
     assert script.main(argv) == 0
     out = capsys.readouterr().out

@@ -312,6 +312,63 @@ def test_ctmrg_sweep_table_and_workers(capsys):
     assert rows[1]["m"] == pytest.approx(ctmrg.point(0.6, 4)["m"], rel=1e-12)
 
 
+def failing_at(beta_failing: float, real):
+    """``real`` (a point function), raising ConvergenceError at ``beta_failing``."""
+    def point(beta, *args, **options):
+        if abs(beta - beta_failing) < 1e-12:
+            raise ConvergenceError("fixed_point: no convergence after 10 iterations",
+                                   residual=1e-3, iterations=10)
+        return real(beta, *args, **options)
+    return point
+
+
+def test_ctmrg_sweep_keeps_the_finished_points_when_one_fails(capsys, monkeypatch):
+    monkeypatch.setattr(ctmrg, "point", failing_at(0.45, ctmrg.point))
+    code, out, err = run(capsys, "ctmrg", "--betas", "0.3:0.6:3", "--chi", "4")
+    assert code == 1
+    lines = out.splitlines()
+    assert any(line.split()[:1] == ["0.300000"] and len(line.split()) == 9 for line in lines)
+    assert any(line.split()[:1] == ["0.600000"] and len(line.split()) == 9 for line in lines)
+    assert any(line.startswith("  0.450000  failed") for line in lines)
+    assert "cost per beta" in out
+    failures = [line for line in err.splitlines() if line.startswith("error: ")]
+    assert len(failures) == 1
+    assert "beta = 0.45 failed: ConvergenceError: fixed_point: no convergence" in failures[0]
+    assert "near beta_c" in failures[0] and "1 of 3 points failed" in err
+    code, out, err = run(capsys, "ctmrg", "--betas", "0.3:0.6:3", "--chi", "4", "--json")
+    assert code == 1
+    rows = strict_json(out)
+    assert [row["beta"] for row in rows] == pytest.approx([0.3, 0.45, 0.6], abs=1e-15)
+    assert rows[1]["error"].startswith("ConvergenceError: fixed_point: no convergence")
+    assert rows[1]["chi"] == 4 and "lnz" not in rows[1]
+    assert rows[2]["m"] == pytest.approx(onsager.magnetization(0.6), abs=1e-6)
+
+
+def test_trg_sweep_keeps_the_finished_points_when_one_fails(capsys, monkeypatch):
+    import tenpy_ad.cli.trg
+    monkeypatch.setattr(tenpy_ad.cli.trg, "compiled_point",
+                        failing_at(0.4, tenpy_ad.cli.trg.compiled_point))
+    code, out, err = run(capsys, "--betas", "0.3:0.4:2", *SMALL_TRG, "--json")
+    assert code == 1
+    rows = strict_json(out)
+    assert "error" not in rows[0] and rows[1]["error"].startswith("ConvergenceError")
+    assert "beta = 0.4 failed" in err and "--svd full" in err
+
+
+def test_ctmrg_says_when_an_environment_is_accurate_only_to_its_floor(capsys, monkeypatch):
+    """An environment whose entries stall above the tolerance (here 1e-15, below roundoff)
+    is reported with its residual, in the table and in --json, not as a Python warning."""
+    real = ctmrg.point
+    monkeypatch.setattr(ctmrg, "point", lambda beta, chi, second_order=True: real(
+        beta, chi, second_order=False, tol=1e-15))
+    code, out, err = run(capsys, "ctmrg", "--beta", "0.38", "--chi", "32")
+    assert code == 0 and "Warning" not in err
+    assert "beta = 0.38: the environment is a fixed point only to" in out
+    code, out, _ = run(capsys, "ctmrg", "--beta", "0.38", "--chi", "32", "--json")
+    (row,) = strict_json(out)
+    assert row["converged"] is False and row["residual"] > row["tol"] == 1e-15
+
+
 # ------------------------------------------------------------------ blowup
 
 def test_blowup_json_is_one_list(capsys):

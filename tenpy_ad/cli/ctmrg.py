@@ -2,14 +2,15 @@
 from __future__ import annotations
 
 import math
+import warnings
 from functools import partial
 
 from tenpy_ad.cli import output
 from tenpy_ad.cli.arguments import (Parser, add_beta_options, add_output_options,
                                     add_process_options, check_beta_options, integer)
 from tenpy_ad.cli.execution import (WINDOW_EACH_SIDE, WINDOW_HALF_WIDTH, Stopwatch,
-                                    plot_rows, prepare_process, run_points)
-from tenpy_ad.cli.exits import Failure, one_line
+                                    finished, plot_rows, prepare_process, report_failures,
+                                    run_points)
 
 DEFAULT_BETA = 0.6
 DESCRIPTION = """\
@@ -25,8 +26,15 @@ Onsager's and Yang's exact values, with the costs (iterations, forward and backw
                    second backward sweep gives c
 
 Below the critical temperature the boundary starts polarised (spins up), selecting the
-m > 0 phase.  Near beta_c = 0.440687 CTMRG at finite chi converges slowly.
+m > 0 phase.  Near beta_c = 0.440687 CTMRG at finite chi converges slowly.  Should the
+environment's entries stall above the tolerance (1e-10) while its corner spectrum has
+converged, the point says how far from a fixed point it is (its values and derivatives are
+accurate to about that).  A sweep keeps every finished point when one fails, names the
+failed ones on stderr and exits with 1.
 """
+#: said after a failed point
+HINT = ("; CTMRG converges slowly near beta_c = 0.440687: a beta further from it, or a "
+        "smaller --chi, converges faster")
 COLUMNS = [("lnZ/N", "lnz"), ("u", "u"), ("|m|", "m"), ("c", "c")]
 
 
@@ -50,18 +58,16 @@ def eager_point(beta: float, chi: int, second_order: bool = True) -> dict:
     from tenpy_ad.errors import ConvergenceError
     from tenpy_ad.models import ctmrg
     boundary = ctmrg.converge(beta, chi)
-    beta, env, stats = boundary.beta, boundary.env, {}
+    beta, stats = boundary.beta, {}
     watch = Stopwatch()
     b = tp.tensor(beta, requires_grad=True)
     lnz = ctmrg.ctmrg_lnz(b, chi, boundary=boundary, stats=stats)
     lnz.backward(create_graph=second_order)       # b.grad = d(lnZ/N)/d beta
     first = b.grad
-    result = {"beta": beta, "chi": chi, "kept": boundary.kept, "lnz": lnz.item(),
-              "u": -first.item(), "m": abs(float(ctmrg.magnetization(env, beta))),
-              "u_local": -2.0 * float(ctmrg.bond_correlation(env, beta)),
-              "iterations": boundary.iterations,
-              "adjoint_iterations": stats.get("adjoint_iterations"),
-              "forward_s": boundary.seconds, "backward_s": watch.lap() / 1e3}
+    backward_s = watch.lap() / 1e3
+    result = {"beta": beta, "chi": chi, "lnz": lnz.item(), "u": -first.item(),
+              **ctmrg.environment_report(boundary),
+              "adjoint_iterations": stats.get("adjoint_iterations"), "backward_s": backward_s}
     if second_order:
         watch.lap()
         try:
@@ -74,20 +80,27 @@ def eager_point(beta: float, chi: int, second_order: bool = True) -> dict:
     return result
 
 
+def quiet_point(point_of, beta: float, **options) -> dict:
+    """``point_of(beta, **options)`` without the AccuracyWarning: the row carries what it
+    says (``converged``, ``residual``), and the report prints it."""
+    from tenpy_ad.models.ctmrg import AccuracyWarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", AccuracyWarning)
+        return point_of(beta, **options)
+
+
 def _rows(point, betas: list, args) -> list:
-    from tenpy_ad.errors import ConvergenceError
-    try:
-        results = run_points(point, betas, args.workers, args.threads)
-    except ConvergenceError as error:
-        raise Failure(f"{one_line(error)}; CTMRG converges slowly near beta_c = 0.440687: "
-                      "a beta further from it, or a smaller --chi, converges faster") from None
-    return [dict(result, mode=args.mode) for result in results]
+    """The rows of ``betas``; a point that failed is the row ``beta, error`` (and the
+    settings)."""
+    from tenpy_ad.models.ctmrg import POINT_FAILURES
+    rows = run_points(point, betas, args.workers, args.threads, POINT_FAILURES)
+    return [dict(row, chi=args.chi, mode=args.mode) for row in rows]
 
 
 def _point(mode: str, chi: int, second_order: bool = True):
     from tenpy_ad.models import ctmrg
     point_of = ctmrg.point if mode == "compiled" else eager_point
-    return partial(point_of, chi=chi, second_order=second_order)
+    return partial(quiet_point, point_of, chi=chi, second_order=second_order)
 
 
 def run(args) -> int:
@@ -97,23 +110,36 @@ def run(args) -> int:
     rows = _rows(_point(args.mode, args.chi), betas, args)
     if args.json:
         output.print_json(rows)
-    else:
+    elif finished(rows):
         print_rows(rows)
-    if args.plot:
-        plot(args, rows)
-    return 0
+    if args.plot and finished(rows):
+        plot(args, finished(rows))
+    return report_failures(rows, HINT)
 
 
 def print_rows(rows: list) -> None:
-    """The table of one beta or a sweep, and the cost lines."""
-    first = rows[0]
+    """The table of one beta or a sweep (failed points marked), the accuracy notes and the
+    cost lines."""
+    done = finished(rows)
+    first = done[0]
     print(f"CTMRG, 2D Ising (J = 1): chi = {first['chi']}, {first['mode']}, derivatives "
           "implicit (tp.fixed_point)")
-    single = [f"beta = {first['beta']:.12g} ({first['kept']} states kept)",
-              *output.observable_block(first, COLUMNS, "CTMRG + AD"),
-              f"  u from the local energy -2<s s> (no AD): {first['u_local']: .15f}"]
+    single = []
+    if len(rows) == 1:
+        single = [f"beta = {first['beta']:.12g} ({first['kept']} states kept)",
+                  *output.observable_block(first, COLUMNS, "CTMRG + AD"),
+                  f"  u from the local energy -2<s s> (no AD): {first['u_local']: .15f}"]
     output.print_report(rows, COLUMNS, single, "exact: Onsager (lnZ/N, u, c), Yang (|m|)",
-                        cost_lines(rows))
+                        accuracy_lines(done) + cost_lines(done))
+
+
+def accuracy_lines(rows: list) -> list:
+    """A line per point whose environment is a fixed point only to a residual above the
+    tolerance (its entries stalled at a noise floor)."""
+    return [f"beta = {row['beta']:.6g}: the environment is a fixed point only to "
+            f"{row['residual']:.1e} element-wise (tol {row['tol']:g}; its corner spectrum "
+            "converged): values and derivatives are accurate to about that"
+            for row in rows if not row.get("converged", True)]
 
 
 def cost_lines(rows: list) -> list:
@@ -138,4 +164,5 @@ def plot(args, rows: list) -> None:
                 "panels": [("u", "energy per site u", onsager.energy, "Onsager"),
                            ("m", "magnetization |m|", onsager.magnetization, "Yang")],
                 "errors": [("lnz", "lnZ/N"), ("u", "u"), ("m", "|m|"), ("c", "c")]}
-    plot_rows(args.plot, rows, lambda betas: _rows(without_c, betas, args), figure)
+    plot_rows(args.plot, rows, lambda betas: finished(_rows(without_c, betas, args)),
+              figure)

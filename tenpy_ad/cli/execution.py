@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from tenpy_ad.cli.arguments import BETA_MAX
+from tenpy_ad.cli.exits import FAILURE, one_line, report
 from tenpy_ad.cli.output import note, progress
 
 #: a single run's figure adds this many betas on each side, within this distance
@@ -28,14 +29,17 @@ def prepare_process(threads: int) -> None:
     set_blas_threads(threads)
 
 
-def run_points(point, betas: list, workers: int | None, threads: int) -> list:
+def run_points(point, betas: list, workers: int | None, threads: int,
+               failures: tuple = ()) -> list:
     """``point(beta)`` for every beta, in order: here, or on ``workers`` processes; a
-    progress bar on stderr for more than one beta."""
+    progress bar on stderr for more than one beta.  A point that raises one of
+    ``failures`` becomes the row ``{"beta": beta, "error": its type and message on one
+    line}`` and the others go on (any other exception ends the run)."""
     with progress(len(betas)) as report:
         if workers is None:
             rows = []
             for beta in betas:
-                rows.append(point(beta))
+                rows.append(_outcome(lambda: point(beta), beta, failures))
                 report(len(rows))
             return rows
         from concurrent.futures import ProcessPoolExecutor
@@ -43,10 +47,35 @@ def run_points(point, betas: list, workers: int | None, threads: int) -> list:
                                  initargs=(threads,)) as pool:
             futures = [pool.submit(point, beta) for beta in betas]
             rows = []
-            for future in futures:
-                rows.append(future.result())
+            for beta, future in zip(betas, futures):
+                rows.append(_outcome(future.result, beta, failures))
                 report(len(rows))
             return rows
+
+
+def _outcome(compute, beta: float, failures: tuple) -> dict:
+    """``compute()``, or the row of a failed point when it raises one of ``failures``."""
+    try:
+        return compute()
+    except failures as error:
+        return {"beta": beta, "error": f"{type(error).__name__}: {one_line(error)}"}
+
+
+def finished(rows: list) -> list:
+    """The rows of the points that did not fail."""
+    return [row for row in rows if "error" not in row]
+
+
+def report_failures(rows: list, hint: str = "") -> int:
+    """One ``error:`` line on stderr per failed point (which beta, why, then ``hint``);
+    the exit code: FAILURE if a point failed, else 0."""
+    failed = [row for row in rows if "error" in row]
+    for row in failed:
+        report(f"beta = {row['beta']:.6g} failed: {row['error']}{hint}")
+    if failed and len(rows) > 1:
+        note(f"{len(failed)} of {len(rows)} points failed; the other "
+             f"{len(rows) - len(failed)} are shown")
+    return FAILURE if failed else 0
 
 
 def window(beta: float, each_side: int, half_width: float, beta_max: float) -> list:

@@ -38,12 +38,16 @@ def observable_block(row: dict, columns: list, ours: str) -> list:
 
 
 def sweep_table(rows: list, columns: list) -> list:
-    """One line per beta: the values, then their errors against the exact ones."""
+    """One line per beta: the values, then their errors against the exact ones (a failed
+    point's line says it failed)."""
     columns = [(label, key) for label, key in columns if any(key in row for row in rows)]
     header = f"{'beta':>10}" + "".join(f" {label:>18}" for label, _ in columns)
     header += "".join(f" {'err ' + label:>10}" for label, _ in columns)
     lines = [header]
     for row in rows:
+        if "error" in row:
+            lines.append(f"{row['beta']:>10.6f}  failed (the error is on stderr)")
+            continue
         line = f"{row['beta']:>10.6f}" + "".join(
             f" {number(row.get(key)):>18}" for _, key in columns)
         line += "".join(f" {error_text(row.get(key), row.get(key + '_exact')):>10}"

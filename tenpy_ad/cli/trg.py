@@ -8,8 +8,8 @@ from tenpy_ad.cli.arguments import (BETA_C_TEXT, Parser, add_beta_options,
                                     add_output_options, add_process_options,
                                     check_beta_options, integer)
 from tenpy_ad.cli.execution import (WINDOW_EACH_SIDE, WINDOW_HALF_WIDTH, Stopwatch,
-                                    plot_rows, prepare_process, run_points)
-from tenpy_ad.cli.exits import Failure, one_line
+                                    finished, plot_rows, prepare_process, report_failures,
+                                    run_points)
 
 DESCRIPTION = """\
 TRG for the 2D Ising model (J = 1): lnZ/N, the energy u = -d(lnZ/N)/d beta and the
@@ -86,22 +86,22 @@ def eager_point(beta: float, chi: int, steps: int, ks: tuple, svd_method: str,
 
 
 def _rows(point, betas: list, args, ks: list) -> list:
-    """The points at ``betas``, each beside Onsager's values and the settings."""
+    """The points at ``betas``, each beside Onsager's values and the settings; a point that
+    did not converge is the row ``beta, error`` (and the settings)."""
     from tenpy_ad.errors import ConvergenceError
     from tenpy_ad.models import onsager
-    try:
-        results = run_points(point, betas, args.workers, args.threads)
-    except ConvergenceError as error:
-        hint = "; --svd full computes the whole SVD instead" if args.svd == "partial" else ""
-        raise Failure(f"{one_line(error)}{hint}") from None
+    settings = {"chi": args.chi, "steps": args.steps, "ks": ks, "svd": args.svd,
+                "mode": args.mode, "checkpoint": args.checkpoint}
     rows = []
-    for result in results:
+    for result in run_points(point, betas, args.workers, args.threads, (ConvergenceError,)):
         beta = result.pop("beta")
+        if "error" in result:
+            rows.append({"beta": beta, "error": result["error"], **settings})
+            continue
         lnz, u, c = result.pop("lnz"), result.pop("u"), result.pop("c")
         rows.append({"beta": beta, "lnz": lnz, "u": u, "c": c, "lnz_exact": onsager.lnz(beta),
                      "u_exact": onsager.energy(beta), "c_exact": onsager.specific_heat(beta),
-                     "chi": args.chi, "steps": args.steps, "ks": ks, "svd": args.svd,
-                     "mode": args.mode, "checkpoint": args.checkpoint, **result})
+                     **settings, **result})
     return rows
 
 
@@ -118,17 +118,19 @@ def run(args) -> int:
     rows = _rows(point, betas, args, ks)
     if args.json:
         output.print_json(rows)
-    else:
+    elif finished(rows):
         print_rows(rows)
-    if args.plot:
-        plot(args, rows, point)
-    return 0
+    if args.plot and finished(rows):
+        plot(args, finished(rows), point)
+    hint = "; --svd full computes the whole SVD instead" if args.svd == "partial" else ""
+    return report_failures(rows, hint)
 
 
 def print_rows(rows: list) -> None:
-    """The table of one beta or a sweep, and the cost lines."""
+    """The table of one beta or a sweep (failed points marked), and the cost lines."""
     from tenpy_ad.models.onsager import BETA_C
-    first = rows[0]
+    done = finished(rows)
+    first = done[0]
     ks = first["ks"]
     shown = ", ".join(str(k) for k in ks[:6]) + (", ..." if len(ks) > 6 else "")
     print(f"TRG, 2D Ising (J = 1): chi = {first['chi']}, steps = {first['steps']} "
@@ -137,7 +139,7 @@ def print_rows(rows: list) -> None:
     tag = " (beta_c)" if abs(first["beta"] - BETA_C) < 1e-12 else ""
     single = [f"beta = {first['beta']:.12g}{tag}",
               *output.observable_block(first, COLUMNS, "TRG + AD")]
-    output.print_report(rows, COLUMNS, single, "exact: Onsager", cost_lines(rows))
+    output.print_report(rows, COLUMNS, single, "exact: Onsager", cost_lines(done))
 
 
 def cost_lines(rows: list) -> list:
@@ -172,4 +174,5 @@ def plot(args, rows: list, point) -> None:
                            ("c", "specific heat per site c", onsager.specific_heat,
                             "Onsager")],
                 "errors": [("lnz", "lnZ/N"), ("u", "u"), ("c", "c")]}
-    plot_rows(args.plot, rows, lambda betas: _rows(point, betas, args, ks), figure)
+    plot_rows(args.plot, rows, lambda betas: finished(_rows(point, betas, args, ks)),
+              figure)

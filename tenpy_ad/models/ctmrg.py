@@ -13,9 +13,10 @@ One move absorbs a bulk tensor into the corner and the edge::
     P = the k leading eigenvectors of M, in a canonical gauge
     C <- P^T M P,  E <- P^T Et P,  each divided by its largest |entry|
 
-The environment is the fixed point of the move, found by :func:`tenpy_ad.fixed_point`,
-which also gives its derivative implicitly (not through the iterations).  The move is a
-function of the environment only once the eigenvectors' gauge is fixed:
+The environment is the fixed point of the move: found by a NumPy pass (:func:`converge`),
+then, from there, by :func:`tenpy_ad.fixed_point` in any mode, which also gives its
+derivative implicitly (not through the iterations).  The move is a function of the
+environment only once the eigenvectors' gauge is fixed:
 
 * signs: the first entry of each eigenvector larger than half its largest is positive;
 * degenerate eigenvalues: the Ising corner spectrum has (near-)degenerate multiplets
@@ -25,9 +26,21 @@ function of the environment only once the eigenvectors' gauge is fixed:
 
 Which eigenvalues are kept, the clusters and the sign rows are the move's *structure*:
 read from the values on arrays and eager tensors, given (static) when traced.  At most
-``chi`` states are kept, never a state weaker than ``WEIGHT_CUTOFF`` times the strongest
-(its weight in the reduced density matrix C^4 is below 1e-32 and its eigenvector is not
-determined to double precision), and never part of a cluster.
+``chi`` states are kept, whole clusters only, and only states the eigensolver resolves:
+each kept eigenvalue lies at least ``RESOLUTION`` (relative to the strongest) from every
+eigenvalue outside its cluster and from zero.  eigh determines an eigenvector to about
+``eps |M| / gap``, so every kept vector, hence the move, is a function of the environment
+to ~1e-11 (measured: consecutive moves then agree element-wise to ~1e-13), below ``TOL``.
+Less resolved states weigh less than 1e-20 in the reduced density matrix C^4, and their
+vectors drift from move to move (by ~1e-9 for the states near 1e-8 that a cut by weight
+alone kept at beta = 0.3, chi = 32): with them no element-wise fixed point exists to TOL.
+
+The forward pass (:func:`converge`) stops when the environment is an element-wise fixed
+point to ``tol``, or, should its entries stall at a noise floor above ``tol`` (another
+BLAS, a tighter ``tol``), once the gauge-invariant corner spectrum has stopped changing
+(to roundoff, for ``STALL_MOVES`` moves, while the entries made no progress): the result
+then says how far from a fixed point it is (``Boundary.residual``, a warning),
+and the implicit derivatives are as accurate as that residual.
 
 Observables per site:
 
@@ -42,25 +55,35 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
+from collections import deque
 from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
 
 import tenpy_ad as tp
-from tenpy_ad.errors import ArgumentError, ConvergenceError
+from tenpy_ad.errors import ArgumentError, ConvergenceError, ConvergenceWarning
 from tenpy_ad.models import onsager
 from tenpy_ad.models.trg import ising_tensor
 from tenpy_ad.models.values import concrete_float, is_traced, values_of
 
 #: consecutive corner eigenvalues closer than this (relatively) form one cluster
 CLUSTER_GAP = 0.1
-#: states weaker than this fraction of the strongest are never kept
-WEIGHT_CUTOFF = 1e-8
+#: a kept eigenvalue lies at least this far (relative to the strongest) from every eigenvalue
+#: outside its cluster and from zero, so that eigh resolves its eigenvector to ~1e-11
+RESOLUTION = 1e-5
 #: the bond vector h that splits clusters: their basis diagonalises sum_d h_d Et[:, d, :]
 SPLITTER = np.array([1.0, 0.5])
-#: default relative tolerance of the environment (CTMRG converges element-wise to ~1e-11)
+#: default relative tolerance of the environment (its moves agree element-wise to ~1e-13)
 TOL = 1e-10
+#: the forward pass accepts a noise floor above tol after this many moves in which the
+#: corner spectrum changed by roundoff only (SPECTRUM_EPS) and the entries made no progress
+STALL_MOVES = 50
+#: changes of the normalised corner spectrum below this are roundoff (eigvalsh's error).
+#: A slowly converging iteration (near beta_c) changes it by ~1/5 of its entries' change,
+#: so it reaches this only after the entries have converged to any tol >= 1e-13
+SPECTRUM_EPS = 100 * float(np.finfo(np.float64).eps)
 
 _SPIN = np.array([1.0, -1.0])
 _W_COSH = np.array([[1.0, 0.0], [1.0, 0.0]])
@@ -219,13 +242,24 @@ def _one_hot(rows, shape) -> np.ndarray:
 
 
 def kept_states(w: np.ndarray, chi: int) -> int:
-    """How many of the enlarged corner's eigenvalues ``w`` to keep: at most ``chi``, none
-    below ``WEIGHT_CUTOFF`` of the strongest, and never part of a cluster."""
-    a = np.sort(np.abs(np.asarray(w)))[::-1]
-    k = min(chi, int(np.count_nonzero(a > WEIGHT_CUTOFF * a[0])))
-    while 1 < k < len(a) and a[k] >= (1.0 - CLUSTER_GAP) * a[k - 1]:
-        k -= 1
-    return max(k, 1)
+    """How many of the enlarged corner's eigenvalues ``w`` to keep: whole clusters, at most
+    ``chi`` states, each at least ``RESOLUTION`` of the strongest from every eigenvalue
+    outside its cluster and from zero (at least one state)."""
+    a = np.sort(np.abs(np.asarray(w, dtype=float)))[::-1]
+    kept = 0
+    for start, stop in _clusters(a):
+        if stop > chi or _separation(a, start, stop) < RESOLUTION * a[0]:
+            break
+        kept = stop
+    return max(kept, 1)
+
+
+def _separation(a: np.ndarray, start: int, stop: int) -> float:
+    """The distance of the cluster ``a[start:stop]`` (``a`` descending) from the other
+    values and from zero."""
+    above = a[start - 1] - a[start] if start > 0 else math.inf
+    below = a[stop - 1] - (a[stop] if stop < len(a) else 0.0)
+    return min(above, below)
 
 
 def structure_at(env, t, chi: int | None = None) -> Structure:
@@ -278,9 +312,21 @@ def bond_correlation(env, beta):
 
 # ------------------------------------------------------------------ the fixed point
 
+class AccuracyWarning(ConvergenceWarning):
+    """The environment is a fixed point only to a residual above the tolerance asked (its
+    entries stalled at a noise floor while its corner spectrum converged): the values and
+    implicit derivatives computed from it are accurate to about that residual (a
+    :class:`~tenpy_ad.errors.ConvergenceWarning`)."""
+
+
 @dataclass
 class Boundary:
-    """A converged environment (arrays) at ``beta`` and what it took to find it."""
+    """A converged environment (arrays) at ``beta`` and what it took to find it.
+
+    ``residual``: how far ``env`` is from an element-wise fixed point of the move (the
+    largest relative change of an entry in its last move, or, when the entries stalled,
+    in any of the last ``STALL_MOVES // 2`` moves); ``converged``: whether that met ``tol``;
+    ``spectrum_change``: the last change of the normalised corner spectrum."""
     beta: float
     chi: int
     polarized: bool
@@ -288,10 +334,28 @@ class Boundary:
     structure: Structure
     iterations: int
     seconds: float
+    residual: float = 0.0
+    spectrum_change: float = 0.0
+    converged: bool = True
+    tol: float = TOL
 
     @property
     def kept(self) -> int:
         return self.structure.kept
+
+    def solve_tol(self, tol: float) -> float:
+        """The tolerance of a fixed-point solve started here: ``tol``, or the residual
+        reached when the entries stalled above it (an iteration cannot do better)."""
+        return tol if self.converged else max(tol, self.residual)
+
+
+@dataclass
+class _Progress:
+    """Where an iteration at one size stopped."""
+    moves: int
+    residual: float
+    spectrum_change: float
+    converged: bool
 
 
 def _check(beta, chi) -> None:
@@ -302,19 +366,75 @@ def _check(beta, chi) -> None:
         raise ArgumentError(f"ctmrg: beta must be finite and > 0, got {value}")
 
 
-def _same_size_move(env, t):
-    return move(env, t, env[0].shape[0])
+def corner_spectrum(env) -> np.ndarray:
+    """The corner's eigenvalues by decreasing magnitude, divided by the largest magnitude:
+    the same in every gauge (arrays)."""
+    w = np.linalg.eigvalsh(np.asarray(env[0]))
+    w = w[np.argsort(-np.abs(w), kind="stable")]
+    return w / np.abs(w[0])
+
+
+def _change(new, old) -> float:
+    """The largest change of an entry of any leaf, relative to the leaf's largest entry."""
+    return max(float(np.max(np.abs(y - x)) / np.max(np.abs(y))) for y, x in zip(new, old))
+
+
+def _stalled(residuals: deque) -> float | None:
+    """For a full window of residuals whose later half did not halve the earlier half's
+    best (no progress: a noise floor), the largest of the later half; else None."""
+    if len(residuals) < residuals.maxlen:
+        return None
+    values = list(residuals)
+    later, earlier = values[len(values) // 2:], values[:len(values) // 2]
+    return max(later) if min(later) > 0.5 * min(earlier) else None
+
+
+def _iterate(env, t, tol: float, max_iter: int) -> tuple:
+    """Moves at the size of ``env`` until its entries change by at most ``tol`` (relative),
+    or until they stall (no progress in ``STALL_MOVES`` moves) while the corner spectrum
+    changes by roundoff only (``SPECTRUM_EPS``): ``(env, _Progress)``.  Raises
+    ConvergenceError after ``max_iter`` moves."""
+    size = env[0].shape[0]
+    spectrum = corner_spectrum(env)
+    quiet: deque = deque(maxlen=STALL_MOVES)   # residuals while the spectrum is at rest
+    residual = change = math.inf
+    for n in range(1, max_iter + 1):
+        new = move(env, t, size)
+        residual = _change(new, env)
+        new_spectrum = corner_spectrum(new)
+        change = float(np.max(np.abs(new_spectrum - spectrum)))
+        env, spectrum = new, new_spectrum
+        if not math.isfinite(residual):
+            raise ConvergenceError(f"ctmrg: the iteration diverged after {n} moves", residual, n)
+        if residual <= tol:
+            return env, _Progress(n, residual, change, True)
+        if change <= SPECTRUM_EPS:
+            quiet.append(residual)
+            floor = _stalled(quiet)
+            if floor is not None:
+                return env, _Progress(n, floor, change, False)
+        else:
+            quiet.clear()
+    raise ConvergenceError(
+        f"ctmrg: no convergence after {max_iter} moves (element-wise residual "
+        f"{residual:.2g}, corner spectrum change {change:.2g}, tol {tol:g})", residual,
+        max_iter)
 
 
 def converge(beta: float, chi: int = 32, polarized: bool | None = None, tol: float = TOL,
              max_iter: int = 10_000) -> Boundary:
-    """The environment at ``beta`` by a NumPy pass: grow from the boundary to ``chi``
-    states (:func:`kept_states`), then iterate the move to its fixed point.
+    """The environment at ``beta`` by a NumPy pass: grow from the boundary to
+    :func:`kept_states` states, then iterate the move to its fixed point.
 
-    ``polarized`` (default: below T_c) starts from spins fixed up, selecting m > 0.
-    (No Anderson mixing here: far from the fixed point the gauge's discrete choices
-    change between moves, and mixing across them diverges.)  Raises
-    :class:`~tenpy_ad.errors.ConvergenceError` if the iteration does not converge.
+    The iteration stops when the entries change by at most ``tol`` (relative) in a move;
+    should they stall above it (a noise floor), once the corner spectrum, which no gauge
+    changes, has changed by roundoff only for ``STALL_MOVES`` moves without progress of
+    the entries: the :class:`Boundary` then has ``converged=False`` and the ``residual``
+    reached, and an :class:`AccuracyWarning` says so.  ``polarized`` (default: below T_c)
+    starts from spins fixed up, selecting m > 0.  (No Anderson mixing here: far from the
+    fixed point the gauge's discrete choices change between moves, and mixing across them
+    diverges.)  Raises :class:`~tenpy_ad.errors.ConvergenceError` after ``max_iter`` moves
+    of the iteration.
     """
     _check(beta, chi)
     beta = float(beta)
@@ -323,22 +443,28 @@ def converge(beta: float, chi: int = 32, polarized: bool | None = None, tol: flo
     t = np.asarray(ising_tensor(beta))
     env = initial_environment(beta, polarized)
     keep = partial(kept_states, chi=chi)
-    moves = 0
-    for _ in range(math.ceil(math.log2(chi)) + 10):        # grow, let the spectrum settle
+    growth = math.ceil(math.log2(chi)) + 10
+    for _ in range(growth):                                 # grow, let the spectrum settle
         env = move(env, t, keep)
-        moves += 1
+    moves = 0
     for _ in range(3):
-        stats: dict = {}
-        env = tp.fixed_point(_same_size_move, env, t, tol=tol, max_iter=max_iter,
-                             stats=stats)
-        moves += stats["iterations"]
+        env, progress = _iterate(env, t, tol, max(max_iter - moves, 1))
+        moves += progress.moves
         w = np.linalg.eigvalsh(np.asarray(enlarged(env, t)[0]))
-        if kept_states(w, chi) == env[0].shape[0]:
+        if kept_states(w, chi) == env[0].shape[0] or moves >= max_iter:
             break
         env = move(env, t, keep)                             # a cut moved: keep fewer/more
         moves += 1
-    return Boundary(beta, chi, polarized, env, structure_at(env, t), moves,
-                    time.perf_counter() - start)
+    boundary = Boundary(beta, chi, polarized, env, structure_at(env, t), growth + moves,
+                        time.perf_counter() - start, progress.residual,
+                        progress.spectrum_change, progress.converged, tol)
+    if not boundary.converged:
+        warnings.warn(AccuracyWarning(
+            f"ctmrg: at beta = {beta:.6g}, chi = {chi} the environment is a fixed point "
+            f"only to {boundary.residual:.1e} element-wise (tol {tol:g}; its corner spectrum "
+            f"converged to {boundary.spectrum_change:.1e}): values and derivatives are "
+            "accurate to about that residual"), stacklevel=2)
+    return boundary
 
 
 def environment(beta, boundary: Boundary, tol: float = TOL, max_iter: int = 10_000,
@@ -346,11 +472,13 @@ def environment(beta, boundary: Boundary, tol: float = TOL, max_iter: int = 10_0
     """``(env, T)``: the fixed point of the move at ``beta`` (any mode), started from
     ``boundary`` with its structure, and the bulk tensor.  Derivatives in ``beta`` are
     implicit (:func:`tenpy_ad.fixed_point`).  ``anderson`` mixing is safe here, near the
-    boundary's fixed point, where the structure no longer changes."""
+    boundary's fixed point, where the structure no longer changes.  The solves use ``tol``,
+    or the residual a stalled boundary reached (:meth:`Boundary.solve_tol`; converge()
+    warned then): the derivatives are as accurate as the environment is a fixed point."""
     t = ising_tensor(beta)
     step = partial(move, structure=boundary.structure)
-    env = tp.fixed_point(step, boundary.env, t, tol=tol, max_iter=max_iter, solver=solver,
-                         anderson=anderson, stats=stats)
+    env = tp.fixed_point(step, boundary.env, t, tol=boundary.solve_tol(tol),
+                         max_iter=max_iter, solver=solver, anderson=anderson, stats=stats)
     return env, t
 
 
@@ -394,9 +522,12 @@ def point(beta: float, chi: int = 32, second_order: bool = True, tol: float = TO
     ``c = beta^2 d^2(lnZ/N)/d beta^2`` from one compiled graph through
     :func:`tenpy_ad.fixed_point` (implicit derivatives); ``u_local = -2 <s s>`` from the
     environment.  ``c`` is NaN where its derivative solve does not converge.  Keys:
-    ``beta, chi, kept, lnz, u, m, c, u_local``, the exact ``*_exact`` values, and
-    ``iterations`` (forward moves), ``adjoint_iterations`` (GMRES), ``forward_s``,
-    ``backward_s`` (first derivative, one compiled program run), ``second_s``.
+    ``beta, chi, kept, lnz, u, m, c, u_local``, the exact ``*_exact`` values, how far the
+    environment is from a fixed point (``residual``, element-wise; ``converged``: whether
+    that met ``tol``, else the values and derivatives are accurate to about ``residual``
+    and :func:`converge` warned), and the costs: ``iterations`` (forward moves),
+    ``adjoint_iterations`` (GMRES), ``forward_s``, ``backward_s`` (first derivative, one
+    compiled program run), ``second_s``.
     """
     boundary = converge(beta, chi, polarized, tol=tol)
     beta = boundary.beta
@@ -418,16 +549,24 @@ def point(beta: float, chi: int = 32, second_order: bool = True, tol: float = TO
         except ConvergenceError:
             c = math.nan
         second_s = time.perf_counter() - start
-    env = boundary.env
-    result = {"beta": beta, "chi": chi, "kept": boundary.kept, "lnz": lnz_value, "u": -dlnz,
-              "m": abs(float(magnetization(env, beta))),
-              "u_local": -2.0 * float(bond_correlation(env, beta)),
-              "iterations": boundary.iterations, "adjoint_iterations": adjoint_iterations,
-              "forward_s": boundary.seconds, "backward_s": backward_s}
+    result = {"beta": beta, "chi": chi, "lnz": lnz_value, "u": -dlnz,
+              **environment_report(boundary), "adjoint_iterations": adjoint_iterations,
+              "backward_s": backward_s}
     if second_order:
         result.update(c=c, second_s=second_s)
     result.update(exact(beta, second_order))
     return result
+
+
+def environment_report(boundary: Boundary) -> dict:
+    """What a point reports of its environment: ``kept``, ``m``, ``u_local``, ``residual``,
+    ``converged``, ``tol``, ``iterations`` and ``forward_s``."""
+    env, beta = boundary.env, boundary.beta
+    return {"kept": boundary.kept, "m": abs(float(magnetization(env, beta))),
+            "u_local": -2.0 * float(bond_correlation(env, beta)),
+            "residual": boundary.residual, "converged": boundary.converged,
+            "tol": boundary.tol, "iterations": boundary.iterations,
+            "forward_s": boundary.seconds}
 
 
 def exact(beta: float, second_order: bool = True) -> dict:
@@ -439,10 +578,29 @@ def exact(beta: float, second_order: bool = True) -> dict:
     return values
 
 
+#: the failures of one point a sweep keeps as a row instead of losing the others
+POINT_FAILURES = (ConvergenceError, np.linalg.LinAlgError)
+
+
+def failed_point(beta: float, chi: int, error: BaseException) -> dict:
+    """The row of a point that failed: ``beta``, ``chi`` and ``error`` (its type and
+    message, on one line)."""
+    message = " ".join(str(error).split())
+    return {"beta": beta, "chi": chi, "error": f"{type(error).__name__}: {message}"}
+
+
 def sweep(betas, chi: int = 32, second_order: bool = True, executor=None, progress=None,
-          **options) -> list:
+          on_error: str = "keep", **options) -> list:
     """:func:`point` for every beta, in this process or on ``executor`` (any
-    ``concurrent.futures.Executor``); ``progress(i, n)`` is called after each point."""
+    ``concurrent.futures.Executor``); ``progress(i, n)`` is called after each point.
+
+    A point that fails (``POINT_FAILURES``: no convergence, an eigensolver's failure)
+    does not lose the others: with ``on_error="keep"`` its row is :func:`failed_point`'s
+    (``beta``, ``chi``, ``error``) and a RuntimeWarning names it; ``"raise"`` raises it.
+    """
+    if on_error not in ("keep", "raise"):
+        raise ArgumentError(f"ctmrg.sweep: on_error must be 'keep' or 'raise', got "
+                            f"{on_error!r}")
     betas = [float(b) for b in betas]
     if executor is None:
         futures = None
@@ -451,8 +609,15 @@ def sweep(betas, chi: int = 32, second_order: bool = True, executor=None, progre
                    for beta in betas]
     results = []
     for i, beta in enumerate(betas):
-        results.append(point(beta, chi, second_order, **options) if futures is None
-                       else futures[i].result())
+        try:
+            results.append(point(beta, chi, second_order, **options) if futures is None
+                           else futures[i].result())
+        except POINT_FAILURES as error:
+            if on_error == "raise":
+                raise
+            results.append(failed_point(beta, chi, error))
+            warnings.warn(f"ctmrg.sweep: beta = {beta:.6g} failed ({results[-1]['error']}); "
+                          "the other points are kept", RuntimeWarning, stacklevel=2)
         if progress is not None:
             progress(i + 1, len(betas))
     return results
@@ -460,6 +625,7 @@ def sweep(betas, chi: int = 32, second_order: bool = True, executor=None, progre
 
 __all__ = ["bond_factor", "spin_tensor", "initial_environment", "Structure", "enlarged",
            "move", "projector", "kept_states", "structure_at", "lnz_per_site",
-           "magnetization", "bond_correlation", "Boundary", "converge", "environment",
-           "ctmrg_lnz", "unrolled_environment", "point", "exact", "sweep", "TOL",
-           "CLUSTER_GAP", "WEIGHT_CUTOFF", "SPLITTER"]
+           "magnetization", "bond_correlation", "AccuracyWarning", "Boundary",
+           "corner_spectrum", "converge", "environment", "ctmrg_lnz", "unrolled_environment",
+           "point", "environment_report", "exact", "failed_point", "sweep", "POINT_FAILURES",
+           "TOL", "CLUSTER_GAP", "RESOLUTION", "STALL_MOVES", "SPECTRUM_EPS", "SPLITTER"]

@@ -46,10 +46,41 @@ def test_sweep_figure(tmp_path):
     *panels, errors = fig.axes
     assert len(panels) == 2 and "χ = 16" in fig.get_suptitle()
     assert errors.get_yscale() == "log"
-    assert set(legend_texts(errors)) == {"lnZ/N", "u", "c"}
+    assert set(legend_texts(errors)) == {"lnZ/N", "u", "c (none at β_c: exact ∞)"}
     for ax in fig.axes:                                    # beta_c marked in every panel
         assert any(list(line.get_xdata()) == [onsager.BETA_C] * 2 for line in ax.lines)
     assert "Onsager" in legend_texts(panels[0])
+
+
+def test_a_diverging_exact_value_is_not_drawn_as_agreement(tmp_path):
+    """At beta_c Onsager's c is infinite: the exact curve rises off the top of an axis the
+    data set (the TRG value 2.5 is not its end), its label says it is infinite there, and
+    the error panel shows no error at beta_c, saying why."""
+    rows = made_up_rows([0.39, 0.41, 0.43, onsager.BETA_C, 0.45, 0.47, 0.49])
+    requested = rows[3]
+    fig = plots.observables_figure(tmp_path / "c.png", rows, requested=requested,
+                                   title="TRG", label="TRG", panels=TRG_PANELS,
+                                   errors=[("u", "u"), ("c", "c")])
+    heat, errors = fig.axes[1], fig.axes[2]
+    exact_curve = heat.lines[0]
+    low, top = heat.get_ylim()
+    assert top > 2.5 + 0.3 * (2.5 - low)                   # room above the TRG value
+    assert np.nanmax(exact_curve.get_ydata()) > top         # the curve leaves the axis
+    assert "Onsager (∞ at β_c)" in legend_texts(heat)
+    assert any("→ ∞ at β_c" in text.get_text() for text in heat.texts)
+    assert "c (none at β_c: exact ∞)" in legend_texts(errors)
+    error_betas = [line for line in errors.lines if line.get_label().startswith("c")][0]
+    assert onsager.BETA_C not in list(error_betas.get_xdata())
+
+
+def test_a_missing_value_breaks_the_error_line(tmp_path):
+    rows = made_up_rows([0.3, 0.35, 0.4, 0.5])
+    rows[2]["c"] = math.nan                                 # a solve that did not converge
+    fig = plots.observables_figure(tmp_path / "gap.png", rows, title="CTMRG", label="CTMRG",
+                                   panels=TRG_PANELS[:1], errors=[("c", "c")])
+    (line,) = [line for line in fig.axes[-1].lines if line.get_label().startswith("c")]
+    assert line.get_label() == "c (gaps: no value)"
+    assert np.isnan(line.get_ydata()[2]) and np.isfinite(line.get_ydata()[3])
 
 
 def test_single_run_figure_highlights_the_requested_beta(tmp_path):

@@ -1,2 +1,3 @@
-"""Models written once for every mode: the benchmark chains, and TRG and CTMRG for the 2D
-Ising model (with its exact solution, onsager)."""
+"""Models written once for every mode: the benchmark chains, TRG and CTMRG for the 2D
+Ising model (with its exact solution, onsager), and the variational C4v iPEPS toolkit
+(peps: CTMRG environments as gauge-fixed fixed points, spin models, energies)."""

@@ -166,3 +166,9 @@ def test_observables_of_the_optimum(optimum):
     assert float(peps.magnetization(up, env)) == pytest.approx(0.5, abs=1e-12)
     rho = np.asarray(peps.site_density_matrix(env, peps.open_double_layer(up)))
     np.testing.assert_allclose(rho, [[1, 0], [0, 0]], atol=1e-12)
+
+
+def test_complex_states_are_refused_not_mistreated():
+    state = peps.random_tensor(2, 2) * (1 + 0.5j)
+    with pytest.raises(tp.errors.ArgumentError, match="only real tensors"):
+        peps.energy(state, 8, H)

@@ -76,14 +76,10 @@ def symmetrize(a):
     return total * 0.125
 
 
-def random_tensor(d: int = 2, bond: int = 2, seed: int = 0, dtype=np.float64) -> np.ndarray:
-    """A seeded random C4v-symmetric ``A[s, u, l, d, r]`` of unit norm."""
-    rng = np.random.default_rng(seed)
-    shape = (d,) + (bond,) * 4
-    a = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        a = a + 1j * rng.standard_normal(shape)
-    a = np.asarray(symmetrize(a.astype(dtype)))
+def random_tensor(d: int = 2, bond: int = 2, seed: int = 0) -> np.ndarray:
+    """A seeded random real C4v-symmetric ``A[s, u, l, d, r]`` of unit norm."""
+    a = np.random.default_rng(seed).standard_normal((d,) + (bond,) * 4)
+    a = np.asarray(symmetrize(a))
     return a / np.linalg.norm(a)
 
 
@@ -103,6 +99,14 @@ def _bond_identity(d2: int) -> np.ndarray:
     """The fused identity of a double-layer bond (ket = bra): a boundary that closes it."""
     side = math.isqrt(d2)
     return np.eye(side).reshape(d2)
+
+
+def _check_real(x, what: str) -> None:
+    """The moves transpose where a complex state would need the adjoint: refuse it."""
+    if np.dtype(x.dtype).kind == "c":
+        raise ArgumentError(f"{what}: only real tensors are supported so far (got "
+                            f"{np.dtype(x.dtype).name}); the C4v moves of a complex state "
+                            "are not implemented")
 
 
 # ------------------------------------------------------------------ the environment
@@ -277,6 +281,7 @@ def environment(a, chi: int, env0, tol: float = TOL, max_iter: int = 2000,
     :func:`tenpy_ad.fixed_point` differentiates implicitly (memory flat in the moves).
     ``stats`` receives the second solve's ``iterations``, ``residual``, ... and the
     first's as ``spectrum_iterations``, ``spectrum_residual``."""
+    _check_real(a, "peps.environment")
     fixed = tp.stop_gradient(a)
     first: dict = {}
     rough = tp.fixed_point(partial(move, chi=chi), tuple(env0), fixed, tol=tol,
@@ -324,6 +329,7 @@ def energy_per_site(a, env, h):
 
 def normalized(params):
     """The C4v-symmetric state of the unconstrained ``params``, of unit norm."""
+    _check_real(params, "peps.normalized")
     a = symmetrize(params)
     return a / tp.linalg.norm(a)
 

@@ -8,6 +8,9 @@ above --full-max-chi (its chi^2 x chi^2 SVDs take ~10 s at chi = 48 and ~1 min a
 From --checkpoint-from on, the programs recompute each step in the backward pass
 (``checkpoint=True``, method "+cp"): at chi = 64 the kept intermediates would take ~13 GB.
 
+--second-order times the programs of the command line (value, first and second
+derivative: u and c) instead of value and first derivative.
+
 --forward adds the measurement behind svds' forward solver: on the TRG matrices at chi
 (1024 x 1024 at chi = 32), the k + hint leading triplets by LAPACK's full gesdd, ARPACK,
 PROPACK and a randomized range finder (power iterations), with the worst relative residual
@@ -34,14 +37,16 @@ from timing import Laps
 
 
 def program_rows(chi: int, steps: int, methods: list, beta: float, repeats: int,
-                 checkpoint: bool) -> list:
+                 checkpoint: bool, second_order: bool = False) -> list:
     """One row per method; the runs of the methods are interleaved (a noisy shared
-    machine slows them alike) and the median of ``repeats`` is reported."""
+    machine slows them alike) and the median of ``repeats`` is reported.
+    ``second_order``: the programs also compute d^2(lnZ/N)/d beta^2 (as the command
+    line does, for c)."""
     ks = ks_rule(chi, steps, 0.3, "partial")
     programs, rows = {}, {}
     for method in methods:
         laps = Laps()
-        programs[method] = CompiledTRG(chi, steps, ks=ks, second_order=False,
+        programs[method] = CompiledTRG(chi, steps, ks=ks, second_order=second_order,
                                        svd_method=method, checkpoint=checkpoint)
         laps.lap("build")
         rows[method] = {"chi": chi, "steps": steps,
@@ -131,6 +136,9 @@ def main(argv=None) -> int:
     parser.add_argument("--beta", default="bc", help="a float or 'bc' (beta_c)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--full-max-chi", type=int, default=32)
+    parser.add_argument("--second-order", action="store_true",
+                        help="the programs also compute the second derivative (c), as "
+                             "python -m tenpy_ad does")
     parser.add_argument("--checkpoint-from", type=int, default=48)
     parser.add_argument("--forward", type=int, default=0, metavar="CHI",
                         help="also time the forward solvers on the TRG matrices at CHI")
@@ -149,7 +157,8 @@ def main(argv=None) -> int:
                   f"{row['size']:>5} {row['solver']:>16} {row['ms']:>8.1f} "
                   f"{row['residual']:>9.1e}", flush=True)
     if not args.json:
-        print(f"# TRG value + d/dbeta at beta={beta:.6f}, run s: median of {args.repeats} "
+        what = "d/dbeta and d2/dbeta2" if args.second_order else "d/dbeta"
+        print(f"# TRG value + {what} at beta={beta:.6f}, run s: median of {args.repeats} "
               f"interleaved runs; BLAS threads {args.threads}; errors against Onsager")
         print(f"{'chi':>4} {'steps':>5} {'method':>8} {'build s':>7} {'run s':>8} "
               f"{'lnZ/N':>18} {'err':>9} {'u':>18} {'err':>9} {'ratio':>6} "
@@ -159,7 +168,7 @@ def main(argv=None) -> int:
         for steps in [int(s) for s in args.steps.split(",")]:
             full = None
             for row in program_rows(chi, steps, methods, beta, args.repeats,
-                                    chi >= args.checkpoint_from):
+                                    chi >= args.checkpoint_from, args.second_order):
                 if args.json:
                     print(json.dumps(row), flush=True)
                 else:

@@ -181,7 +181,7 @@ def test_trg_convergence_failure_suggests_the_full_svd(capsys, monkeypatch):
     def fails(*args, **kwargs):
         raise ConvergenceError("svds: residual too large", residual=1.0, iterations=3)
     monkeypatch.setattr(tenpy_ad.cli.trg, "compiled_point", fails)
-    code, _, err = run(capsys, "--beta", "0.3", *SMALL_TRG)
+    code, _, err = run(capsys, "--beta", "0.3", *SMALL_TRG, "--svd", "partial")
     assert code == 1
     assert_one_error_line(err, "--svd full")
 
@@ -222,7 +222,7 @@ def test_trg_json_single_beta(capsys, small_program):
     (row,) = strict_json(out)
     expected = observables(0.3, small_program(0.3))
     assert row["beta"] == 0.3 and row["chi"] == 8 and row["steps"] == 6
-    assert row["ks"] == [2, 4, 4, 8, 8, 8] and row["svd"] == "partial"
+    assert row["ks"] == [2, 4, 4, 8, 8, 8] and row["svd"] == "full"   # auto at chi = 8
     assert row["mode"] == "compiled" and row["checkpoint"] is False
     for key in ("lnz", "u", "c"):
         assert row[key] == pytest.approx(expected[key], rel=1e-12, abs=1e-12)
@@ -348,7 +348,8 @@ def test_trg_sweep_keeps_the_finished_points_when_one_fails(capsys, monkeypatch)
     import tenpy_ad.cli.trg
     monkeypatch.setattr(tenpy_ad.cli.trg, "compiled_point",
                         failing_at(0.4, tenpy_ad.cli.trg.compiled_point))
-    code, out, err = run(capsys, "--betas", "0.3:0.4:2", *SMALL_TRG, "--json")
+    code, out, err = run(capsys, "--betas", "0.3:0.4:2", *SMALL_TRG, "--svd", "partial",
+                         "--json")
     assert code == 1
     rows = strict_json(out)
     assert "error" not in rows[0] and rows[1]["error"].startswith("ConvergenceError")

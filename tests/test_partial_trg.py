@@ -1,7 +1,7 @@
 """TRG with ``svd_method="partial"`` (the kept triplets only, ``tp.linalg.svds``) against
 ``svd_method="full"``: the same lnZ/N (1e-11) and d(lnZ/N)/d beta (1e-8 relative) at
 chi = 16 (20 steps) and 32, the second derivative too at chi = 16, in compiled, eager and
-sweep form (the python -m tenpy_ad defaults are chi = 16, 20 steps, partial).
+sweep form (the python -m tenpy_ad defaults are chi = 16, 20 steps, auto: full there).
 The temperatures span high (beta = 0.01) to low (beta = 8), where the TRG matrices have
 (near-)exact degeneracies across the cut and many equal, near-zero singular values.
 
@@ -104,6 +104,12 @@ def test_bad_svd_method(call):
         call()
 
 
-def test_partial_is_the_default():
-    assert CompiledTRG(8, 2).svd_method == "partial"
+def test_auto_is_the_default_and_takes_the_faster_path_for_the_size():
+    """Full up to chi = 20 when second derivatives are computed, partial otherwise
+    (bench/trg_partial.py --second-order)."""
+    assert CompiledTRG(8, 2).svd_method == "full"
+    assert CompiledTRG(20, 2).svd_method == "full"
+    assert CompiledTRG(16, 2, second_order=False).svd_method == "partial"
+    assert CompiledTRG(24, 2).svd_method == "partial"
+    assert CompiledTRG(8, 2, svd_method="partial").svd_method == "partial"
     assert np.isfinite(CompiledTRG(8, 2)(0.4)["d2lnz"])

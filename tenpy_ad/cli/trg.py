@@ -31,9 +31,11 @@ def build_parser(prog: str, epilog: str = "") -> Parser:
                         help="bond dimension: singular triplets kept per step (default 16)")
     parser.add_argument("--steps", type=integer(1, 1000), default=20,
                         help="RG steps; the lattice has 2^steps spins (default 20)")
-    parser.add_argument("--svd", choices=("partial", "full"), default="partial",
-                        help="partial: only the kept singular triplets (Krylov, exact "
-                             "derivatives; the default); full: the whole SVD, sliced")
+    parser.add_argument("--svd", choices=("auto", "partial", "full"), default="auto",
+                        help="auto (the default): the faster path for the size, full up to "
+                             "chi = 20 (c is a second derivative), partial above; partial: "
+                             "only the kept singular triplets (Krylov, exact derivatives); "
+                             "full: the whole SVD, sliced")
     parser.add_argument("--mode", choices=("compiled", "eager"), default="compiled",
                         help="how the derivatives are taken (above; default compiled)")
     parser.add_argument("--checkpoint", action="store_true",
@@ -109,7 +111,8 @@ def run(args) -> int:
     check_beta_options(args)
     prepare_process(args.threads)
     from tenpy_ad.models import onsager
-    from tenpy_ad.models.trg import ks_rule
+    from tenpy_ad.models.trg import ks_rule, svd_method_for
+    args.svd = svd_method_for(args.svd, args.chi, second_order=True)   # both modes give c
     ks = ks_rule(args.chi, args.steps, svd_method=args.svd)
     point_of = compiled_point if args.mode == "compiled" else eager_point
     point = partial(point_of, chi=args.chi, steps=args.steps, ks=tuple(ks),

@@ -18,8 +18,14 @@ values, where the plain formula (also JAX's built-in one) gives NaN.
 
 ``svd_method``: ``"partial"`` computes only the kept triplets (``tp.linalg.svds``: ARPACK,
 and derivatives from solves with the matrix, exact for the truncated function; LAPACK for
-matrices up to ``tp.linalg.PARTIAL_MIN_SIZE``), ``"full"`` the whole SVD and slices it.
-Both give the same values and derivatives to roundoff (bench/trg_partial.py).
+matrices up to ``tp.linalg.PARTIAL_MIN_SIZE``, i.e. chi <= 14), ``"full"`` the whole SVD and
+slices it.  Both give the same values and derivatives to roundoff (bench/trg_partial.py).
+``"auto"`` (the default) takes the faster one for the size (:func:`svd_method_for`):
+``"full"`` up to ``AUTO_FULL_MAX_CHI`` = 20 when second derivatives are computed (measured
+at beta_c, 20 steps, value + both derivatives, medians of interleaved runs: partial/full
+0.98-1.01 at chi = 16, 1.01 at 20, 0.85 at 24, 0.65 at 32, 0.55 at 48 (10 steps) here;
+full 1.17x faster at chi = 16 on another machine), ``"partial"`` otherwise (value + first
+derivative: 0.66 at chi = 16, 0.57 at 24, 0.37 at 32; the same path below chi = 16).
 """
 from __future__ import annotations
 
@@ -34,9 +40,11 @@ from tenpy_ad.models.values import concrete_float, values_of
 
 #: singular values at or below this count as zero when choosing ``ks``
 RANK_CUTOFF = 1e-15
-SVD_METHODS = ("partial", "full")
-#: the default ``svd_method`` (faster from chi = 16 on, and equal: bench/README.md)
-SVD_METHOD = "partial"
+SVD_METHODS = ("auto", "partial", "full")
+#: the default ``svd_method``: the faster path for the size (:func:`svd_method_for`)
+SVD_METHOD = "auto"
+#: ``"auto"`` takes the full SVD up to this chi for second derivatives, else the partial one
+AUTO_FULL_MAX_CHI = 20
 
 _W_COSH = np.array([[1.0, 0.0], [1.0, 0.0]])
 _W_SINH = np.array([[0.0, 1.0], [0.0, -1.0]])
@@ -58,9 +66,20 @@ def _kept(singular_values) -> int:
     return int(np.count_nonzero(values_of(singular_values) > RANK_CUTOFF))
 
 
+def svd_method_for(svd_method: str, chi: int, second_order: bool = False) -> str:
+    """The SVD path ``svd_method`` stands for at bond dimension ``chi``: ``"auto"`` is
+    ``"full"`` up to ``AUTO_FULL_MAX_CHI`` when second derivatives are computed (there the
+    partial SVD's second-order solves cost more than the whole SVD), else ``"partial"``
+    (equal below chi = 16, where it is LAPACK's SVD too, faster above); the others stand
+    for themselves."""
+    if svd_method != "auto":
+        return svd_method
+    return "full" if second_order and chi <= AUTO_FULL_MAX_CHI else "partial"
+
+
 def _leading_svd(matrix, k: int, svd_method: str, svd_eps):
-    """The ``k`` leading singular triplets, by ``svd_method``."""
-    if svd_method == "partial":
+    """The ``k`` leading singular triplets, by ``svd_method`` (``"auto"``: partial)."""
+    if svd_method in ("partial", "auto"):
         return tp.linalg.svds(matrix, k, eps=svd_eps)
     u, s, vh = tp.linalg.svd(matrix, eps=svd_eps)
     return u[:, :k], s[:k], vh[:k]
@@ -143,9 +162,12 @@ def trg_lnz(beta, chi: int = 16, steps: int = 20, ks=None, svd_eps: float | None
     concrete, else at ``ks_beta`` (for chi = 16 the rule gives the same ks for every
     beta > 0).  ``checkpoint=True`` recomputes each step's internals during the backward
     pass instead of keeping them (``tp.checkpoint``).  ``svd_method``: ``"partial"``
-    (leading triplets only) or ``"full"`` (see the module docstring).
+    (leading triplets only), ``"full"`` or ``"auto"`` (see the module docstring), which
+    here, not knowing whether second derivatives follow, is ``"partial"``: for them at
+    chi <= 20 pass ``"full"`` (as :class:`CompiledTRG` with ``second_order`` does).
     """
     _check_arguments(beta, chi, steps, svd_method)
+    svd_method = svd_method_for(svd_method, chi)
     if ks is None:
         value = concrete_float(beta)
         ks = ks_rule(chi, steps, ks_beta if value is None or math.isnan(value) else value,
@@ -175,7 +197,8 @@ class CompiledTRG:
 
     Built once (beta a placeholder, ``tp.ad.grad`` for the derivatives) and run for any
     beta; ``timings`` holds the build/transform/compile costs in ms.  ``svd_method`` as for
-    :func:`trg_lnz`.
+    :func:`trg_lnz`; ``"auto"`` (the default) is :func:`svd_method_for` the program's
+    derivatives (``self.svd_method`` the path taken).
     """
 
     def __init__(self, chi: int = 16, steps: int = 20, ks=None, svd_eps=None,
@@ -183,6 +206,7 @@ class CompiledTRG:
                  svd_method: str = SVD_METHOD):
         import time
         _check_arguments(ks_beta, chi, steps, svd_method)
+        svd_method = svd_method_for(svd_method, chi, second_order)
         self.chi, self.steps, self.svd_method = chi, steps, svd_method
         self.ks = list(ks) if ks is not None else ks_rule(chi, steps, ks_beta, svd_method)
         self.second_order = second_order
@@ -244,7 +268,8 @@ def sweep(betas, chi: int = 16, steps: int = 20, executor=None, ks=None,
     ``executor``: any ``concurrent.futures.Executor`` (a ``ProcessPoolExecutor``, or a
     dask.distributed ``Client.get_executor()`` to spread the sweep over a cluster); None
     runs in this process.  ``progress(i, n)`` is called after each point.  ``svd_method``
-    as for :func:`trg_lnz`.
+    as for :class:`CompiledTRG` (``"auto"``: the faster path for ``chi`` and
+    ``second_order``).
     """
     betas = [float(b) for b in betas]
     ks = tuple(ks) if ks is not None else tuple(ks_rule(chi, steps, 0.3, svd_method))
@@ -276,6 +301,7 @@ class SegmentedTRG:
     def __init__(self, chi: int = 16, steps: int = 20, ks=None, svd_eps=None,
                  ks_beta: float = 0.3, svd_method: str = SVD_METHOD):
         _check_arguments(ks_beta, chi, steps, svd_method)
+        svd_method = svd_method_for(svd_method, chi)          # first derivatives only
         self.chi, self.steps = chi, steps
         self.ks = list(ks) if ks is not None else ks_rule(chi, steps, ks_beta, svd_method)
         _check_ks(self.ks, steps)
@@ -330,4 +356,5 @@ class SegmentedTRG:
 
 
 __all__ = ["ising_tensor", "trg_step", "ks_rule", "trg_lnz", "CompiledTRG", "SegmentedTRG",
-           "sweep", "observables", "RANK_CUTOFF", "SVD_METHODS", "SVD_METHOD"]
+           "sweep", "observables", "svd_method_for", "RANK_CUTOFF", "SVD_METHODS",
+           "SVD_METHOD", "AUTO_FULL_MAX_CHI"]

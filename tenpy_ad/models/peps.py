@@ -46,7 +46,7 @@ import numpy as np
 import tenpy_ad as tp
 from tenpy_ad.errors import ArgumentError
 from tenpy_ad.primitive import bind, code_of_value, primitive, shape_of
-from tenpy_ad.rules import defjvp, defvjp, zero_rule
+from tenpy_ad.rules import defrules
 from tenpy_ad.models.values import is_traced, values_of
 
 #: the eight symmetries of the square, as permutations of the bond axes (u, l, d, r)
@@ -248,8 +248,9 @@ def _relative_gauge_rule(params, c1, t1, c0, t0):
 
 _relative_gauge_p = primitive("ipeps_relative_gauge", _relative_gauge, _relative_gauge_rule,
                               n_outputs=2)
-defjvp(_relative_gauge_p, zero_rule, zero_rule, zero_rule, zero_rule)
-defvjp(_relative_gauge_p, zero_rule, zero_rule, zero_rule, zero_rule)
+# piecewise constant: no tangent for either output, no cotangent for any input
+defrules(_relative_gauge_p, lambda params, tangents, out, xs: (None, None),
+         lambda params, cts, out, xs, active: (None,) * len(xs))
 
 
 def grown_environment(a, chi: int, env=None, moves: int = 4) -> tuple:

@@ -370,6 +370,21 @@ def test_ctmrg_says_when_an_environment_is_accurate_only_to_its_floor(capsys, mo
     assert row["converged"] is False and row["residual"] > row["tol"] == 1e-15
 
 
+def test_ctmrg_says_why_c_is_missing(capsys, monkeypatch):
+    """c is NaN where its derivative solve did not converge; the row says why."""
+    real = ctmrg.point
+
+    def point(beta, chi, second_order=True):
+        row = real(beta, chi, second_order=False)
+        return dict(row, c=float("nan"), c_error="ConvergenceError: GMRES did not converge")
+    monkeypatch.setattr(ctmrg, "point", point)
+    code, out, _ = run(capsys, "ctmrg", "--beta", "0.6", "--chi", "8")
+    assert code == 0 and "beta = 0.6: no c (ConvergenceError: GMRES did not converge)" in out
+    code, out, _ = run(capsys, "ctmrg", "--beta", "0.6", "--chi", "8", "--json")
+    (row,) = strict_json(out)
+    assert row["c"] is None and row["c_error"].startswith("ConvergenceError")
+
+
 # ------------------------------------------------------------------ blowup
 
 def test_blowup_json_is_one_list(capsys):

@@ -73,8 +73,9 @@ def eager_point(beta: float, chi: int, second_order: bool = True) -> dict:
         try:
             (second,) = tp.grad_of([first], [b])
             c = beta * beta * second.item()
-        except ConvergenceError:
+        except ConvergenceError as error:
             c = math.nan
+            result["c_error"] = ctmrg.failed_point(beta, chi, error)["error"]
         result.update(c=c, second_s=watch.lap() / 1e3)
     result.update(ctmrg.exact(beta, second_order))
     return result
@@ -135,11 +136,14 @@ def print_rows(rows: list) -> None:
 
 def accuracy_lines(rows: list) -> list:
     """A line per point whose environment is a fixed point only to a residual above the
-    tolerance (its entries stalled at a noise floor)."""
-    return [f"beta = {row['beta']:.6g}: the environment is a fixed point only to "
-            f"{row['residual']:.1e} element-wise (tol {row['tol']:g}; its corner spectrum "
-            "converged): values and derivatives are accurate to about that"
-            for row in rows if not row.get("converged", True)]
+    tolerance (its entries stalled at a noise floor), and per point without c (its
+    derivative solve did not converge)."""
+    lines = [f"beta = {row['beta']:.6g}: the environment is a fixed point only to "
+             f"{row['residual']:.1e} element-wise (tol {row['tol']:g}; its corner spectrum "
+             "converged): values and derivatives are accurate to about that"
+             for row in rows if not row.get("converged", True)]
+    return lines + [f"beta = {row['beta']:.6g}: no c ({row['c_error']})"
+                    for row in rows if "c_error" in row]
 
 
 def cost_lines(rows: list) -> list:

@@ -521,7 +521,8 @@ def point(beta: float, chi: int = 32, second_order: bool = True, tol: float = TO
     The environment comes from :func:`converge` (NumPy); ``u = -d(lnZ/N)/d beta`` and
     ``c = beta^2 d^2(lnZ/N)/d beta^2`` from one compiled graph through
     :func:`tenpy_ad.fixed_point` (implicit derivatives); ``u_local = -2 <s s>`` from the
-    environment.  ``c`` is NaN where its derivative solve does not converge.  Keys:
+    environment.  ``c`` is NaN where its derivative solve does not converge (``c_error``
+    then says why, on one line).  Keys:
     ``beta, chi, kept, lnz, u, m, c, u_local``, the exact ``*_exact`` values, how far the
     environment is from a fixed point (``residual``, element-wise; ``converged``: whether
     that met ``tol``, else the values and derivatives are accurate to about ``residual``
@@ -540,20 +541,22 @@ def point(beta: float, chi: int = 32, second_order: bool = True, tol: float = TO
     lnz_value, dlnz = (float(v) for v in program(np.float64(beta)))
     backward_s = time.perf_counter() - start
     adjoint_iterations = stats.get("adjoint_iterations")
-    c, second_s = None, None
+    c, c_error, second_s = None, None, None
     if second_order:
         program = tp.compile(tp.ad.grad(first, b), inputs=[b])
         start = time.perf_counter()
         try:
             c = beta * beta * float(program(np.float64(beta)))
-        except ConvergenceError:
-            c = math.nan
+        except ConvergenceError as error:
+            c, c_error = math.nan, failed_point(beta, chi, error)["error"]
         second_s = time.perf_counter() - start
     result = {"beta": beta, "chi": chi, "lnz": lnz_value, "u": -dlnz,
               **environment_report(boundary), "adjoint_iterations": adjoint_iterations,
               "backward_s": backward_s}
     if second_order:
         result.update(c=c, second_s=second_s)
+        if c_error is not None:
+            result["c_error"] = c_error
     result.update(exact(beta, second_order))
     return result
 

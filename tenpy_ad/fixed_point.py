@@ -139,24 +139,24 @@ class Problem:
             if self.monitor is not None:
                 self.stats[prefix + "monitor_residual"] = monitored
 
-    def stalled(self, iterations: int, residual: float, last: list,
+    def stalled(self, iterations: int, residual: float, reached_iterate: list,
                 monitored: float | None = None, why: str = "no convergence") -> list:
-        """The end of a solve that did not reach ``tol``: ``on_stall="raise"`` raises;
-        "warn" warns and returns ``last``; "accept" returns ``last`` if its residual (or
-        the monitored one) is within ``accepted`` -- the floor the solve stalled at,
-        reported in ``stats`` -- and raises otherwise."""
+        """The end of a solve that did not reach ``tol``, given the best iterate it
+        reached: ``on_stall="raise"`` raises; "warn" warns and returns it; "accept"
+        returns it if its residual (or the monitored one) is within ``accepted`` -- the
+        floor the solve stalled at, reported in ``stats`` -- and raises otherwise."""
         reached = residual if monitored is None else monitored
-        if self.on_stall == "accept" and reached <= self.accepted:
-            self.record(iterations, residual, monitored, converged=False)
-            return last
-        if self.on_stall != "warn":
+        accepted = self.on_stall == "accept" and reached <= self.accepted
+        if not accepted and self.on_stall != "warn":
             raise self.fail(iterations, reached, why)
         self.record(iterations, residual, monitored, converged=False)
-        warnings.warn(ConvergenceWarning(
-            f"{self.label}: {why} after {iterations} iterations (residual "
-            f"{reached:.3g}, tol {self.tol:g}); on_stall='warn' returns the last iterate, "
-            f"whose implicit derivative is accurate to about that residual"), stacklevel=2)
-        return last
+        if not accepted:
+            warnings.warn(ConvergenceWarning(
+                f"{self.label}: {why} after {iterations} iterations (residual "
+                f"{reached:.3g}, tol {self.tol:g}); on_stall='warn' returns the best "
+                f"iterate, whose implicit derivative is accurate to about that residual"),
+                stacklevel=2)
+        return reached_iterate
 
     def fail(self, iterations: int, residual: float, why: str):
         return ConvergenceError(
@@ -354,8 +354,8 @@ def fixed_point(f: Callable, x0, *args, tol: float = 1e-12, max_iter: int = 10_0
     When a solve stalls (``max_iter`` iterations, or GMRES's), ``on_stall="raise"``
     raises ConvergenceError; ``"warn"`` issues a
     :class:`~tenpy_ad.errors.ConvergenceWarning` with the residual reached and returns the
-    last iterate (a truncated solve), whose derivative is accurate to about that
-    residual; ``"accept"`` stops once the residual has not decreased for
+    best iterate (of the smallest change; a truncated solve), whose derivative is
+    accurate to about that residual; ``"accept"`` stops once the residual has not decreased for
     ``solvers.PATIENCE`` iterations and takes the best iterate if it is within
     ``min(1e3 tol, sqrt(tol))`` (a rounding floor: a map whose result is sensitive, as
     a CTMRG move's weakest states are), else raises -- ``stats["converged"]`` is False

@@ -25,6 +25,7 @@ import numpy as np
 
 from .errors import ArgumentError, ConvergenceError
 from .functional import jit, value_and_grad
+from .solvers import Packer
 from .tree import tree_flatten, tree_unflatten
 
 __all__ = ["minimize", "scipy_minimize", "OptimizeResult", "METHODS"]
@@ -58,28 +59,20 @@ class _Objective:
 
     def __init__(self, fun: Callable, params, carry, compiled: bool):
         leaves, self.treedef = tree_flatten(params)
-        self.shapes = [np.shape(leaf) for leaf in leaves]
-        self.dtypes = [np.asarray(leaf).dtype for leaf in leaves]
-        if any(dtype.kind != "f" for dtype in self.dtypes):
+        leaves = [np.asarray(leaf) for leaf in leaves]
+        if any(leaf.dtype.kind != "f" for leaf in leaves):
             raise ArgumentError("tp.optimize: parameters must be real floating-point "
                                 "arrays (split complex ones into real and imaginary parts)")
-        self.x0 = self.pack(leaves)
+        self.packer = Packer(leaves)
+        self.x0 = self.packer.pack(leaves)
         self.has_carry = carry is not None
         self.carry = carry
         evaluate = value_and_grad(fun, has_aux=self.has_carry)
         self.evaluate = jit(evaluate) if compiled else evaluate
         self.count = 0
 
-    def pack(self, leaves) -> np.ndarray:
-        return np.concatenate([np.asarray(leaf, np.float64).ravel() for leaf in leaves])
-
     def tree(self, vector: np.ndarray):
-        leaves, start = [], 0
-        for shape, dtype in zip(self.shapes, self.dtypes):
-            size = math.prod(shape)
-            leaves.append(vector[start:start + size].reshape(shape).astype(dtype))
-            start += size
-        return tree_unflatten(self.treedef, leaves)
+        return tree_unflatten(self.treedef, self.packer.unpack(vector))
 
     def __call__(self, vector: np.ndarray) -> tuple:
         self.count += 1
@@ -91,7 +84,7 @@ class _Objective:
         else:
             value, grad = self.evaluate(params)
         value = float(np.asarray(value))
-        grad = self.pack(tree_flatten(grad)[0])
+        grad = self.packer.pack(tree_flatten(grad)[0])
         if not (math.isfinite(value) and np.all(np.isfinite(grad))):
             raise FloatingPointError(f"tp.optimize: the objective gave {value} (or a "
                                      f"non-finite gradient) at evaluation {self.count}")

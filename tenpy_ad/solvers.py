@@ -3,8 +3,8 @@
 ``step(xs)`` applies the map once; ``problem`` (a :class:`tenpy_ad.fixed_point.Problem`)
 gives ``tol``, ``max_iter``, ``anderson`` and ``monitor``, and the solvers report with
 ``problem.record(iterations, residual)``, raise ``problem.fail(iterations, residual,
-why)``, and end a stalled solve with ``problem.stalled(iterations, residual, last)``
-(which raises, or warns and returns ``last``).
+why)``, and end a stalled solve with ``problem.stalled(iterations, residual, best)``
+(which raises, or returns the best iterate with a warning or as an accepted floor).
 
 * :func:`solve_by_iteration` -- ``x <- f(x)``, optionally with Anderson mixing;
 * :func:`solve_affine` -- GMRES (SciPy) for a step affine in x, on the real vector of the
@@ -82,7 +82,7 @@ class _Anderson:
     """Anderson mixing (type II) over the last ``depth`` steps, on real vectors."""
 
     def __init__(self, depth: int, like: list):
-        self.depth, self.packer = depth, _Packer(like)
+        self.depth, self.packer = depth, Packer(like)
         self.history: list = []
         self.previous = None
 
@@ -101,7 +101,7 @@ class _Anderson:
         return self.packer.unpack(g - dg @ gamma)
 
 
-class _Packer:
+class Packer:
     """Leaves <-> one real vector (complex leaves as real and imaginary parts)."""
 
     def __init__(self, like: list):
@@ -133,7 +133,7 @@ class _Packer:
 def solve_affine(problem, step, x0: list) -> list:
     """GMRES on ``(I - M) x = b`` for an affine step ``x -> M x + b`` (real-linear M)."""
     from scipy.sparse.linalg import LinearOperator, gmres
-    packer = _Packer(x0)
+    packer = Packer(x0)
     b = packer.pack(step([np.zeros(x.shape, x.dtype) for x in x0]))
 
     def matvec(v):

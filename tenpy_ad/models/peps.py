@@ -163,7 +163,7 @@ def _multiplet_rotation(p, w, tt):
     same = tp.where(block[:, None] == block[None, :], 1.0, 0.0)
     bond = np.arange(tt.shape[1])
     k1, k2, k3 = (_projected(p, tt, probe) for probe in
-                  (np.cos(1.0 + 0.7 * bond) + 0.3, np.sin(0.4 + 1.3 * bond * bond),
+                  (_reference(len(bond)), np.sin(0.4 + 1.3 * bond * bond),
                    np.cos(2.1 * bond + 0.2) - 0.1))
     k = (k1 + (k2 @ k3 + k3 @ k2) * 0.5) * same
     k = (k + k.T) * 0.5
@@ -253,12 +253,10 @@ defrules(_relative_gauge_p, lambda params, tangents, out, xs: (None, None),
          lambda params, cts, out, xs, active: (None,) * len(xs))
 
 
-def grown_environment(a, chi: int, env=None, moves: int = 4) -> tuple:
+def grown_environment(a, chi: int, moves: int = 4) -> tuple:
     """An environment (arrays) of bond dimension ``min(chi, ...)`` to start the fixed point
-    from: ``env`` (a warm start) if it has that size, else the boundary grown by moves."""
+    from: the closed boundary grown by moves to that size, then ``moves`` more."""
     a = np.asarray(values_of(a))
-    if env is not None and env[0].shape[0] == chi:
-        return tuple(np.asarray(values_of(x)) for x in env)
     env = initial_environment(a)
     size = env[0].shape[0]
     while size < chi and a.shape[0] > 1:          # (D = 1: a product state, k = 1)
@@ -422,10 +420,6 @@ def transverse_ising(field: float, j: float = 1.0) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ the variational state
-
-#: the models of :func:`model_bond`: name -> (function, its parameters' defaults)
-MODELS = {"heisenberg": heisenberg, "xxz": heisenberg, "tfim": transverse_ising}
-
 
 def objective(chi: int, h, tol: float = TOL, max_iter: int = 2000) -> Callable:
     """``fun(params, env) -> (E, env)``: the energy per site and the converged

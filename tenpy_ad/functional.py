@@ -31,6 +31,7 @@ from .primitive import (Tensor, any_forwarded, any_requires_grad, any_traced, ar
                         leave_trace, needs_grad, plain_value)
 from .compiler import compile as compile_program
 from .traced import input as placeholder
+from .numpy._views import record_layout
 from .tree import tree_flatten, tree_map, tree_unflatten
 
 
@@ -261,6 +262,16 @@ def _tangent_for(x: Tensor, t):
     return value.astype(x.dtype, copy=False)
 
 
+def _layout_key(array: np.ndarray):
+    """None for a C-ordered array, else its strides in items (a traced function's views of
+    it follow NumPy's, so a layout is traced on its own)."""
+    if array.flags.c_contiguous:
+        return None
+    size = array.itemsize
+    return tuple(s // size for s in array.strides) if all(
+        s % size == 0 for s in array.strides) else None
+
+
 class jit:
     """Compile ``fn`` once per input signature and run the cached Program.
 
@@ -310,7 +321,8 @@ class jit:
             array = array_of(x, "jit", copy=False)
             code = dtypes.value_code(array.dtype)
             arrays.append(array.astype(dtypes.DTYPES[code], copy=False))
-        signature = (treedef, static, tuple((a.shape, a.dtype.str) for a in arrays))
+        signature = (treedef, static, tuple((a.shape, a.dtype.str, _layout_key(a))
+                                            for a in arrays))
         entry = self._cache.get(signature)
         if entry is None:
             entry = self._trace(static, treedef, arrays)
@@ -320,6 +332,10 @@ class jit:
     def _trace(self, static, treedef, arrays):
         self.trace_count += 1
         placeholders = [placeholder(a.shape, a.dtype) for a in arrays]
+        for node, array in zip(placeholders, arrays):
+            strides = _layout_key(array)
+            if strides is not None:        # NumPy's views of it follow its layout
+                record_layout(node, strides)
         dynamic, kwargs = tree_unflatten(treedef, placeholders)
         enter_trace()
         try:

@@ -212,9 +212,6 @@ def program(xp, sp, lx, x, y):
 """, x=_X, y=_Y)
 
 
-@pytest.mark.xfail(strict=True, reason="tenpy_ad lays out kron's and einsum's results its own "
-                   "way (NumPy's are C-ordered), so a reshape of their copy is a copy where "
-                   "NumPy's is a view")
 def test_result_layouts_are_numpys():
     _check("""
 def program(xp, sp, lx, x, y):

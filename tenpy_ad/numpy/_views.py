@@ -151,14 +151,97 @@ def reshape_needs_no_copy(parent, shape: tuple) -> bool:
     return True
 
 
-# A traced tensor has no memory, but NumPy's view semantics depend on its array's layout:
-# a traced root is taken to be C-ordered, as NumPy lays out what it computes from C-ordered
-# arrays, unless it is a copy or ``*_like`` made in another layout (recorded here).  A
-# view's layout is its root's through its chain of views, replayed on a *probe*: an array
-# of one byte with the root's strides, which is never read.
+# A traced tensor has no memory, but NumPy's view semantics depend on its array's layout.
+# A root's layout is recorded where NumPy's is not C's: a copy or ``*_like`` made in
+# another layout, an input of tp.jit given in one (``record_layout``); an elementwise
+# operation's result is laid out as NumPy's ufuncs lay out theirs (order "K": as their
+# operands), found when a reshape asks (``root_strides``); any other result is taken to be
+# C-ordered, as NumPy lays out what it computes from C-ordered arrays.  A view's layout is
+# its root's through its chain of views, replayed on a *probe*: an array of one byte with
+# the root's strides, which is never read.
 
 _ROOT_STRIDES: dict = {}              # id(node) -> strides in items, while the node lives
+_DERIVED: dict = {}                   # id(node) -> (weak reference, strides or None)
 _PROBE_LIMIT = 1 << 24                # items: a larger root's layout is taken as C
+
+
+def record_layout(node, strides: tuple) -> None:
+    """NumPy's array of the fresh traced root ``node`` has ``strides`` (in items)."""
+    if strides != _c_strides(tuple(node.shape)):
+        key = id(node)
+        _ROOT_STRIDES[key] = strides
+        weakref.finalize(node, _ROOT_STRIDES.pop, key, None)
+        mark_other_layout(node)
+
+
+def root_strides(node):
+    """The strides (in items) of NumPy's array of the traced ``node`` taken as a root (not
+    through its view link), or None for C order.  Elementwise results are laid out from
+    their operands, found without recursion and kept while the node lives."""
+    found = _known_strides(node)
+    if found is not _UNKNOWN:
+        return found
+    stack = [node]
+    while stack:
+        top = stack[-1]
+        missing = [d for d in _layout_operands(top) if _known_strides(d) is _UNKNOWN]
+        if missing:
+            stack.extend(missing)
+            continue
+        stack.pop()
+        if _known_strides(top) is _UNKNOWN:
+            _DERIVED[id(top)] = (weakref.ref(top), _derived_strides(top))
+    return _known_strides(node)
+
+
+_UNKNOWN = object()
+
+
+def _known_strides(node):
+    """``root_strides`` of ``node`` if already known, else ``_UNKNOWN``."""
+    strides = _ROOT_STRIDES.get(id(node))
+    if strides is not None:
+        return strides
+    if node.prim.name == "copy" or not node.prim.elementwise or node.inputs is None:
+        return None                   # (copies: recorded when not C-ordered)
+    known = _DERIVED.get(id(node))
+    if known is not None and known[0]() is node:
+        return known[1]
+    if len(_DERIVED) > 65536:         # (dead nodes' entries)
+        _DERIVED.clear()
+    return _UNKNOWN
+
+
+def _layout_operands(node) -> list:
+    """The nodes whose layouts ``node``'s follows: an elementwise node's operands, and
+    for an operand that is a view, the base it replays."""
+    found = []
+    for x in node.inputs:
+        link = x._view
+        found.append(x if link is None else link.base)
+    return found
+
+
+def _derived_strides(node):
+    """NumPy's layout of an elementwise result: its iterator's order "K" allocation
+    over the operands' probes (as a ufunc allocates its output)."""
+    if int(np.prod(node.shape)) > _PROBE_LIMIT:
+        return None
+    probes = [layout_probe(x) for x in node.inputs]
+    if any(p is None for p in probes):
+        return None
+    try:
+        iterator = np.nditer(probes + [None], flags=["zerosize_ok", "refs_ok"],
+                             op_flags=[["readonly"]] * len(probes) + [["writeonly",
+                                                                      "allocate"]],
+                             op_dtypes=[None] * len(probes) + [np.uint8], order="K")
+    except ValueError:                # (operands a rule broadcast otherwise)
+        return None
+    out = iterator.operands[-1]
+    if out.shape != tuple(node.shape):
+        return None
+    strides = out.strides
+    return None if strides == _c_strides(tuple(node.shape)) else strides
 
 
 def layout_probe(x):
@@ -167,7 +250,7 @@ def layout_probe(x):
     link = x._view
     base, steps = (x, ()) if link is None else (link.base, link.steps)
     dims = tuple(base.shape)
-    strides = _ROOT_STRIDES.get(id(base)) or _c_strides(dims)
+    strides = root_strides(base) or _c_strides(dims)
     probe = np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), dims, strides)
     for kind, arg in steps:
         if kind.name == "indexing":
@@ -201,11 +284,7 @@ def laid_out_as(fresh, prototype, order: str):
         if probe is None or probe.flags.c_contiguous or probe.size > _PROBE_LIMIT:
             return fresh
         strides = np.empty_like(probe).strides
-    if strides != _c_strides(tuple(fresh.shape)):
-        key = id(fresh)
-        _ROOT_STRIDES[key] = strides
-        weakref.finalize(fresh, _ROOT_STRIDES.pop, key, None)
-        mark_other_layout(fresh)
+    record_layout(fresh, strides)
     return fresh
 
 

@@ -17,7 +17,7 @@ from ..errors import ArgumentError, ArgumentValueError, ShapeError
 from ..ops import contraction as ct_ops
 from ..ops import elementwise as ew
 from ..ops import structural as st
-from ..primitive import as_array_result, describe, shape_of
+from ..primitive import as_array_result, describe, is_eager, shape_of
 from ._arrays import as_array, tensor_or_array
 from ._dispatch import implements, written_out
 from ._operands import broadcast_shapes, common, is_tensor, normalize_axis, tensor_among
@@ -25,7 +25,7 @@ from .arithmetic import multiply, subtract
 from .indexing import getitem
 from .joining import stack
 from .shaping import reshape, transpose
-from ._views import selected
+from ._views import in_layout, selected
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -412,9 +412,22 @@ def einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting="
     if dtype is not None:
         operands = [tensor_or_array(x, "einsum").astype(dtype) for x in operands]
     result = _einsum(subscripts, operands)
-    if len(operands) == 1 and dtype is None and _relabels(subscripts):
-        # NumPy's one-operand einsum without a sum is a view (a transpose, a diagonal)
+    if len(operands) == 1 and dtype is None and _relabels(subscripts) and shape_of(result):
+        # NumPy's one-operand einsum without a sum is a view (a transpose, a diagonal);
+        # of a 0-d operand, a scalar
         return selected(result, operands[0], "einsum", lambda p: _einsum(subscripts, [p]))
+    if len(operands) == 1 and result is operands[0]:
+        return ew.fresh_array(result)    # NumPy's result is a new array (a 0-d: a scalar)
+    return _c_ordered_if_operands_are(result, operands)
+
+
+def _c_ordered_if_operands_are(result, operands):
+    """``result`` laid out in C order when its C-ordered operands would give NumPy's
+    einsum a C-ordered one (as they do): a contraction's transposed product is copied, so
+    its reshapes are views where NumPy's are (operands in other layouts: as computed)."""
+    if is_eager(result) and not result.data.flags.c_contiguous and all(
+            not is_eager(x) or x.data.flags.c_contiguous for x in operands):
+        in_layout(result, "C")
     return result
 
 

@@ -350,7 +350,8 @@ def register_shared_view(object result, object parent, object kind, object arg=N
     the result's shape)."""
     if type(result) is TracedTensor:
         if type(parent) is TracedTensor and (_link_of(parent) is not None or
-                                             (<TracedTensor>parent)._other_layout):
+                                             (<TracedTensor>parent)._other_layout or
+                                             (<TracedTensor>parent).prim.elementwise):
             if not _fn("traced_reshape_is_view")(parent, result.shape):
                 return result     # a view's or another layout's reshape: NumPy's rule
         return register_view(result, parent, kind, result.shape if arg is None else arg)
@@ -418,12 +419,45 @@ def rebind(Tensor target, Tensor source, bint keep_leaf=False) -> None:
     """Make ``target`` hold ``source``'s value and tape place (an in-place write: the
     handle takes the functional update's result; saved arrays are never written).
     ``keep_leaf``: only the value changes (a write into a leaf under ``no_grad``)."""
+    _rebind(target, source, keep_leaf)
+
+
+cdef inline int _rebind(Tensor target, Tensor source, bint keep_leaf) except -1:
     target.data = _in_layout_of(target.data, source.data)
     if keep_leaf:
-        return
+        return 0
     target._node = source._node
     target._slot = source._slot
     target._requires_grad = source._requires_grad
+    return 0
+
+
+def rebind_base_and_views(Tensor base, Tensor value, object recompute) -> bint:
+    """``base`` takes the new tape value ``value``, and each live view of it its
+    recomputed value: a basic index by its plan, another view by ``recompute(base,
+    steps)``.  False, with nothing done, while NumPy holds an array of ``base``'s values
+    (numpy/inplace.py raises)."""
+    cdef list views = [], refs = []
+    cdef PyObject* found
+    alias = base._alias
+    if type(alias) is list:
+        for ref in <list>alias:
+            found = PyWeakref_GetObject(ref)
+            if found == <PyObject*>None:
+                continue
+            if type(<object>found) is not Tensor:
+                return False
+            views.append(<object>found)
+            refs.append(ref)
+        base._alias = refs or None
+    _rebind(base, value, base._node is None and base._requires_grad)
+    for view in views:
+        steps = (<ViewLink>(<Tensor>view)._alias).steps
+        new = None
+        if len(steps) == 1 and (<tuple>steps[0])[0] is _basic_kind:
+            new = _planned_basic_index(base, (<tuple>steps[0])[1], False)
+        _rebind(<Tensor>view, <Tensor>(recompute(base, steps) if new is None else new), False)
+    return True
 
 
 cpdef bint rebind_plain(object target_obj, object result):
@@ -488,6 +522,46 @@ def relaid(Tensor t, object array) -> None:
         raise _errors["ShapeError"](f"relaid: {array.shape} {array.dtype} is not the "
                                     f"layout of {t.data.shape} {t.data.dtype}")
     t.data = array
+
+
+cpdef object eager_basic_index(Tensor x, object spec, tuple slices, object final_shape,
+                               object kind, object items):
+    """``x[items]`` for a basic index, by numpy/indexing.py's plan: the ``slice`` of
+    ``spec`` (NumPy's ``slices``; None: all of ``x``), then the ``reshape`` to
+    ``final_shape`` (None: the sliced shape).  The tape entries are those the two
+    primitives record, without their dispatch (their rules ran when the plan was made);
+    the result is registered as the view ``(kind, items)`` (``kind`` None: a scalar)."""
+    cdef int slot = 0
+    cdef object result = x
+    parent = _parent_of(x, &slot)
+    cdef bint record = parent is not None and _grad_enabled() and _inexact(x.data)
+    array = x.data
+    if spec is not None:
+        result = _recorded_unary(_slice_p, spec, parent, slot, array, array[slices], record)
+        parent, slot, array = (<Tensor>result)._node, 0, (<Tensor>result).data
+    if final_shape is not None:
+        result = _recorded_unary(_reshape_p, final_shape, parent, slot, array,
+                                 array.reshape(final_shape), record)
+    if kind is None:
+        return result
+    return register_view(result, x, kind, items)
+
+
+cdef Tensor _recorded_unary(Primitive prim, object params, object parent, int slot,
+                            object array, object out, bint record):
+    """The tensor of ``out = prim(params)(array)``, with its tape entry if ``record``."""
+    cdef TapeNode node
+    if not record:
+        return _wrap(out, None, 0)
+    node = TapeNode.__new__(TapeNode)
+    node.prim = prim
+    node.params = params
+    node.parents = (parent,)
+    node.parent_slots = _ZERO_SLOTS[1] if slot == 0 else (slot,)
+    node.saved_inputs = (array,)
+    node.saved_outputs = out
+    _counters.eager_recorded += 1
+    return _wrap(out, node, 0)
 
 
 cpdef object fresh_handle(object x):

@@ -20,6 +20,9 @@ cdef object _bool_dtype = _np.dtype(_np.bool_)
 # ------------------------------------------------ installed by tenpy_ad
 
 cdef dict _surface = {}              # operator name -> tenpy_ad.numpy_api function
+cdef dict _basic_plans = None        # numpy/indexing.py's plans of basic indices, its last
+cdef list _last_basic_plan = None    # one, and the view kind they make (surface.pxi)
+cdef object _basic_kind = None
 cdef object _constant_fn = None      # tenpy_ad.primitive.constant (a non-array operand's node)
 cdef dict _errors = {}               # class name -> exception class of tenpy_ad.errors
 cdef list _dtype_objects = []        # dtype code -> numpy dtype
@@ -110,7 +113,10 @@ def install(*, dict surface, object constant, dict errors, list dtypes,
     global _constant_fn, _dtype_objects, _value_code
     global _add_p, _sub_p, _mul_p, _div_p, _neg_p, _scale_p, _shift_p, _constant_p, _copy_p
     global _transpose_p, _reshape_p, _broadcast_p, _einsum_p, _slice_p, _scatter_slice_p
+    global _basic_plans, _last_basic_plan, _basic_kind
     _surface.update(surface)
+    if "basic_index_plans" in surface:
+        _basic_plans, _last_basic_plan, _basic_kind = surface["basic_index_plans"]
     _constant_fn = constant
     _errors.update(errors)
     _dtype_objects = list(dtypes)

@@ -33,6 +33,29 @@ cdef object _written_back(object target, object result, str name, object other):
     return _fn("inplace_op")(name, target, other, result)
 
 
+cdef object _planned_basic_index(Tensor x, object index, bint register=True):
+    """``x[index]`` for a basic index whose plan numpy/indexing.py has made (``_plan``:
+    its dict, keyed as there), registered as a view unless ``register`` is false, or
+    None: the index goes through numpy/indexing.py."""
+    cdef tuple items = index if type(index) is tuple else (index,)
+    cdef list key = []
+    for item in items:
+        kind = type(item)
+        if kind is slice:
+            key.append(((<slice>item).start, (<slice>item).stop, (<slice>item).step))
+        elif kind is int or item is None or item is Ellipsis:
+            key.append(item)
+        else:
+            return None
+    shape = x.data.shape
+    plan = _basic_plans.get((shape, tuple(key)))
+    if plan is None:
+        return None
+    _last_basic_plan[0], _last_basic_plan[1], _last_basic_plan[2] = items, shape, plan
+    return eager_basic_index(x, plan[0], plan[1], plan[2],
+                             None if plan[3] or not register else _basic_kind, items)
+
+
 cdef class ArraySurface:
     """Operators and methods common to traced and eager tensors (NumPy's semantics)."""
 
@@ -167,20 +190,36 @@ cdef class ArraySurface:
     # ---------------------------------------------------------------- indexing, shape
 
     def __getitem__(self, index):
+        if type(self) is Tensor and _basic_plans is not None:
+            view = _planned_basic_index(<Tensor>self, index)
+            if view is not None:
+                return view
         return _fn("getitem")(self, index)
 
     def __setitem__(self, index, value):
+        cdef object alias
+        if type(self) is Tensor:                 # no views: the functional update rebound
+            alias = (<Tensor>self)._alias
+            if (alias is None or alias is _SCALAR) and rebind_plain(
+                    self, _fn("set_at")(self, index, value)):
+                return
         _fn("setitem")(self, index, value)       # numpy/inplace.py: eager writes rebind
 
     # augmented assignment: eager tensors are written in place (the short path here,
     # the others in numpy/inplace.py); traced ones return a new node, bound to the name
     def __iadd__(self, other):
+        if _link_of(self) is not None:        # a view: perhaps its base's own update
+            return _fn("inplace_op")("add", self, other)
         return _written_back(self, self + other, "add", other)
 
     def __isub__(self, other):
+        if _link_of(self) is not None:        # a view: perhaps its base's own update
+            return _fn("inplace_op")("subtract", self, other)
         return _written_back(self, self - other, "subtract", other)
 
     def __imul__(self, other):
+        if _link_of(self) is not None:        # a view: perhaps its base's own update
+            return _fn("inplace_op")("multiply", self, other)
         return _written_back(self, self * other, "multiply", other)
 
     def __itruediv__(self, other):

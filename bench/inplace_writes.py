@@ -1,7 +1,8 @@
-"""In-place writes against their functional forms, eager: µs per write of a tensor that
+"""In-place writes against their functional forms: µs per write of a tensor that
 requires grad (``t[i] = v`` beside ``t = t.at[i].set(v)``, ``t[:, j] += v`` beside
-``t = t.at[:, j].add(v)``, ``t += v`` beside ``t = t + v``), and the backward pass of a
-loop of them.
+``t = t.at[:, j].add(v)``, ``t += v`` beside ``t = t + v``), eager with and without the
+backward pass of a loop of them, and the compiled value and gradient of a program of all
+three (``tp.jit(tp.value_and_grad(...))``) written either way.
 
     python bench/inplace_writes.py [--n 8] [--writes 50] [--repeats 15]
 
@@ -67,6 +68,36 @@ def measure(n: int, writes: int, repeats: int, backward: bool) -> dict:
     return results
 
 
+def _program(forms: int):
+    """The value of ``writes`` rounds of the three forms, in place (0) or functional (1)."""
+    def program(x, v, writes):
+        t = x * 1.0
+        for k in range(writes):
+            for write in FORMS.values():
+                t = write[forms](t, v, k)
+        return (t * t).sum()
+    return program
+
+
+def measure_compiled(n: int, writes: int, repeats: int) -> tuple:
+    """(in-place µs, functional µs) per write of the compiled value and gradient, medians;
+    both programs' results are checked equal first."""
+    x, v = np.ones((n, n)), np.linspace(0.0, 1.0, n)
+    programs = [tp.jit(tp.value_and_grad(_program(forms), argnums=(0, 1)),
+                       static_argnums=2) for forms in (0, 1)]
+    first, second = (p(x, v, writes) for p in programs)
+    if first[0] != second[0] or any(not np.array_equal(a, b)
+                                    for a, b in zip(first[1], second[1])):
+        raise AssertionError("the in-place and functional programs differ")
+    samples = ([], [])
+    for r in range(repeats):
+        for k in ((0, 1) if r % 2 == 0 else (1, 0)):
+            start = time.process_time()
+            programs[k](x, v, writes)
+            samples[k].append((time.process_time() - start) / (3 * writes) * 1e6)
+    return statistics.median(samples[0]), statistics.median(samples[1])
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=8)
@@ -78,6 +109,10 @@ def main(argv=None) -> int:
         print(f"{'form':14s} {'in-place us':>12s} {'functional us':>14s} {'ratio':>6s}")
         for name, (a, b) in measure(args.n, args.writes, args.repeats, backward).items():
             print(f"{name:14s} {a:12.2f} {b:14.2f} {a / b:6.2f}")
+    a, b = measure_compiled(args.n, args.writes, args.repeats)
+    print(f"n = {args.n}, {args.writes} rounds of the three forms, compiled value and "
+          "gradient (tp.jit)")
+    print(f"{'all three':14s} {a:12.2f} {b:14.2f} {a / b:6.2f}")
     return 0
 
 

@@ -101,8 +101,10 @@ as_node = _core.as_node                  # a traced tensor, or the constant node
 value_like = _core.value_like            # an array as a value of another operand's kind
 #: in-place writes (numpy/inplace.py): an eager handle takes another's value and tape place
 rebind = _core.rebind
+rebind_base_and_views = _core.rebind_base_and_views   # a base written, its views recomputed
 rebind_plain = _core.rebind_plain         # its short path: no views, same shape and dtype
 register_view = _core.register_view       # views of eager tensors (numpy/_views.py)
+eager_basic_index = _core.eager_basic_index   # x[basic index] of an eager tensor
 register_shared_view = _core.register_shared_view
 suspend_views = _core.suspend_views
 is_aliased = _core.is_aliased              # a registered view, or a base with views

@@ -575,3 +575,121 @@ def test_zero_d_results_are_scalars_as_numpys():
     view = tp.tensor(np.ones(2))[0:1].reshape(())
     view[...] = 5.0
     assert float(t) == 2.0 and float(view) == 5.0
+
+
+# ------------------------------------------------------------------ a view's op= as its base's update
+
+VIEW_UPDATES = [   # (a, b) -> None: NumPy's statements, run on arrays and on tensors
+    lambda a, b: a[:, 1].__iadd__(b[0]),
+    lambda a, b: a[0].__iadd__(a[1]),                 # the value is another view of a
+    lambda a, b: a[1:3].__isub__(b[:2]),
+    lambda a, b: a[::2, 1:].__imul__(2.5),            # a Python number
+    lambda a, b: a[..., 2].__iadd__(3),               # a Python int into floats
+    lambda a, b: a[None, 1].__imul__(b[1:2]),          # broadcast along the view's rows
+    lambda a, b: a[1].__iadd__(b),                    # a 2-d value into a row: refused
+]
+
+
+def _run_view_update(k, a, b) -> bool:
+    """Whether the statement ran (NumPy's refusals raise tenpy_ad's errors here)."""
+    try:
+        VIEW_UPDATES[k](a, b)
+        return True
+    except (ValueError, TypeError):
+        return False
+
+
+@pytest.mark.parametrize("k", range(len(VIEW_UPDATES)))
+def test_a_views_augmented_assignment_matches_numpy(k):
+    t, a = _pair((3, 4), seed=4)
+    u, b = _pair((3, 4), seed=5)
+    held_t, held_a = (t[0], t[:, 1], t.T), (a[0], a[:, 1], a.T)
+    assert _run_view_update(k, t, u) == _run_view_update(k, a, b)
+    _same([t, *held_t], [a, *held_a])
+
+
+def test_a_views_augmented_assignment_keeps_numpys_dtype_rules():
+    for target, value in ((np.float32, np.float64), (np.int64, np.float64),
+                          (np.float64, np.complex128), (np.int64, np.int64)):
+        a = np.arange(6).reshape(2, 3).astype(target)
+        t = tp.tensor(a.copy(), dtype=a.dtype)
+        b = (np.arange(3) * 0.37 + 1).astype(value)
+        try:
+            a[1] += b
+            expected = None
+        except TypeError:                 # NumPy's UFuncTypeError: same_kind casting
+            expected = TypeError
+        if expected is None:
+            t[1] += tp.tensor(b, dtype=b.dtype)
+            np.testing.assert_array_equal(t.data, a)
+            assert t.dtype == a.dtype
+        else:
+            with pytest.raises(Exception):
+                t[1] += tp.tensor(b, dtype=b.dtype)
+
+
+def test_a_views_augmented_assignment_records_one_tape_entry_per_write():
+    """``t[:, j] += v`` adds one tape entry to its base, as ``t.at[:, j].add(v)`` does:
+    the backward pass sweeps no slice or update of the temporary view (the engine's own
+    counters), and the gradients are the functional form's."""
+    def swept(write, n):
+        x = tp.tensor(np.ones((4, 5)), requires_grad=True)
+        v = tp.tensor(np.arange(4.0), requires_grad=True)
+        t = x * 1.0
+        for j in range(n):
+            t = write(t, v, j % 5)
+        tp.reset_counters()
+        (t * t).sum().backward()
+        return tp.counters()["eager_swept"], x.grad.data, v.grad.data
+
+    def in_place(t, v, j):
+        t[:, j] += v
+        return t
+
+    assert swept(in_place, 10)[0] - swept(in_place, 5)[0] == 5
+    inplace, functional = swept(in_place, 7), swept(lambda t, v, j: t.at[:, j].add(v), 7)
+    np.testing.assert_array_equal(inplace[1], functional[1])
+    np.testing.assert_array_equal(inplace[2], functional[2])
+
+
+@pytest.mark.parametrize("mode", ["eager", "jit"])
+def test_a_one_operand_einsum_of_a_0d_array_is_a_new_value(mode):
+    """NumPy's ``einsum('->', a)`` of a 0-d ``a`` is a scalar, which a later write into
+    ``a`` leaves alone (a relabelling einsum of an array is a view)."""
+    def program(a):
+        zero_d = a[:1, :1].reshape(())       # a 0-d view of a
+        copy, view = np.einsum("->", zero_d), np.einsum("ij->ji", a)
+        zero_d[...] = 5.0
+        return copy, view, a
+
+    a0 = np.arange(4.0).reshape(2, 2) - 1.5
+    fn = program if mode == "eager" else tp.jit(program)
+    got = fn(tp.tensor(a0.copy()) if mode == "eager" else a0.copy())
+    expected = program(a0.copy())
+    for g, e in zip(got, expected):
+        np.testing.assert_array_equal(getattr(g, "data", g), e)
+
+
+def _layout_program(x):
+    """Reshapes whose NumPy results are views or copies by the layout of what they
+    reshape, then writes through them."""
+    y = np.exp(x.T) * 2.0              # NumPy lays y out as x.T (order "K")
+    r = y.reshape(-1)                  # a copy unless y is C-ordered
+    r[0] = 100.0
+    z = x.reshape(-1)                  # a copy unless x is C-ordered
+    z[1] = -7.0
+    w = (x + 1.0).T.reshape(-1)        # a view of x + 1 exactly where that is F-ordered
+    w[2] = 9.0
+    return y, r, x, w
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_traced_reshapes_follow_the_layouts_numpy_gives_results_and_inputs(order):
+    x0 = np.asarray(np.arange(6.0).reshape(2, 3) / 10, order=order)
+    expected = _layout_program(x0.copy(order="K"))
+    got = tp.jit(_layout_program)(x0.copy(order="K"))
+    for g, e in zip(got, expected):
+        np.testing.assert_array_equal(g, e)
+    eager = _layout_program(tp.tensor(x0.copy(order="K")))
+    for g, e in zip(eager, expected):
+        np.testing.assert_array_equal(g.data, e)

@@ -57,7 +57,9 @@ SURFACE.update({"__array_function__": _dispatch.array_function,
                 "__array_ufunc__": _dispatch.array_ufunc,
                 "scale": SURFACE["scale_real"],       # the .scale_real method
                 "setitem": _inplace.setitem, "inplace_op": _inplace.inplace_op,
+                "set_at": _indexing.set_at,
                 "fill": _inplace.fill, "conj": _inplace.conj_method,
-                "traced_reshape_is_view": _views.reshape_needs_no_copy})
+                "traced_reshape_is_view": _views.reshape_needs_no_copy,
+                "basic_index_plans": _indexing.BASIC_PLANS})
 
 __all__ = _FUNCTIONS + ["linalg", "implements", "supported_names"]

@@ -20,7 +20,8 @@ from ..errors import (ArgumentError, ArgumentValueError, ConcretizationError, DT
                       IndexingError, ShapeError)
 from ..ops import indexing as ix
 from ..ops import structural as st
-from ..primitive import code_of_value, describe, register_view, shape_of
+from ..primitive import (bind1, code_of_value, describe, eager_basic_index, is_eager,
+                         register_view, shape_of)
 from ._arrays import tensor_or_array
 from ._dispatch import implements
 from ._views import ViewKind
@@ -169,6 +170,10 @@ def getitem(x, index):
     x = tensor_or_array(x, "getitem")
     items = index if type(index) is tuple else (index,)
     if all(type(item) in _BASIC for item in items):      # the common case, kept short
+        if is_eager(x):
+            spec, slices, final_shape, scalar, _ = _plan(x, items)
+            return eager_basic_index(x, spec, slices, final_shape,
+                                     None if scalar else BASIC_INDEX, items)
         return _basic_view(_basic(x, items), x, items)
     template, operands = parse_index(x, items)
     if not any(ix.is_advanced(e) and type(e) is not int for e in template):
@@ -186,16 +191,30 @@ def _basic_view(result, x, items: tuple):
 
 
 #: a view by a basic index (arg: its items); written back by a scatter
-BASIC_INDEX = ViewKind("indexing", lambda p, items: _basic(p, items),
+BASIC_INDEX = ViewKind("indexing", lambda p, items: _basic_value(p, items),
                        lambda p, c, items: _update(ix.scatter_set_p, p, items, c))
+
+
+def _basic_value(x, items: tuple):
+    """``x[items]`` for a basic index, not registered as a view (a view's recomputation)."""
+    if is_eager(x):
+        spec, slices, final_shape, _, _ = _plan(x, items)
+        return eager_basic_index(x, spec, slices, final_shape, None, items)
+    return _basic(x, items)
 
 
 def index_key(items: tuple):
     """A comparable form of a basic index (None for any other)."""
-    if all(type(item) in _BASIC for item in items):
-        return tuple((item.start, item.stop, item.step) if type(item) is slice else item
-                     for item in items)
-    return None
+    key = []
+    for item in items:
+        kind = type(item)
+        if kind is slice:
+            key.append((item.start, item.stop, item.step))
+        elif kind is int or item is None or item is Ellipsis:
+            key.append(item)
+        else:
+            return None
+    return tuple(key)
 
 
 _BASIC = frozenset([slice, int, type(None), type(Ellipsis)])
@@ -203,7 +222,45 @@ _BASIC = frozenset([slice, int, type(None), type(Ellipsis)])
 
 def _basic(x, items: tuple):
     """Integers, slices, None and ``...``: a strided slice and a reshape."""
+    spec, _, final_shape, _, _ = _plan(x, items)   # (None where a step is the identity)
+    if spec is not None:
+        x = bind1(st.slice_p, spec, x)
+    return x if final_shape is None else bind1(st.reshape_p, final_shape, x)
+
+
+def _plan(x, items: tuple) -> tuple:
+    """``(spec, slices, final_shape, scalar, template)`` of a basic index, kept per shape
+    and index: ``_basic``'s slice spec and its NumPy slices, its final shape, whether
+    every axis has an integer (NumPy's scalar, not a view), and the scatters' template."""
     shape = shape_of(x)
+    last = _LAST_PLAN
+    if items is last[0] and shape == last[1]:     # ``t[:, j] += v`` asks three times
+        return last[2]
+    key = (shape, index_key(items))
+    plan = _BASIC_PLANS.get(key)
+    if plan is None:
+        spec, final_shape = _basic_plan(x, shape, items)
+        if spec is not None:                      # the rules, as binding them would run
+            st.slice_p.shape_rule(spec, x)
+        scalar = len(items) == len(shape) and all(type(item) is int for item in items)
+        plan = (spec, None if spec is None else st.slices_of(spec), final_shape, scalar,
+                parse_index(x, items)[0])
+        if len(_BASIC_PLANS) >= 4096:             # (errors raise above: never kept)
+            _BASIC_PLANS.clear()
+        _BASIC_PLANS[key] = plan
+    _LAST_PLAN[:] = (items, shape, plan)          # (holds ``items``: its id stays its own)
+    return plan
+
+
+#: (shape, index_key) -> ``_plan``'s plan; the last index asked for, its shape and plan
+_BASIC_PLANS: dict = {}
+_LAST_PLAN: list = [None, None, None]
+#: handed to the core, whose ``x[index]`` of an eager tensor takes a known plan directly
+BASIC_PLANS = (_BASIC_PLANS, _LAST_PLAN, BASIC_INDEX)
+
+
+def _basic_plan(x, shape: tuple, items: tuple) -> tuple:
+    """``_basic``'s slice spec and final shape (None where that step is the identity)."""
     n_axes = sum(1 for item in items if item is not None and item is not Ellipsis)
     if n_axes > len(shape):
         raise IndexingError(f"too many indices for array {describe(x)}: it is "
@@ -234,7 +291,10 @@ def _basic(x, items: tuple):
     for d in shape[axis:]:
         spec.append((0, d, 1))
         final_shape.append(d)
-    return st.reshape(st.slice_axes(x, tuple(spec)), tuple(final_shape))
+    spec = tuple(spec)
+    sliced = tuple(len(range(*s)) for s in spec)
+    return (None if all(s == (0, d, 1) for s, d in zip(spec, shape)) else spec,
+            None if tuple(final_shape) == sliced else tuple(final_shape))
 
 
 def gathered(x, params, operands: list):
@@ -377,6 +437,11 @@ class _IndexUpdateRef:
         return _update(ix.scatter_max_p, self.array, self.index, values)
 
 
+def set_at(x, index, values):
+    """``x.at[index].set(values)``, without the helper objects (in-place writes)."""
+    return _update(ix.scatter_set_p, x, index, values)
+
+
 def index_update(x) -> _IndexUpdateHelper:
     """``x.at``: ``index_update(x)[index].set(v)`` is ``x.at[index].set(v)``."""
     return _IndexUpdateHelper(x)
@@ -387,7 +452,7 @@ def _update(prim, x, index, values):
     if values.dtype.kind not in "biufc":
         raise DTypeError(f"x.at[...]: values must be numbers, got an array of dtype "
                          f"{values.dtype}")
-    template, operands = parse_index(x, index)
+    template, operands = parsed_index(x, index)
     code = code_of_value(x)
     if values.dtype.kind == "c" and not dtypes.is_complex(code):
         raise DTypeError(f"x.at[...]: complex values into the real array {describe(x)} would "
@@ -400,9 +465,19 @@ def _update(prim, x, index, values):
     return ix.scatter(prim, (template, "raise"), x, values, *operands)
 
 
+def parsed_index(x, index) -> tuple:
+    """``parse_index(x, index)``, kept per shape for basic indices (no operands)."""
+    items = index if type(index) is tuple else (index,)
+    if items is not _LAST_PLAN[0] and index_key(items) is None:
+        return parse_index(x, index)
+    return _plan(x, items)[4], ()
+
+
 def _fit(values, target: tuple):
     """``values`` broadcast to the indexed shape (leading axes of length 1 may go)."""
     shape = shape_of(values)
+    if shape == target:
+        return values
     while len(shape) > len(target) and shape[0] == 1:
         shape = shape[1:]
         values = st.reshape(values, shape)

@@ -27,16 +27,17 @@ from ..errors import (ArgumentValueError, DTypeError, NotDifferentiableError, Sh
 from ..primitive import (WRITE_HINT, Tensor, as_node, check_writes_allowed, describe,
                          forward_write, is_aliased, is_complex_value, is_eager,
                          is_grad_enabled, is_scalar, is_shared, is_tensor, is_traced,
-                         rebind, rebind_plain, shape_of)
+                         rebind, rebind_base_and_views, rebind_plain, shape_of)
 from . import _dispatch, _views
 from ._arrays import tensor_or_array
 from ._operands import broadcasts_to
 from ._dispatch import implements
 from ._views import copy_tensor
-from .arithmetic import astype
+from .arithmetic import astype, negative
 from .complex_numbers import conj
 from .creation import full_like
-from .indexing import BASIC_INDEX, index_key, index_update, take
+from ..ops.indexing import scatter, scatter_add_p, scatter_mul_p
+from .indexing import BASIC_INDEX, index_key, index_update, parsed_index, set_at, take
 from .logic import where as select
 from .shaping import broadcast_to, reshape
 
@@ -79,9 +80,10 @@ def _check_writable(target, link) -> None:
 
 # ------------------------------------------------------------------ the write
 
-def assign(target, value, what: str) -> None:
+def assign(target, value, what: str, new_base=None) -> None:
     """``target`` takes ``value`` (a tensor or array of its shape and dtype), through its
-    base if it is a view; the views of that base are recomputed."""
+    base if it is a view (``new_base``: the base's new value, if known); the views of that
+    base are recomputed."""
     if not is_tensor(target):
         _refuse_target(what, target)
     if tuple(shape_of(value)) != tuple(target.shape) or value.dtype != target.dtype:
@@ -98,8 +100,9 @@ def assign(target, value, what: str) -> None:
         if link is None:
             _rebind_base(target, value)
         else:
-            _rebind_base(link.base, _through_chain(link.base, link.steps, value),
-                         target, value)
+            if new_base is None:
+                new_base = _through_chain(link.base, link.steps, value)
+            _rebind_base(link.base, new_base, target, value)
 
 
 def _through_chain(base, steps: tuple, value):
@@ -196,14 +199,14 @@ def setitem(target, index, value) -> None:
     ``value`` broadcast; repeated indices keep the last value)."""
     if not is_tensor(target):
         _refuse_target("x[index] = value", target)
-    if target._view is None and target._views is None:     # no views: the short path
-        if rebind_plain(target, index_update(target)[index].set(value)):
+    if not is_aliased(target):                               # no views: the short path
+        if rebind_plain(target, set_at(target, index, value)):
             return
     if is_tensor(value) and value._view is not None and _unchanged_view(target, index,
                                                                                 value):
         return                         # a[i] += v: the view already wrote into a
     value = _in_dtype(target, tensor_or_array(value, "setitem"), "x[index] = value")
-    assign(target, index_update(target)[index].set(value), "x[index] = value")
+    assign(target, set_at(target, index, value), "x[index] = value")
 
 
 def _in_dtype(target, value, what: str):
@@ -228,6 +231,8 @@ def _unchanged_view(target, index, value) -> bool:
     kind, items = link.steps[-1]
     if kind is not BASIC_INDEX:
         return False
+    if items is index:                 # (Python hands both calls the same index)
+        return True
     return items is not None and index_key(items) == index_key(
         index if type(index) is tuple else (index,))
 
@@ -249,6 +254,8 @@ def inplace_op(name: str, target, other, result=None):
     written in place; ``target`` is returned.  A shared traced node without views gives
     the new node instead (Python binds the name to it)."""
     if result is None:
+        if _written_through_base(name, target, other):
+            return target
         result = _OPERATORS[name](target, other)     # ``x + v``: NumPy's result
     if rebind_plain(target, result):                 # no views, same shape and dtype
         return target
@@ -260,6 +267,60 @@ def inplace_op(name: str, target, other, result=None):
         return result                   # Python binds the name to the new node
     assign(target, result, what)
     return target
+
+
+def _written_through_base(name: str, view, other) -> bool:
+    """``a[idx] op= v`` written as its base's functional update ``a.at[idx].add(v)``
+    (``.mul``) where that is the same arithmetic: a basic-index view of a base, ``v`` of
+    the view's dtype (or a Python number).  The base's tape then has one entry, as the
+    functional form's, not a scatter of the view's new value (its slice and update); the
+    view is recomputed from the new base.  False, with nothing done: the general path."""
+    prim, link = _SCATTER_OF.get(name), view._view
+    if prim is None or link is None or len(link.steps) != 1:
+        return False
+    kind, items = link.steps[0]
+    if kind is not BASIC_INDEX:
+        return False
+    same_shape = _fits_in_place(view, other)
+    if same_shape is None:
+        return False                       # (the errors, NumPy's: the general path)
+    _check_writable(view, link)
+    if name == "subtract":
+        other = negative(other)            # a - b is a + (-b), exactly
+    base = link.base
+    if same_shape:
+        new_base = scatter(prim, (parsed_index(base, items)[0], "raise"), base, other)
+    else:                                  # ``.at`` converts and broadcasts ``other``
+        at = index_update(base)[items]
+        new_base = at.multiply(other) if prim is scatter_mul_p else at.add(other)
+    if is_eager(base):                     # (its ops register no views: no suspension)
+        if not rebind_base_and_views(base, new_base, _views.recompute):
+            _rebind_base(base, new_base)   # (raises: NumPy holds its values)
+    else:
+        with _views.suspended():
+            _rebind_base(base, new_base)
+    return True
+
+
+_SCATTER_OF = {"add": scatter_add_p, "subtract": scatter_add_p, "multiply": scatter_mul_p}
+
+
+def _fits_in_place(view, other):
+    """Whether ``view <op> other`` computes in the view's dtype and shape: True for a
+    tensor of both (of the view's kind), False for a value that broadcasts to them
+    (an array of the dtype, a Python number into floats), None otherwise (NumPy would
+    compute in a wider dtype and round the result, not the operand; or refuse)."""
+    if is_tensor(other):
+        if other.dtype != view.dtype or is_traced(other) != is_traced(view):
+            return None
+        if other.shape == view.shape:
+            return True
+    elif isinstance(other, np.ndarray):
+        if other.dtype != view.dtype:
+            return None
+    elif type(other) not in (int, float) or view.dtype.kind not in "fc":
+        return None
+    return False if broadcasts_to(tuple(shape_of(other)), tuple(view.shape)) else None
 
 
 def fill(target, value) -> None:

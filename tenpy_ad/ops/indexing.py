@@ -233,10 +233,11 @@ def _scatter_impl(ufunc):
     write), instead of ``ufunc.at`` with a multi-axis index (many times slower)."""
     def impl(params, x, v, *arrays):
         out = np.array(x, copy=True, order="C")     # reshape(-1) below must be a view
-        index = numpy_index(params, x.shape, arrays)
-        if not any(is_advanced(item) and type(item) is not int for item in params[0]):
+        index = _basic_index(params, x.shape) if not arrays else None
+        if index is not None:
             out[index] = v if ufunc is None else ufunc(out[index], v)
             return out
+        index = numpy_index(params, x.shape, arrays)
         positions = _flat_positions(out.shape, index)
         v = np.reshape(v, -1)
         if ufunc is None:
@@ -247,28 +248,37 @@ def _scatter_impl(ufunc):
     return impl
 
 
+@lru_cache(maxsize=4096)
+def _basic_index(params, shape: tuple):
+    """The NumPy index of a template of slices and integers (None for an advanced one,
+    which may reach an element twice)."""
+    if any(is_advanced(item) and type(item) is not int for item in params[0]):
+        return None
+    return numpy_index(params, shape, ())
+
+
 def _flat_positions(shape: tuple, index) -> np.ndarray:
     """The flat positions in an array of ``shape`` that ``index`` reaches, in order."""
     return np.arange(math.prod(shape), dtype=np.intp).reshape(shape)[index].reshape(-1)
 
 
 gather_p = primitive("gather", _gather_impl, _gather_rule, format_params=format_template,
-                     params=INDEX)
+                     static_shapes=True, params=INDEX)
 scatter_add_p = primitive("scatter_add", _scatter_impl(np.add),
                           _scatter_rule("scatter_add", False), format_params=format_template,
-                          params=INDEX)
+                          static_shapes=True, params=INDEX)
 scatter_set_p = primitive("scatter_set", _scatter_impl(None),
                           _scatter_rule("scatter_set", False), format_params=format_template,
-                          params=INDEX)
+                          static_shapes=True, params=INDEX)
 scatter_mul_p = primitive("scatter_mul", _scatter_impl(np.multiply),
                           _scatter_rule("scatter_mul", False), format_params=format_template,
-                          params=INDEX)
+                          static_shapes=True, params=INDEX)
 scatter_min_p = primitive("scatter_min", _scatter_impl(np.minimum),
                           _scatter_rule("scatter_min", True), format_params=format_template,
-                          params=INDEX)
+                          static_shapes=True, params=INDEX)
 scatter_max_p = primitive("scatter_max", _scatter_impl(np.maximum),
                           _scatter_rule("scatter_max", True), format_params=format_template,
-                          params=INDEX)
+                          static_shapes=True, params=INDEX)
 
 
 def gather(params, x, *arrays):

@@ -38,10 +38,15 @@ def _reshape_rule(new_shape, x):
     return code_of_value(x), new_shape
 
 
-reshape_p = primitive("reshape", lambda shape, x: np.reshape(x, shape), _reshape_rule,
+reshape_p = primitive("reshape", lambda shape, x: _reshaped(x, shape), _reshape_rule,
                       format_params=lambda shape: f"shape={list(shape)}", static_shapes=True,
                       params=SHAPE)
 deflinear(reshape_p, lambda shape, ct, out, x: reshape(ct, shape_of(x)))
+
+
+def _reshaped(x, shape: tuple):
+    """NumPy's reshape (by the method: np.reshape's dispatch costs ~0.5 µs more)."""
+    return np.asarray(x).reshape(shape)
 
 
 def reshape(x, shape: tuple):
@@ -252,7 +257,7 @@ def reduce_max(x, axes: tuple):
 
 # ------------------------------------------------------------------ slicing
 
-def _slices(spec):
+def slices_of(spec):
     # ``slice.indices`` gives stop = -1 for a reversed slice that runs through index 0,
     # which NumPy would read as "the last element": spell it as None.
     return tuple(slice(a, b if b >= 0 else None, c) for a, b, c in spec)
@@ -276,7 +281,7 @@ def _slice_rule(spec, x):
 SPEC = TupleOf(SLICE, max_length=MAX_NDIM)
 
 
-slice_p = primitive("slice", lambda spec, x: x[_slices(spec)], _slice_rule,
+slice_p = primitive("slice", lambda spec, x: x[slices_of(spec)], _slice_rule,
                     format_params=lambda spec: "[" + ", ".join(
                         ":".join("" if v is None else str(v) for v in s) for s in spec) + "]",
                     static_shapes=True, params=SPEC)
@@ -288,7 +293,7 @@ deflinear(slice_p, lambda spec, ct, out, x: _core.block_cotangent(ct, shape_of(x
 def _scatter_impl(params, x):
     shape, spec = params
     result = np.zeros(shape, dtype=x.dtype)
-    result[_slices(spec)] = x
+    result[slices_of(spec)] = x
     return result
 
 

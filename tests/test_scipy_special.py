@@ -638,6 +638,17 @@ def test_shape_derivatives_at_the_bounds_and_outside_the_domain():
     assert np.isnan(tp.grad(lambda p: S.gammainc(p, 1.0))(-0.5))
 
 
+def test_a_derivative_lost_to_rounding_is_nan_not_a_wrong_number():
+    """At ``a = 1`` near ``x = 0`` the third derivative in ``b`` (``-(1-x)^b ln^3(1-x)``,
+    ~1e-18) is far below the rounding of its integrand's terms: NaN.  Beside it, where the
+    terms do not cancel, the value is accurate."""
+    from tenpy_ad.ops.special import betainc_shape_derivative
+    lost = betainc_shape_derivative(0, 3, np.array(1.0), np.array(0.5), np.array(1e-6))
+    assert np.isnan(lost)
+    kept = float(betainc_shape_derivative(0, 3, np.array(1.0), np.array(0.5), np.array(0.3)))
+    assert kept == pytest.approx(-(0.7 ** 0.5) * math.log(0.7) ** 3, rel=1e-10)
+
+
 def test_float32_shape_derivatives_stay_float32():
     a = np.array([0.7, 3.0], np.float32)
     got = tp.grad(lambda p: S.betainc(p, np.float32(2.0), np.float32(0.4)).sum())(a)

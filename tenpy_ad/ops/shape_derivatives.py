@@ -16,8 +16,8 @@ where ``V`` is the Bell polynomial with its first-order entries set to 0
 (:func:`bell_coefficients` of :func:`centred` derivatives).  Centring keeps ``ln t``
 from cancelling against ``c_a`` in the bulk of the density.  Near an end where a logarithm
 vanishes (``ln(1-t)`` at ``t -> 0``) that one is better raw, its ``c_b`` kept in ``V``
-(for ``b = 1`` the centred ``Y`` cancels to ``O(t)`` there): each side of the integral
-centres only the logarithm that does not vanish on it.
+(for ``b = 1`` the centred ``Y`` cancels to ``O(t)`` near ``t = 1``): each side of the
+integral centres only the logarithm that does not vanish on it.
 
 ``D_{m,n}`` is then one integral.  Since ``I_1(a, b) = 1`` for all ``a, b``,
 ``int_0^1 f Y_{m,n} dt = 0``: ``D = int_0^x f Y = -int_x^1 f Y``.  The side away from the
@@ -25,13 +25,20 @@ bulk of the density is integrated (``[0, x]`` left of the mean ``a / (a+b)``, ``
 right of it), so neither tail loses digits to the other.  On ``[0, y]`` an endpoint power
 ``s^(alpha-1)`` with ``alpha < 1`` is taken out by ``s = y w^(1/alpha)`` (``ds
 s^(alpha-1) = y^alpha / alpha dw``): what is left is smooth but for powers of ``ln w``,
-which SciPy's QAGS handles to ~1e-13; the interval is split at the density's mode.  The
-same helpers, given the library's operations instead of NumPy's, build the rules'
-expressions (:mod:`.special`), so the numbers and the derivative rules share one formula.
+which SciPy's QAGS handles to ~1e-13; above 1 there is no substitution (it would squeeze
+the density into a boundary layer); the interval is split at the density's mode.
+
+The coefficients are computed with a first-order bound of their rounding (:data:`ROUNDED`),
+carried through ``Y``: where ``Y`` cancels far below its terms (``a = 1`` near ``x = 0``,
+whose ``V_{0,k}`` vanish exactly as differences of polygammas), the bound exceeds the
+result and the derivative is NaN rather than a number with few correct digits.  The same
+helpers, given the library's operations instead of NumPy's, build the rules' expressions
+(:mod:`.special`), so the numbers and the derivative rules share one formula.
 
 ``P(a, x) = int_0^x t^(a-1) exp(-t) / Gamma(a) dt`` is the same with one shape parameter:
 ``L = (a-1) ln t - t - ln Gamma(a)``, ``u = ln t - psi(a)``, the higher derivatives
-``-psi^(i-1)(a)``; its sides are ``[0, x]`` (``t = x w^(1/a)``) and ``[x, inf)``.
+``-psi^(i-1)(a)``; its sides are ``[0, x]`` (``t = x w^(1/a)`` for ``a < 1``) and
+``[x, inf)``, split at the mean ``a``.
 """
 from __future__ import annotations
 
@@ -43,11 +50,15 @@ import numpy as np
 import scipy.special as sc
 from scipy import integrate
 
-#: QAGS' relative tolerance; a result whose error estimate is above ACCEPTED (relative to
-#: the integral of |f Y|) is NaN rather than a wrong derivative
+#: QAGS' relative tolerance; a result whose error (QAGS' estimate plus a bound of the
+#: rounding in Y) is above ACCEPTED relative to the integral of |f Y| is NaN rather than
+#: an inaccurate derivative
 TOLERANCE = 1e-13
 ACCEPTED = 1e-9
 LIMIT = 400
+#: the rounding of Y: ROUNDING * eps times its first-order bound (_evaluate)
+ROUNDING = 4.0
+EPS = float(np.finfo(np.float64).eps)
 
 
 class _One:
@@ -72,6 +83,37 @@ class Arithmetic(NamedTuple):
 
 NUMPY = Arithmetic(np.add, np.subtract, np.multiply, lambda x, c: x * c,
                    lambda k, x: sc.polygamma(k, x) if k else sc.psi(x))
+
+
+class Rounded(NamedTuple):
+    """A value and a first-order bound of its rounding error in units of eps."""
+    value: np.ndarray
+    error: np.ndarray
+
+
+def _rounded_sum(sign: float):
+    def combine(x: Rounded, y: Rounded) -> Rounded:
+        value = x.value + sign * y.value
+        return Rounded(value, x.error + y.error + np.abs(value))
+    return combine
+
+
+def _rounded_product(x: Rounded, y: Rounded) -> Rounded:
+    value = x.value * y.value
+    return Rounded(value, np.abs(x.value) * y.error + np.abs(y.value) * x.error
+                   + np.abs(value))
+
+
+def _rounded_polygamma(k: int, x: Rounded) -> Rounded:
+    value = NUMPY.polygamma(k, x.value)       # SciPy's: within a few ulps
+    return Rounded(value, 4.0 * np.abs(value))
+
+
+#: the same formulas with their rounding errors (first order): where a coefficient is a
+#: difference of polygammas far below its parts, the error says so
+ROUNDED = Arithmetic(_rounded_sum(1.0), _rounded_sum(-1.0), _rounded_product,
+                     lambda x, c: Rounded(x.value * c, abs(c) * x.error + np.abs(x.value * c)),
+                     _rounded_polygamma)
 
 
 def beta_log_derivatives(a, b, ops: Arithmetic) -> Callable:
@@ -150,21 +192,36 @@ def polynomial_terms(m: int, n: int, coefficients: dict) -> list:
 
 # ------------------------------------------------------------------ the integrals
 
-def _quadrature(integrand: Callable, lower: float, upper: float,
+def _quadrature(parts: Callable, lower: float, upper: float,
                 peak: float | None = None) -> float:
-    """QAGS (QAGI for an infinite ``upper``) to ``TOLERANCE``, split at ``peak`` when it is
-    inside; NaN when the error estimate is above ``ACCEPTED`` times the integral of
-    ``|integrand|`` (no wrong derivative)."""
+    """``int f Y`` by QAGS (QAGI for an infinite ``upper``) to ``TOLERANCE``, split at
+    ``peak`` when it is inside; ``parts(t) = (f, Y, E)`` with ``E`` the bound of ``Y``'s
+    rounding error in units of eps (:func:`_evaluate`).  NaN when QAGS' error estimate
+    plus ``ROUNDING eps int f E`` exceeds ``ACCEPTED`` times ``int |f Y|`` (where ``Y``
+    cancels to far below its terms, as for ``b = 1`` near ``x = 1``, the rounding would
+    be the result): no inaccurate derivative."""
     points = [peak] if peak is not None and lower < peak < upper else None
+
+    def integral(fn, tolerance):
+        return integrate.quad(fn, lower, upper, epsabs=0.0, epsrel=tolerance, limit=LIMIT,
+                              points=points)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", integrate.IntegrationWarning)
-        value, error = integrate.quad(integrand, lower, upper, epsabs=0.0, epsrel=TOLERANCE,
-                                      limit=LIMIT, points=points)
-        if error <= ACCEPTED * abs(value):
+        value, error = integral(lambda t: _product(parts(t)), TOLERANCE)
+        magnitude, _ = integral(lambda t: _size(parts(t)), 1e-4)
+        noise = error + ROUNDING * EPS * magnitude
+        if noise <= ACCEPTED * abs(value):
             return value
-        size, _ = integrate.quad(lambda t: abs(integrand(t)), lower, upper, epsabs=0.0,
-                                 epsrel=1e-6, limit=LIMIT, points=points)
-    return value if error <= ACCEPTED * size else math.nan
+        size, _ = integral(lambda t: abs(_product(parts(t))), 1e-6)
+    return value if noise <= ACCEPTED * size else math.nan
+
+
+def _product(parts: tuple) -> float:
+    return parts[0] * parts[1]
+
+
+def _size(parts: tuple) -> float:
+    return parts[0] * parts[2]
 
 
 def _power_substitution(alpha: float) -> float:
@@ -175,16 +232,26 @@ def _power_substitution(alpha: float) -> float:
     return min(alpha, 1.0)
 
 
-def _evaluate(terms: list, u: float, v: float) -> float:
-    """``sum weight V u^i v^j`` over ``terms`` (:func:`polynomial_terms`, floats)."""
-    total = 0.0
-    for weight, i, j, value in terms:
-        total += weight * value * u ** i * v ** j
-    return total
+def _evaluate(terms: list, u: float, v: float, u_size: float, v_size: float) -> tuple:
+    """``sum weight V u^i v^j`` over ``terms`` (:func:`_float_terms`), and a bound of its
+    rounding error in units of eps, to first order: each ``V``'s (``eps`` times its size
+    bound), ``u``'s and ``v``'s (``eps u_size``, ``eps v_size``: the sums they are) carried
+    through the powers, and the products' own."""
+    total = error = 0.0
+    for weight, i, j, value, bound in terms:
+        power_u, power_v = u ** i, v ** j
+        term = weight * value * power_u * power_v
+        total += term
+        error += weight * bound * abs(power_u * power_v) + (i + j + 1) * abs(term)
+        if i:
+            error += weight * abs(value) * i * abs(u) ** (i - 1) * abs(power_v) * u_size
+        if j:
+            error += weight * abs(value) * j * abs(v) ** (j - 1) * abs(power_u) * v_size
+    return total, error
 
 
-def _side_integral(alpha: float, beta: float, y: float, prefactor: float, centre_near: float,
-                   centre_far: float, terms_near_far: list) -> float:
+def _side_integral(alpha: float, beta: float, y: float, prefactor: float,
+                   centre_near: Rounded, centre_far: Rounded, terms_near_far: list) -> float:
     """``int_0^y s^(alpha-1) (1-s)^(beta-1) exp(prefactor) Y ds`` with ``Y = sum weight
     u^i v^j V`` in the centred logarithms ``u = ln s + centre_near``, ``v = ln(1-s) +
     centre_far``; through ``s = y w^(1/gamma)`` (``ds s^(alpha-1) = y^alpha / gamma
@@ -194,15 +261,18 @@ def _side_integral(alpha: float, beta: float, y: float, prefactor: float, centre
     head = prefactor + alpha * log_y - math.log(gamma)
     power = alpha / gamma - 1.0
 
-    def integrand(w: float) -> float:
+    def parts(w: float) -> tuple:
         log_w = math.log(w)
         log_s = log_y + log_w / gamma
         log_rest = math.log1p(-math.exp(log_s))
-        return math.exp(head + power * log_w + (beta - 1.0) * log_rest) * _evaluate(
-            terms_near_far, log_s + centre_near, log_rest + centre_far)
+        u, v = log_s + centre_near.value, log_rest + centre_far.value
+        polynomial, size = _evaluate(
+            terms_near_far, u, v, abs(log_s) + centre_near.error + abs(u),
+            abs(log_rest) + centre_far.error + abs(v))
+        return math.exp(head + power * log_w + (beta - 1.0) * log_rest), polynomial, size
     mode = (alpha - 1.0) / (alpha + beta - 2.0) if alpha > 1 and beta > 1 else None
     peak = None if mode is None else (mode / y) ** gamma
-    return _quadrature(integrand, 0.0, 1.0, peak)
+    return _quadrature(parts, 0.0, 1.0, peak)
 
 
 def _one(a: float, b: float, x: float, lower: list, upper: list) -> float:
@@ -213,12 +283,19 @@ def _one(a: float, b: float, x: float, lower: list, upper: list) -> float:
     if x == 0 or x == 1:
         return 0.0                  # I_0 = 0 and I_1 = 1 for every a, b
     prefactor = -sc.betaln(a, b)
-    psi_total = sc.psi(a + b)
+    raw = Rounded(0.0, 0.0)
     if x <= a / (a + b):
-        return _side_integral(a, b, x, prefactor, psi_total - sc.psi(a), 0.0, lower)
+        return _side_integral(a, b, x, prefactor, _centre(a, b), raw, lower)
     # s = 1 - t: the roles of (a, u) and (b, v) swap
-    mirrored = [(weight, j, i, value) for weight, i, j, value in upper]
-    return -_side_integral(b, a, 1.0 - x, prefactor, psi_total - sc.psi(b), 0.0, mirrored)
+    mirrored = [(weight, j, i, value, bound) for weight, i, j, value, bound in upper]
+    return -_side_integral(b, a, 1.0 - x, prefactor, _centre(b, a), raw, mirrored)
+
+
+def _centre(a: float, b: float) -> Rounded:
+    """``psi(a+b) - psi(a)``, the centre of ``ln t``, and its rounding error."""
+    total, own = sc.psi(a + b), sc.psi(a)
+    value = total - own
+    return Rounded(value, 4.0 * (abs(total) + abs(own)) + abs(value))
 
 
 def betainc_derivative(m: int, n: int, a: np.ndarray, b: np.ndarray,
@@ -229,21 +306,29 @@ def betainc_derivative(m: int, n: int, a: np.ndarray, b: np.ndarray,
     a, b, x = (np.asarray(v) for v in (a, b, x))
     wide = [v.astype(np.float64) for v in (a, b, x)]
     with np.errstate(all="ignore"):
-        derivative = beta_log_derivatives(*wide[:2], NUMPY)
-        sides = [bell_coefficients(m, n, centred(derivative, (first,)), NUMPY)
+        derivative = beta_log_derivatives(_exact(wide[0]), _exact(wide[1]), ROUNDED)
+        sides = [bell_coefficients(m, n, centred(derivative, (first,)), ROUNDED)
                  for first in ((1, 0), (0, 1))]
     out = np.empty(wide[0].shape, np.float64)
     for index in np.ndindex(out.shape):
-        lower, upper = (polynomial_terms(m, n, _entries(side, index)) for side in sides)
+        lower, upper = (_float_terms(m, n, side, index) for side in sides)
         out[index] = _one(*(float(v[index]) for v in wide), lower, upper)
     return out.astype(x.dtype, copy=False)
 
 
-def _entries(coefficients: dict, index: tuple) -> dict:
-    """The coefficients (arrays) at one index, as floats."""
-    return {key: (value if value is None else 1.0 if value is ONE
-                  else float(np.asarray(value)[index]))
-            for key, value in coefficients.items()}
+def _exact(x: np.ndarray) -> Rounded:
+    return Rounded(x, np.zeros_like(x))
+
+
+def _float_terms(m: int, n: int, coefficients: dict, index: tuple) -> list:
+    """``[(weight, i, j, V, V's error bound)]`` of ``Y_{m,n}`` at one index, as floats
+    (``coefficients`` in :data:`ROUNDED` arithmetic)."""
+    def entry(value: Rounded) -> tuple:
+        if value is ONE:
+            return 1.0, 0.0
+        return float(np.asarray(value.value)[index]), float(np.asarray(value.error)[index])
+    return [(weight, i, j, *entry(value))
+            for weight, i, j, value in polynomial_terms(m, n, coefficients)]
 
 
 def odd_betainc_derivative(k: int, h: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -267,24 +352,27 @@ def _one_gamma(k: int, a: float, x: float, terms: list) -> float:
     if x == 0 or math.isinf(x):
         return 0.0                  # P(a, 0) = 0 and P(a, inf) = 1 for every a
     log_gamma, centre = sc.gammaln(a), -sc.psi(a)
+    centre_error = 4.0 * abs(centre)
     if x <= a:
         gamma = _power_substitution(a)
         log_x = math.log(x)
         head = a * log_x - math.log(gamma) - log_gamma     # t = x w^(1/gamma)
         power = a / gamma - 1.0
 
-        def lower(w: float) -> float:
+        def lower(w: float) -> tuple:
             log_w = math.log(w)
             log_t = log_x + log_w / gamma
-            return math.exp(head + power * log_w - math.exp(log_t)) * _evaluate(
-                terms, log_t + centre, 0.0)
+            u = log_t + centre
+            polynomial, size = _evaluate(terms, u, 0.0, abs(log_t) + centre_error + abs(u), 0.0)
+            return math.exp(head + power * log_w - math.exp(log_t)), polynomial, size
         peak = ((a - 1.0) / x) ** gamma if a > 1 else None
         return _quadrature(lower, 0.0, 1.0, peak)
 
-    def upper(t: float) -> float:
+    def upper(t: float) -> tuple:
         log_t = math.log(t)
-        return math.exp((a - 1.0) * log_t - t - log_gamma) * _evaluate(
-            terms, log_t + centre, 0.0)
+        u = log_t + centre
+        polynomial, size = _evaluate(terms, u, 0.0, abs(log_t) + centre_error + abs(u), 0.0)
+        return math.exp((a - 1.0) * log_t - t - log_gamma), polynomial, size
     return -_quadrature(upper, x, math.inf)
 
 
@@ -296,10 +384,10 @@ def gammainc_derivative(k: int, a: np.ndarray, x: np.ndarray) -> np.ndarray:
     a, x = np.asarray(a), np.asarray(x)
     wide = [v.astype(np.float64) for v in (a, x)]
     with np.errstate(all="ignore"):
-        coefficients = bell_coefficients(k, 0, centred(gamma_log_derivatives(wide[0], NUMPY)),
-                                         NUMPY)
+        side = bell_coefficients(k, 0, centred(gamma_log_derivatives(_exact(wide[0]), ROUNDED)),
+                                 ROUNDED)
     out = np.empty(wide[0].shape, np.float64)
     for index in np.ndindex(out.shape):
-        terms = polynomial_terms(k, 0, _entries(coefficients, index))
+        terms = _float_terms(k, 0, side, index)
         out[index] = _one_gamma(k, float(wide[0][index]), float(wide[1][index]), terms)
     return out.astype(x.dtype, copy=False)

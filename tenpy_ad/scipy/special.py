@@ -42,8 +42,11 @@ integrals of the density times powers of logarithms, computed by adaptive quadra
 next such integral and a closed form.  At ``x = 0`` and ``x = 1`` (``gammainc``: 0 and
 ``inf``) they are 0 (the value is 0 or 1 for every shape); outside the domain, where
 SciPy's value is NaN, so are they; mixed derivatives in ``x`` and a shape parameter are
-NaN at those ends of ``x``, where the density meets an infinite logarithm.  A quadrature
-whose error estimate exceeds 1e-9 of the integral of its integrand's magnitude gives NaN.
+NaN at those ends of ``x``, where the density meets an infinite logarithm.  A derivative
+whose error bound (the quadrature's estimate plus the rounding of its integrand) exceeds
+1e-9 of the integral of the integrand's magnitude is NaN, not an inaccurate number: where
+the integrand cancels far below its terms (third derivatives in ``b`` at ``a = 1`` within
+~1e-5 of ``x = 0``, and such), which are tails where the derivative is tiny.
 
 SciPy has no complex ``polygamma``: the derivative of complex ``digamma`` and the second
 derivative of complex ``gamma``/``loggamma`` raise ``DTypeError``.

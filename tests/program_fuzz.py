@@ -596,8 +596,9 @@ _SPECIAL_UNARY = {
 _SPECIAL_BINARY = {"xlogy": ("{x}", "xp.abs({y}) + 0.5"), "xlog1py": ("{x}", "xp.abs({y})"),
                    "rel_entr": ("xp.abs({x}) + 0.1", "xp.abs({y}) + 0.1"),
                    "kl_div": ("xp.abs({x}) + 0.1", "xp.abs({y}) + 0.1"),
-                   # the shape parameters and degrees of freedom are constants (their
-                   # derivatives raise by design); betainc's two lead its three operands
+                   # the shape parameters and degrees of freedom are constants here (their
+                   # derivatives, quadratures, are checked in tests/test_scipy_special.py);
+                   # betainc's two lead its three operands
                    "gammainc": ("1.5", "xp.abs({y}) + 0.1"),
                    "gammaincc": ("2.5", "xp.abs({y}) + 0.1"),
                    "stdtr": ("3.5", "{y}"),

@@ -75,6 +75,10 @@ CALLS = {
     "special.fdtrc": "sc.fdtrc(3.0, 5.0, x)",
     "stats.ttest_1samp": "st.ttest_1samp(x, 1.0).pvalue",
     "stats.ttest_ind": "st.ttest_ind(x, x[::-1] * x).pvalue",
+    # Welch's test: its degrees of freedom come from the data (stdtr's df derivative)
+    "stats.ttest_ind_welch": "st.ttest_ind(x, x[::-1] * x, equal_var=False).pvalue",
+    "stats.ttest_ind_welch_statistic": "st.ttest_ind(x, x[::-1] * x, equal_var=False)"
+                                       ".statistic",
     "stats.ttest_rel": "st.ttest_rel(x, x[::-1] * x).pvalue",
     "stats.f_oneway": "st.f_oneway(x, x[::-1] * x + 0.5).pvalue",
     "stats.levene": "st.levene(x, x[::-1] * x).pvalue",
@@ -194,5 +198,42 @@ print("ok")
 
 def test_functions_with_bool_or_integer_results_take_tensors_that_require_grad():
     done = _run(CONCRETE)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+
+
+WELCH = """
+import numpy as np
+import scipy.stats as st
+import tenpy_ad as tp
+from tenpy_ad.testing import numerical_gradient
+rng = np.random.default_rng(5)
+x_values, y_values = rng.normal(0.0, 1.0, 7), rng.normal(0.8, 2.5, 5)
+for alternative in ("two-sided", "less", "greater"):
+    def welch(x, y):
+        return st.ttest_ind(x, y, equal_var=False, alternative=alternative)
+    reference = welch(x_values, y_values)
+    x = tp.tensor(x_values, requires_grad=True)
+    y = tp.tensor(y_values, requires_grad=True)
+    result = welch(x, y)
+    assert type(result.pvalue) is tp.Tensor, type(result.pvalue)
+    statistic = reference.statistic
+    assert abs(result.statistic.item() - statistic) <= 1e-13 * abs(statistic)
+    assert abs(result.pvalue.item() - reference.pvalue) <= 1e-13 * reference.pvalue
+    result.pvalue.backward()
+    for tensor, values, other in ((x, x_values, lambda v: welch(v, y_values)),
+                                  (y, y_values, lambda v: welch(x_values, v))):
+        expected = numerical_gradient(lambda v: float(other(v).pvalue), values)
+        error = np.max(np.abs(tensor.grad.data - expected))
+        assert error <= 1e-8 * np.max(np.abs(expected)), (alternative, error, expected)
+print("ok")
+"""
+
+
+def test_welch_ttest_pvalue_and_its_gradient_in_both_samples():
+    """``ttest_ind(x, y, equal_var=False)``: SciPy's statistic and p-value, and the
+    p-value's gradient in both samples (through the data's degrees of freedom) equal to
+    central differences, for each alternative."""
+    done = _run(WELCH)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"

@@ -4,9 +4,13 @@ static order ``n``), ``logit`` and ``log_expit``, the information-theory functio
 ``xlogy``, ``xlog1py``, ``entr``, ``rel_entr`` and ``kl_div``, the normal distribution
 (``erfcx``, ``ndtr``, ``log_ndtr``), the modified Bessel functions ``iv(n, .)`` and
 ``ive(n, .)`` of static integer order (``i0``, ``i1``, ``i0e``, ``i1e``) and the
-regularized incomplete gamma functions (``gammainc``, ``gammaincc``, ``chdtr``,
-``chdtrc``), differentiable in ``x`` only: their derivative in the first argument raises
-:class:`~tenpy_ad.errors.NotDifferentiableError` (SciPy has no closed form for it).
+regularized incomplete gamma and beta functions (``gammainc``, ``gammaincc``, ``chdtr``,
+``chdtrc``, ``betainc``, ``betaincc``) and Student's t distribution (``stdtr``),
+differentiable in their shape parameters too: SciPy has no closed form for those
+derivatives, so they are primitives of their own (``gammainc_shape_derivative``,
+``betainc_shape_derivative``, ``stdtr_shape_derivative``, with the order as a static
+param), computed by quadrature (:mod:`.shape_derivatives`), whose derivatives are the next
+order and a closed form in ``x``.
 
 Each primitive computes SciPy's own function, so values are SciPy's to the bit, with its
 derivative written with the library's own operations, which differentiates again to any
@@ -33,13 +37,15 @@ import scipy.special as sc
 # the ufuncs themselves (with SCIPY_ARRAY_API=1 scipy.special's names are wrappers of them)
 from scipy.special import _ufuncs as scu
 
-from ..errors import DTypeError, NotDifferentiableError, ShapeError
-from ..param_schema import Int
+from ..errors import DTypeError, ShapeError
+from ..param_schema import Int, TupleOf
 from ..primitive import bind, bind1, bind2, describe, is_complex_value, primitive, same_meta
 from ..rules import defjvp, defvjp
+from . import shape_derivatives as sd
 from . import structural as st
 from .elementwise import (add, binary, div, equal, exp, is_zero, less_p, log, mul, neg, real,
-                          scale, select, shift, sign, stop_gradient, sub, unary)
+                          same_operands, scale, select, shift, sign, sqrt, stop_gradient, sub,
+                          unary)
 from .logic import isinf, logical_and, logical_or
 from .transcendental import cosh, expit, log1p, power, sinh
 
@@ -454,18 +460,36 @@ def ive(n: int, x):
     return bind1(ive_p, int(n), x)
 
 
+# ------------------------------------------------------------------ shape-parameter families
+
+# The derivatives of gammainc and betainc in their shape parameters are primitives whose
+# param is the order (k in a; (m, n) in (a, b)): their derivatives in the shape parameters
+# are the next members of the family, the one in x a closed form (the density times a
+# polynomial in centred logarithms, shape_derivatives.py), so every order has rules.
+_LIBRARY = sd.Arithmetic(add, sub, mul, scale, polygamma)
+_SHAPE_ORDERS = TupleOf(Int(0, 511), min_length=2, max_length=2,
+                        valid=lambda mn: mn[0] + mn[1] >= 1, rule="of total order >= 1",
+                        example=(1, 0))
+
+
+def _bell_sum(m: int, n: int, higher, u, v):
+    """``Y_{m,n} = sum C(m,i) C(n,j) u^i v^j V_{m-i,n-j}`` (:mod:`.shape_derivatives`) in
+    the centred logarithms ``u`` and ``v`` (``u`` unused when ``m == 0``, ``v`` when
+    ``n == 0``), ``higher`` the log-derivatives of the density's normalisation."""
+    coefficients = sd.bell_coefficients(m, n, sd.centred(higher), _LIBRARY)
+    total = None
+    for weight, i, j, value in sd.polynomial_terms(m, n, coefficients):
+        term = None if value is sd.ONE else value
+        for base, power_ in ((u, i), (v, j)):
+            for _ in range(power_):
+                term = base if term is None else mul(term, base)
+        term = _ones(u if v is None else v) if term is None else term
+        term = scale(term, float(weight)) if weight != 1 else term
+        total = term if total is None else add(total, term)
+    return total
+
+
 # ------------------------------------------------------------------ incomplete gamma
-
-def _refused(function: str, argument: str, position: str):
-    """The rule of an argument SciPy has no closed-form derivative for: it raises, as
-    PyTorch does, instead of returning a made-up zero (a constant argument works)."""
-    def rule(*operands):
-        raise NotDifferentiableError(
-            f"{function}: the derivative with respect to {argument} (the {position} "
-            f"argument) is not implemented (SciPy has no closed form for it); pass {argument} "
-            f"as a constant: an array, or a tensor that does not require grad (.detach())")
-    return rule
-
 
 def _gamma_density(a, x):
     """``x^(a-1) exp(-x) / Gamma(a)``, the slope of ``gammainc(a, .)``: through logarithms
@@ -485,22 +509,59 @@ def _gamma_density(a, x):
     return select(at_zero, origin, away)
 
 
-def _incomplete_gamma(name: str, fn, parameter: str, half: bool, sign: float):
+gammainc_shape_p = primitive("gammainc_shape_derivative",
+                             lambda k, a, x: sd.gammainc_derivative(k, a, x),
+                             same_operands("gammainc_shape_derivative"),
+                             format_params=lambda k: f"k={k}", elementwise=True,
+                             params=Int(1, 511))
+
+
+def gammainc_shape_derivative(k: int, a, x):
+    """``d^k/da^k gammainc(a, x)`` (static ``k >= 1``; operands of one shape and dtype), by
+    quadrature (:mod:`.shape_derivatives`): 0 at ``x = 0`` and ``inf``, NaN outside
+    ``a > 0, x >= 0``.  Its derivative in ``a`` is the order ``k + 1``, the one in ``x``
+    the closed form ``x^(a-1) exp(-x) / Gamma(a) Y_k(ln x - psi(a))``."""
+    return bind2(gammainc_shape_p, int(k), a, x)
+
+
+def _gamma_shape_slope(k: int, a, x):
+    """``d/dx d^k/da^k gammainc(a, x)``: the gamma density times ``Y_k(u)``,
+    ``u = ln x - psi(a)`` (NaN at ``x = 0``, where the density is 0 or infinite against
+    a log)."""
+    u = sub(log(x), digamma(a))
+    higher = sd.gamma_log_derivatives(a, _LIBRARY)
+    return mul(_gamma_density(a, x), _bell_sum(k, 0, higher, u, None))
+
+
+defjvp(gammainc_shape_p,
+       lambda k, t, out, a, x: mul(t, gammainc_shape_derivative(k + 1, a, x)),
+       lambda k, t, out, a, x: mul(t, _gamma_shape_slope(k, a, x)))
+defvjp(gammainc_shape_p,
+       lambda k, ct, out, a, x: mul(ct, gammainc_shape_derivative(k + 1, a, x)),
+       lambda k, ct, out, a, x: mul(ct, _gamma_shape_slope(k, a, x)))
+
+
+def _incomplete_gamma(name: str, fn, half: bool, sign: float):
     """``fn(p, x)``: ``gammainc``/``gammaincc`` of ``(p, x)``, or of ``(p/2, x/2)`` for
-    ``half`` (``chdtr``/``chdtrc``); ``sign`` that of the slope in ``x``."""
+    ``half`` (``chdtr``/``chdtrc``); ``sign`` that of the slope in ``x`` (and of the
+    derivatives in ``p``: ``gammaincc = 1 - gammainc``)."""
     factor = sign * (0.5 if half else 1.0)
 
+    def arguments(p, x):
+        return (scale(p, 0.5), scale(x, 0.5)) if half else (p, x)
+
+    def d_p(p, x, out):
+        return scale(gammainc_shape_derivative(1, *arguments(p, x)), factor)
+
     def d_x(p, x, out):
-        if half:
-            p, x = scale(p, 0.5), scale(x, 0.5)
-        return scale(_gamma_density(p, x), factor)
-    return binary(name, fn, _refused(name, parameter, "first"), d_x)
+        return scale(_gamma_density(*arguments(p, x)), factor)
+    return binary(name, fn, d_p, d_x)
 
 
-gammainc_p = _incomplete_gamma("gammainc", scu.gammainc, "a", False, 1.0)
-gammaincc_p = _incomplete_gamma("gammaincc", scu.gammaincc, "a", False, -1.0)
-chdtr_p = _incomplete_gamma("chdtr", scu.chdtr, "v", True, 1.0)
-chdtrc_p = _incomplete_gamma("chdtrc", scu.chdtrc, "v", True, -1.0)
+gammainc_p = _incomplete_gamma("gammainc", scu.gammainc, False, 1.0)
+gammaincc_p = _incomplete_gamma("gammaincc", scu.gammaincc, False, -1.0)
+chdtr_p = _incomplete_gamma("chdtr", scu.chdtr, True, 1.0)
+chdtrc_p = _incomplete_gamma("chdtrc", scu.chdtrc, True, -1.0)
 
 
 # ------------------------------------------------------------------ incomplete beta, Student t
@@ -522,18 +583,68 @@ def _beta_density(a, b, x):
     return exp(sub(logs, log_beta))
 
 
+def _shape_slope(m: int, n: int, a, b, x):
+    """``d/dx d^m/da^m d^n/db^n betainc(a, b, x) = f(x) Y_{m,n}``, ``f`` the beta density
+    and ``Y`` in ``u = ln x - psi(a) + psi(a+b)``, ``v = ln(1-x) - psi(b) + psi(a+b)``
+    (NaN at ``x = 0`` and ``x = 1``, where ``f`` is 0 or infinite against a log)."""
+    psi_total = digamma(add(a, b))
+    u = add(log(x), sub(psi_total, digamma(a))) if m else None
+    v = add(log1p(neg(x)), sub(psi_total, digamma(b))) if n else None
+    higher = sd.beta_log_derivatives(a, b, _LIBRARY)
+    return mul(_beta_density(a, b, x), _bell_sum(m, n, higher, u, v))
+
+
+def _shape_values(orders, a, b, x):
+    return sd.betainc_derivative(orders[0], orders[1], a, b, x)
+
+
+betainc_shape_p = primitive("betainc_shape_derivative", _shape_values, _same_three,
+                            format_params=lambda mn: f"m={mn[0]}, n={mn[1]}",
+                            elementwise=True, params=_SHAPE_ORDERS)
+
+
+def betainc_shape_derivative(m: int, n: int, a, b, x):
+    """``d^m/da^m d^n/db^n betainc(a, b, x)`` (static ``m + n >= 1``; operands of one shape
+    and dtype), by quadrature (:mod:`.shape_derivatives`): 0 at ``x = 0`` and 1, NaN
+    outside ``a > 0, b > 0, 0 <= x <= 1``.  Its derivatives in ``a`` and ``b`` are the
+    orders ``(m+1, n)`` and ``(m, n+1)``, the one in ``x`` the closed form
+    ``f(x) Y_{m,n}``."""
+    return bind(betainc_shape_p, (int(m), int(n)), a, b, x)
+
+
+defjvp(betainc_shape_p,
+       lambda mn, t, out, a, b, x: mul(t, betainc_shape_derivative(mn[0] + 1, mn[1], a, b, x)),
+       lambda mn, t, out, a, b, x: mul(t, betainc_shape_derivative(mn[0], mn[1] + 1, a, b, x)),
+       lambda mn, t, out, a, b, x: mul(t, _shape_slope(mn[0], mn[1], a, b, x)))
+defvjp(betainc_shape_p,
+       lambda mn, ct, out, a, b, x: mul(ct, betainc_shape_derivative(mn[0] + 1, mn[1], a, b, x)),
+       lambda mn, ct, out, a, b, x: mul(ct, betainc_shape_derivative(mn[0], mn[1] + 1, a, b, x)),
+       lambda mn, ct, out, a, b, x: mul(ct, _shape_slope(mn[0], mn[1], a, b, x)))
+
+
 def _incomplete_beta(name: str, fn, sign: float):
-    """``fn(a, b, x)``: ``betainc`` (``sign`` +1) or ``betaincc`` (-1), differentiable in
-    ``x`` only."""
+    """``fn(a, b, x)``: ``betainc`` (``sign`` +1) or ``betaincc`` (-1); SciPy's value, and
+    its derivatives in ``a`` and ``b`` those of the shape family (sign flipped for
+    ``betaincc = 1 - betainc``)."""
     prim = primitive(name, lambda params, a, b, x: fn(a, b, x), _same_three, array_fn=fn,
                      elementwise=True)
-    refused = _refused(name, "a", "first"), _refused(name, "b", "second")
 
-    def slope(a, b, x):
-        density = _beta_density(a, b, x)
-        return density if sign > 0 else neg(density)
-    defjvp(prim, *refused, lambda p, t, out, a, b, x: mul(t, slope(a, b, x)))
-    defvjp(prim, *refused, lambda p, ct, out, a, b, x: mul(ct, slope(a, b, x)))
+    def signed(value):
+        return value if sign > 0 else neg(value)
+
+    def in_a(a, b, x):
+        return signed(betainc_shape_derivative(1, 0, a, b, x))
+
+    def in_b(a, b, x):
+        return signed(betainc_shape_derivative(0, 1, a, b, x))
+
+    def in_x(a, b, x):
+        return signed(_beta_density(a, b, x))
+    partials = (in_a, in_b, in_x)
+    defjvp(prim, *[(lambda d: lambda p, t, out, a, b, x: mul(t, d(a, b, x)))(d)
+                   for d in partials])
+    defvjp(prim, *[(lambda d: lambda p, ct, out, a, b, x: mul(ct, d(a, b, x)))(d)
+                   for d in partials])
     return prim
 
 
@@ -543,8 +654,9 @@ betaincc_p = _incomplete_beta("betaincc", scu.betaincc, -1.0)
 
 def betainc(a, b, x):
     """The regularized incomplete beta function ``I_x(a, b)`` (real operands of one shape
-    and dtype); its derivative in ``x`` is ``x^(a-1) (1-x)^(b-1) / B(a, b)``, ones in
-    ``a`` and ``b`` raise :class:`~tenpy_ad.errors.NotDifferentiableError`."""
+    and dtype), SciPy's value; differentiable to any order in ``a``, ``b`` and ``x``: in
+    ``x`` the density ``x^(a-1) (1-x)^(b-1) / B(a, b)``, in ``a`` and ``b``
+    :func:`betainc_shape_derivative`."""
     return bind(betainc_p, None, a, b, x)
 
 
@@ -562,20 +674,71 @@ def _t_density(df, t):
     return exp(logs)
 
 
-stdtr_p = binary("stdtr", scu.stdtr, _refused("stdtr", "df", "first"),
-                 lambda df, t, out: _t_density(df, t))
+# stdtr(df, t) = 1/2 + J(df/2, q)/2 with q = t / sqrt(df + t^2) and J(h, q) = sign(q)
+# betainc(1/2, h, q^2) (SciPy's 1 - betainc(df/2, 1/2, df/(df + t^2))/2 for t > 0, mirrored
+# below).  J is smooth (odd) in q, where betainc of t^2 has a square-root kink at t = 0, so
+# stdtr's df derivatives are the family d^k/dh^k J, whose q derivative is a closed form.
+
+def _odd_values(k, h, q):
+    return sd.odd_betainc_derivative(k, h, q)
+
+
+stdtr_shape_p = primitive("stdtr_shape_derivative", _odd_values,
+                          same_operands("stdtr_shape_derivative"),
+                          format_params=lambda k: f"k={k}", elementwise=True,
+                          params=Int(1, 511))
+
+
+def stdtr_shape_derivative(k: int, h, q):
+    """``d^k/dh^k [sign(q) betainc(1/2, h, q^2)]`` (static ``k >= 1``): the ``k``-th
+    derivative of ``2 stdtr(2h, t) - 1`` in ``h`` at fixed ``q = t / sqrt(2h + t^2)``."""
+    return bind2(stdtr_shape_p, int(k), h, q)
+
+
+def _odd_slope(k: int, h, q):
+    """``d/dq d^k/dh^k J(h, q) = 2 (1-q^2)^(h-1) / B(1/2, h) Y_{0,k}(v)``, ``v = ln(1-q^2)
+    - psi(h) + psi(h + 1/2)``: ``d/dq betainc(1/2, h, q^2) = 2 |q| f(q^2)``, whose
+    ``|q|`` cancels the density's ``(q^2)^(-1/2)``."""
+    half = st.full_like(h, 0.5)
+    log_rest = log1p(neg(mul(q, q)))
+    log_beta = sub(add(gammaln(half), gammaln(h)), gammaln(shift(h, 0.5)))
+    density = scale(exp(sub(mul(shift(h, -1.0), log_rest), log_beta)), 2.0)
+    v = add(log_rest, sub(digamma(shift(h, 0.5)), digamma(h)))
+    higher = sd.beta_log_derivatives(half, h, _LIBRARY)
+    return mul(density, _bell_sum(0, k, higher, None, v))
+
+
+defjvp(stdtr_shape_p,
+       lambda k, t, out, h, q: mul(t, stdtr_shape_derivative(k + 1, h, q)),
+       lambda k, t, out, h, q: mul(t, _odd_slope(k, h, q)))
+defvjp(stdtr_shape_p,
+       lambda k, ct, out, h, q: mul(ct, stdtr_shape_derivative(k + 1, h, q)),
+       lambda k, ct, out, h, q: mul(ct, _odd_slope(k, h, q)))
+
+
+def _stdtr_df_slope(df, t, out):
+    """``d stdtr / d df = dJ/dh / 4 + dJ/dq dq/ddf / 2 = K_1(df/2, q) / 4 - t f(t) / (2 df)``
+    (``dq/ddf = -t / (2 (df + t^2)^(3/2))`` and ``f = dJ/dq dq/dt / 2``, ``dq/dt = df /
+    (df + t^2)^(3/2)``): smooth through ``t = 0``."""
+    q = div(t, sqrt(add(df, mul(t, t))))
+    shape = stdtr_shape_derivative(1, scale(df, 0.5), q)
+    return sub(scale(shape, 0.25), div(mul(t, _t_density(df, t)), scale(df, 2.0)))
+
+
+stdtr_p = binary("stdtr", scu.stdtr, _stdtr_df_slope, lambda df, t, out: _t_density(df, t))
 
 
 def stdtr(df, t):
-    """The Student t distribution function with ``df`` degrees of freedom; its
-    derivative in ``t`` is the t density, one in ``df`` raises."""
+    """The Student t distribution function with ``df`` degrees of freedom, SciPy's value;
+    differentiable to any order: in ``t`` the t density, in ``df`` through
+    :func:`stdtr_shape_derivative`."""
     return bind2(stdtr_p, None, df, t)
 
 
 def gammainc(a, x):
-    """The regularized lower incomplete gamma function ``P(a, x)`` (real operands); its
-    derivative in ``x`` is ``x^(a-1) exp(-x) / Gamma(a)``; one in ``a`` raises
-    :class:`~tenpy_ad.errors.NotDifferentiableError`."""
+    """The regularized lower incomplete gamma function ``P(a, x)`` (real operands), SciPy's
+    value; its derivative in ``x`` is ``x^(a-1) exp(-x) / Gamma(a)``, those in ``a``
+    :func:`gammainc_shape_derivative`."""
     return bind2(gammainc_p, None, a, x)
 
 
@@ -586,7 +749,7 @@ def gammaincc(a, x):
 
 def chdtr(v, x):
     """The chi-square distribution function with ``v`` degrees of freedom,
-    ``gammainc(v/2, x/2)``; derivatives as :func:`gammainc`'s (none in ``v``)."""
+    ``gammainc(v/2, x/2)``; derivatives as :func:`gammainc`'s."""
     return bind2(chdtr_p, None, v, x)
 
 

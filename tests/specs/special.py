@@ -6,8 +6,9 @@ derivative needs ``polygamma`` of a complex argument, which SciPy lacks
 (tests/test_scipy_special.py checks their first order and the error).  The special points
 are the derivatives chosen or infinite at poles, bounds and ``0 log 0``, at the kinks of
 ``i0e``/``i1e``, the seams of the piecewise rules (``log_ndtr`` at 0, ``erfcx``'s tail)
-and ``gammainc`` at ``x = 0`` and ``inf``.  ``gammainc``-like functions are differentiated
-in ``x`` only (their first argument is a constant: its derivative raises).
+and ``gammainc`` at ``x = 0`` and ``inf``.  The incomplete gamma and beta functions and
+``stdtr`` are differentiated in ``x`` alone and with their shape parameters (the
+``*_shape_derivative`` primitives' rules).
 """
 import math
 
@@ -153,4 +154,15 @@ SPECS = [
     Spec("betaincc", lambda p: S.betaincc(0.7, 3.0, p / (1.0 + p)), ((5,),),
          domain="positive", dtypes=REAL),
     Spec("stdtr", lambda t: S.stdtr(4.0, t), ((5,),), dtypes=REAL),
+    # the shape parameters (and x with them): the shape-derivative primitives' rules
+    Spec("betainc_shape", lambda a, b, p: S.betainc(a, b, p / (1.0 + p)),
+         ((4,), (4,), (4,)), domain="positive", dtypes=REAL),
+    Spec("betaincc_shape", lambda a, b: S.betaincc(a, b, 0.35), ((4,), (4,)),
+         domain="positive", dtypes=REAL),
+    Spec("stdtr_df", lambda df, t: S.stdtr(df, t - 1.0), ((5,), (5,)), domain="positive",
+         dtypes=REAL),
+    Spec("gammainc_shape", lambda a, x: S.gammainc(a, x), ((5,), (5,)), domain="positive",
+         dtypes=REAL),
+    Spec("chdtrc_shape", lambda v, x: S.chdtrc(v, 2.0 * x), ((5,), (5,)),
+         domain="positive", dtypes=REAL),
 ]

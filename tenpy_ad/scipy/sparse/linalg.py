@@ -49,7 +49,7 @@ import scipy.sparse.linalg as _sla
 
 from ... import dtypes
 from ... import numpy as tnp
-from ...eager import tensor
+from ...eager import no_grad, tensor
 from ...errors import (ArgumentError, ArgumentValueError, NotDifferentiableError,
                        ShapeError, TenpyAdError, UnsupportedError)
 from ...numpy._dispatch import implements
@@ -198,18 +198,19 @@ def _columns(name: str, matvec: Callable, vectors, n: int):
 def eigsh(A, k: int = 6, M=None, sigma=None, which: str = "LM", v0=None, ncv=None,
           maxiter=None, tol: float = 0, return_eigenvectors: bool = True, Minv=None,
           OPinv=None, mode: str = "normal"):
-    """``k`` eigenpairs ``(w, v)`` of the Hermitian operator ``A`` by SciPy's ARPACK,
-    ``w`` ascending; differentiable to first order in every tensor the matvec uses (see
-    the module docstring for the rule and the errors).  ``sigma`` (a real shift, mode
-    "normal") finds the eigenvalues nearest it by SciPy's shift-invert, which inverts
-    ``A - sigma I`` iteratively; the eigenpairs are ``A``'s, so their derivative is."""
-    for option, value in (("M", M), ("Minv", Minv), ("OPinv", OPinv)):
-        if value is not None:
-            raise UnsupportedError(f"eigsh: {option}= (generalized problems, or a given "
-                                   "inverse) is not supported on tensors")
-    if sigma is not None and (mode != "normal" or not isinstance(sigma, numbers.Real)):
-        raise UnsupportedError(f"eigsh: sigma= on tensors takes a real number with "
-                               f"mode='normal', got sigma={sigma!r}, mode={mode!r}")
+    """``k`` eigenpairs ``(w, v)`` of the Hermitian operator ``A`` (of ``A v = w M v`` with
+    ``M`` Hermitian positive definite, ``v^H M v = 1``) by SciPy's ARPACK, ``w`` ascending;
+    differentiable to every order in every tensor the matvecs of ``A`` and ``M`` use (see
+    the module docstring for the rule, the modes and the errors).  ``sigma`` (a real
+    shift; ``mode`` "normal" or "cayley") finds the eigenvalues nearest it by SciPy's
+    shift-invert; ``Minv`` and ``OPinv`` are SciPy's solver aids (constant operators)."""
+    if sigma is not None and not isinstance(sigma, numbers.Real):
+        raise UnsupportedError(f"eigsh: sigma= on tensors takes a real number, got "
+                               f"sigma={sigma!r}")
+    if mode not in ("normal", "cayley"):
+        raise UnsupportedError(f"eigsh: mode={mode!r} is not supported on tensors (its "
+                               "eigenvectors are not M-orthonormal); use mode='normal' or "
+                               "'cayley'")
     op = _square("eigsh", A)
     n = op.shape[0]
     if not (isinstance(k, (int, np.integer)) and 1 <= k < n):
@@ -217,25 +218,73 @@ def eigsh(A, k: int = 6, M=None, sigma=None, which: str = "LM", v0=None, ncv=Non
                                  f"got {k!r}")
     if which not in ("LM", "SM", "LA", "SA", "BE"):
         raise ArgumentValueError(f"eigsh: which must be LM, SM, LA, SA or BE, got {which!r}")
+    mop = None if M is None else _metric(M, n)
+    if mop is not None and mop.dtype != op.dtype:
+        dtype = np.result_type(op.dtype, mop.dtype)
+        op, mop = _with_dtype(op, dtype), _with_dtype(mop, dtype)
     operator = _captured("eigsh", op)
+    metric = None if mop is None else _captured("eigsh", mop)
     v0 = None if v0 is None else np.asarray(v0, operator.dtype)
     problem = _eigsh.EigshProblem(operator, int(k), which, v0, ncv, maxiter, tol,
-                                  sigma=None if sigma is None else float(sigma))
-    w, v = _eigenpairs(problem, _guarded("eigsh", op._mv))
+                                  sigma=None if sigma is None else float(sigma),
+                                  metric=metric, mode=mode,
+                                  minv=_aid("Minv", Minv, n), opinv=_aid("OPinv", OPinv, n))
+    w, v = _eigenpairs(problem, _guarded("eigsh", op._mv),
+                       None if mop is None else _guarded("eigsh", mop._mv))
     return (w, v) if return_eigenvectors else w
 
 
-def _eigenpairs(problem, matvec: Callable) -> tuple:
-    operator = problem.operator
-    if operator.traced:
-        w0, v0 = bind(_eigsh.values_p, problem, *operator.tensors)
-        z = _columns("eigsh", matvec, v0, operator.n)
-        return bind(_eigsh.map_p, problem, z, w0, v0, *operator.tensors)
-    w0, v0 = problem.eigenpairs(())
-    z = _columns("eigsh", matvec, tensor(v0), operator.n)
-    if not needs_grad(z):
+def _metric(M, n: int) -> LinearOperator:
+    """``M`` of a generalised problem as an operator of the size of ``A``."""
+    mop = aslinearoperator(M)
+    if mop.shape != (n, n):
+        raise ShapeError(f"eigsh: M must have the shape of A, ({n}, {n}), got {mop.shape}")
+    return mop
+
+
+def _with_dtype(op: LinearOperator, dtype) -> LinearOperator:
+    return op if op.dtype == dtype else LinearOperator(op.shape, op._mv, op._rmv,
+                                                       dtype=dtype)
+
+
+def _aid(name: str, aid, n: int):
+    """``Minv`` / ``OPinv`` for SciPy: solver aids, which do not change the result (they
+    must be consistent with ``A`` and ``M``), so they have no derivative; one that uses
+    tensors that require grad, or traced tensors, raises instead of being taken as a
+    constant."""
+    if aid is None or isinstance(aid, (np.ndarray, _sla.LinearOperator)) or (
+            not is_tensor(aid) and not isinstance(aid, LinearOperator)):
+        return aid                                 # arrays, SciPy operators, sparse matrices
+    op = aslinearoperator(aid)
+    if op.shape != (n, n):
+        raise ShapeError(f"eigsh: {name} must have shape ({n}, {n}), got {op.shape}")
+    probe = op._mv(tensor(np.ones(n, op.dtype)))
+    if needs_grad(probe) or is_traced(probe):
+        raise NotDifferentiableError(
+            f"eigsh: {name}= is a solver aid (the eigenpairs do not depend on it, so it has "
+            "no derivative) and must be a constant operator, but it uses tensors that "
+            f"{'are traced' if is_traced(probe) else 'require grad'}; build it from "
+            "arrays or .detach()ed tensors")
+
+    def matvec(x):
+        with no_grad():
+            return np.asarray(plain_value(op._mv(np.ravel(x))))
+    return _sla.LinearOperator((n, n), matvec=matvec, dtype=op.dtype)
+
+
+def _eigenpairs(problem, matvec: Callable, mmatvec: Callable | None) -> tuple:
+    operator, metric = problem.operator, problem.metric
+    captured = operator.tensors + (() if metric is None else metric.tensors)
+    if captured:
+        w0, v0 = bind(_eigsh.values_p, problem, *captured)
+        return bind(_eigsh.map_p, problem, w0, v0, *captured)
+    w0, v0 = problem.eigenpairs((), ())
+    zs = [_columns("eigsh", matvec, tensor(v0), operator.n)]
+    if mmatvec is not None:
+        zs.append(_columns("eigsh", mmatvec, tensor(v0), operator.n))
+    if not any(needs_grad(z) for z in zs):
         return w0, v0
-    return bind(_eigsh.map_p, problem, z, w0, v0)
+    return bind(_eigsh.map_p, problem.eager_variant(), w0, v0, *zs)
 
 
 # ------------------------------------------------------------------ svds

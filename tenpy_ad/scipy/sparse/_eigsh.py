@@ -252,6 +252,12 @@ check_p = defrules(primitive("eigsh_gauge_check", _check_impl,
                        else bind(check_p, check.higher(), g, xs[1]), None))
 
 
+def checked(kind: str, x, w):
+    """``x`` (``E`` of a tangent or ``G`` of a cotangent) checked against the degenerate
+    pairs of ``w``: GaugeError where the derivative depends on a degenerate basis."""
+    return bind(check_p, GaugeCheck(kind), x, w)
+
+
 # ------------------------------------------------------------------ the maps, as code
 
 def _gaps(w):
@@ -320,7 +326,7 @@ def tangent_map(pairs: Pairs, dza, dzm) -> tuple:
     pm = None if dzm is None else vh @ dzm
     if pm is not None:
         e = e - pm * w[None, :]
-    e = bind(check_p, GaugeCheck("tangent"), e, w)
+    e = checked("tangent", e, w)
     f, masked = _gaps(w)
     c = f * e
     if pm is not None:            # the normalisation v^H M v = 1, and inside degenerate blocks
@@ -339,7 +345,7 @@ def adjoint_map(pairs: Pairs, gw, gv) -> tuple:
     if gv is None:
         ct_e, g, ct_r, masked = diag_gw + tnp.zeros((k, k)), None, None, None
     else:
-        g = bind(check_p, GaugeCheck("cotangent"), tnp.conj(v).T @ gv, w)
+        g = checked("cotangent", tnp.conj(v).T @ gv, w)
         f, masked = _gaps(w)
         ct_e = f * g + diag_gw
         y = pairs.complement(gv)
@@ -364,14 +370,20 @@ def _map_shape(problem, w, v, *rest):
     return [(code_of_value(w), tuple(w.shape)), (code_of_value(v), tuple(v.shape))]
 
 
+def _eager_derivative(problem, *operands) -> tuple:
+    """Eager: ``(dw, dV)`` of ``(dZ_A, dZ_M)`` or ``(U_A, U_M)`` of ``(gw, gV)`` on arrays
+    (the tangent map or its adjoint), from the eigenpairs and the Z of the map."""
+    return tuple(bind(derivative_p, problem, *operands))
+
+
 def _map_jvp(problem, tangents, out, xs):
     if problem.eager:
         dza, dzm = tangents[2], (tangents[3] if len(tangents) > 3 else None)
         if dza is None and dzm is None:
             return None, None
         zeros = full_like(xs[1], 0)
-        return tuple(bind(derivative_p, problem, zeros if dza is None else dza,
-                          zeros if dzm is None else dzm, xs[0], xs[1]))
+        return _eager_derivative(problem, zeros if dza is None else dza,
+                                 zeros if dzm is None else dzm, xs[0], xs[1], *xs[2:])
     ca, cm = problem.split(xs[2:])
     dca, dcm = problem.split(tangents[2:])
     dza = _pushforward(problem.operator, out[1], dca, ca)
@@ -410,7 +422,7 @@ def _map_vjp(problem, cts, out, xs, active):
             w, v = xs[0], xs[1]
             gw = tnp.zeros(w.shape, w.dtype) if gw is None else gw
             gv = tnp.zeros(v.shape, v.dtype) if gv is None else gv
-            ua, um = bind(derivative_p, problem, gw, gv, w, v)
+            ua, um = _eager_derivative(problem, gw, gv, w, v, *xs[2:])
             result[2] = ua if active[2] else None
             if len(xs) > 3:
                 result[3] = um if active[3] else None
@@ -433,7 +445,7 @@ map_p = defrules(primitive("eigsh_operator_map", _map_impl, _map_shape, n_output
 
 # ------------------------------------------------------------------ eager: the maps on arrays
 
-def _derivative_impl(problem, a, b, w, v):
+def _derivative_impl(problem, a, b, w, v, *tied):
     pairs = Pairs(problem, w, v, (), ())
     if a.ndim == 1:                                      # (gw, gV): the adjoint
         ua, um = adjoint_map(pairs, a, b)
@@ -443,7 +455,7 @@ def _derivative_impl(problem, a, b, w, v):
     return np.asarray(dw, w.dtype), dv.astype(v.dtype, copy=False)
 
 
-def _derivative_shape(problem, a, b, w, v):
+def _derivative_shape(problem, a, b, w, v, *tied):
     if a.ndim == 1:
         return [(code_of_value(v), tuple(v.shape))] * 2
     return [(code_of_value(w), tuple(w.shape)), (code_of_value(v), tuple(v.shape))]
@@ -457,6 +469,9 @@ def _no_second_order(*_):
 
 
 # Eager: (dw, dV) of (dZ_A, dZ_M), or (U_A, U_M) of (gw, gV), on arrays; its rules raise.
+# Its trailing operands are the Z of the map (unused values): they depend on the
+# operator's tensors, so that its results are on the tape when a higher derivative is
+# recorded, and that derivative reaches the refusal instead of a silent zero.
 derivative_p = defrules(primitive("eigsh_operator_derivative", _derivative_impl,
                                   _derivative_shape, n_outputs=2,
                                   params=Instance(EigshProblem)),

@@ -177,7 +177,7 @@ def _like_b(lam, b):
 def _map_jvp(problem, tangents, out, xs):
     if problem.eager:
         rhs = _difference(tangents[0], tangents[2])          # db - dZ, dZ = dA x0
-        return None if rhs is None else bind(derivative_p, problem, rhs)
+        return None if rhs is None else bind(derivative_p, problem, rhs, *_tied(problem, xs))
     db, dcs, cs = tangents[0], tangents[2:], xs[2:]
     rhs = _difference(db, problem.graph().pushforward(out, dcs, cs) if cs else None)
     return None if rhs is None else solve_traced(problem.exact(), rhs, cs)[0]
@@ -188,7 +188,7 @@ def _map_vjp(problem, g, out, xs, active):
     if g is None or not any(active):
         return tuple(result)
     if problem.eager:
-        lam = bind(derivative_p, problem.flipped(), g)
+        lam = bind(derivative_p, problem.flipped(), g, *_tied(problem, xs))
         result[0] = _like_b(lam, xs[0]) if active[0] else None
         result[2] = -lam if active[2] else None
         return tuple(result)
@@ -218,21 +218,28 @@ def _not_in_the_operator(problem):
         "exact")
 
 
+def _tied(problem, xs) -> tuple:
+    """Eager, an operator whose tensors require grad: ``Z`` (which depends on them) as an
+    extra operand of the derivative's solve, so that its result is on the tape when a
+    higher derivative is recorded, and that derivative reaches its refusing rules."""
+    return (xs[2],) if problem.refuse else ()
+
+
 def _derivative_jvp(problem, tangents, out, xs):
-    if problem.refuse and tangents[0] is not None:
+    if problem.refuse and any(t is not None for t in tangents):
         _not_in_the_operator(problem)
     return None if tangents[0] is None else bind(derivative_p, problem, tangents[0])
 
 
 def _derivative_vjp(problem, g, out, xs, active):
-    if g is None or not active[0]:
+    if g is None or not any(active):
         return (None,) * len(xs)
     if problem.refuse:
         _not_in_the_operator(problem)
     return (bind(derivative_p, problem.flipped(), g),)
 
 
-def _derivative_impl(problem, r):
+def _derivative_impl(problem, r, *tied):
     return problem.exact().values(r, ())[0]
 
 
@@ -241,7 +248,8 @@ def _derivative_impl(problem, r):
 # them), so when they require grad (``refuse``) its own rules raise: its result depends
 # on them, and a derivative through it would silently miss that.
 derivative_p = defrules(primitive("operator_solve_derivative", _derivative_impl,
-                                  lambda problem, r: (code_of_value(r), tuple(r.shape)),
+                                  lambda problem, r, *tied: (code_of_value(r),
+                                                             tuple(r.shape)),
                                   params=Instance(SolveProblem)),
                         _derivative_jvp, _derivative_vjp)
 
@@ -249,7 +257,8 @@ derivative_p = defrules(primitive("operator_solve_derivative", _derivative_impl,
 # ------------------------------------------------------------------ the call
 
 def solve_traced(problem: SolveProblem, b, cs) -> tuple:
-    """``(x, info)`` as nodes: the values, then the map that carries the derivative."""
+    """``(x, info)`` of ``A x = b`` as nodes (the captured tensors ``cs``): the values by
+    SciPy, then the map that carries the derivative."""
     x0, info = bind(values_p, problem, b, *cs)
     return bind(map_p, problem, b, x0, *cs), info
 

@@ -10,10 +10,13 @@ solve, never through the iterations:
 
 * ``eigsh``: ``dw_i = v_i^H dA v_i`` (Hellmann-Feynman); ``dv_i`` from ``(A - w_i)``
   solved by MINRES (GMRES if complex) on the complement of the computed eigenvectors plus
-  ``v_j (v_j^H dA v_i)/(w_i - w_j)`` inside them.  A loss that depends on the basis of a
-  degenerate computed eigenspace (or on a complex eigenvector's phase) raises
-  :class:`~tenpy_ad.errors.GaugeError`; an eigenvalue degenerate with one not computed
-  raises :class:`~tenpy_ad.errors.ConvergenceError` (raise ``k``).
+  ``v_j (v_j^H dA v_i)/(w_i - w_j)`` inside them.  Generalised (``M=``, Hermitian positive
+  definite, a matrix, tensor or operator whose matvec may be tensor code): ``A v = w M v``
+  with ``V^H M V = 1``, ``dw_i = v_i^H (dA - w_i dM) v_i``, and ``dv_i`` gains
+  ``-v_i (v_i^H dM v_i)/2`` from the normalisation (:mod:`._eigsh`).  A loss that depends
+  on the basis of a degenerate computed eigenspace (or on a complex eigenvector's phase)
+  raises :class:`~tenpy_ad.errors.GaugeError`; an eigenvalue degenerate with one not
+  computed raises :class:`~tenpy_ad.errors.ConvergenceError` (raise ``k``).
 * ``gmres``, ``cg``, ``minres``: ``dx = A^{-1} (db - dA x)``, the adjoint solve with
   ``A^H`` (the VJP of the matvec).
 * ``svds``: ``eigsh`` of the Hermitian dilation ``[[0, A], [A^H, 0]]`` (needs ``rmatvec``).
@@ -33,11 +36,27 @@ mixes traced tensors with eager tensors that require grad raises
 :class:`~tenpy_ad.errors.ArgumentError`: a gradient is never silently dropped.
 (``tp.no_grad()`` and ``.detach()`` inside the matvec are explicit and respected.)
 
-First-order derivatives (JVP and VJP, eager, traced and compiled) are exact; derivatives
-of order two and higher raise :class:`~tenpy_ad.errors.NotDifferentiableError`.  On
+**Orders.**  Traced (``tp.ad``, ``tp.compile``, ``tp.jit``), derivatives of every order are
+exact: the rules are made of the same solve primitives (a linear solve's derivative is a
+solve with the same operator or its adjoint, as JAX's ``custom_linear_solve``; the
+eigenvectors' correction a solve with the shifted, projected operator) and of graph nodes
+of the matvec rebuilt at the differentiable solution (``dA x`` and the cotangents of the
+captured tensors), so a Hessian-vector product is the first-order rules applied again,
+with no unrolled iterations.  Eager mode differentiates once (JVP and VJP): its tape holds
+the matvec at the computed vectors, not as a function of them, so a second derivative
+there raises :class:`~tenpy_ad.errors.NotDifferentiableError` (use ``tp.jit``).  At
+degenerate computed eigenvalues the eigenvectors' second derivative raises too.  On
 operators without tensors (plain arrays, SciPy operators) the results are arrays.
-``eigsh``'s real ``sigma`` (shift-invert) is supported; its ``M``, ``Minv`` and ``OPinv``
-and the solvers' preconditioners ``M`` raise :class:`~tenpy_ad.errors.UnsupportedError`.
+
+**eigsh's options.**  A real ``sigma`` (shift-invert, ``mode`` "normal" or "cayley"; SciPy
+inverts ``A - sigma M`` iteratively unless ``OPinv`` is given) finds the eigenpairs nearest
+it, with the same derivative.  ``Minv`` and ``OPinv`` are solver aids with SciPy's
+semantics: they must be consistent with ``A`` and ``M``, the eigenpairs do not depend on
+them, so they have no derivative; they must be constant (arrays, SciPy operators, or
+operators of tensors that need no gradient), and one that uses tensors that require grad,
+or traced tensors, raises :class:`~tenpy_ad.errors.NotDifferentiableError`.  ``mode``
+"buckling" (whose vectors are not M-orthonormal), a complex ``sigma`` and the solvers'
+preconditioners ``M`` raise :class:`~tenpy_ad.errors.UnsupportedError`.
 """
 from __future__ import annotations
 

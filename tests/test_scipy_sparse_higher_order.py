@@ -13,14 +13,13 @@ import scipy.linalg
 import scipy.sparse.linalg as scipy_sla
 
 import tenpy_ad as tp
-from tenpy_ad.errors import (GaugeError, NotDifferentiableError, ShapeError,
+from tenpy_ad.errors import (ArgumentError, GaugeError, NotDifferentiableError, ShapeError,
                              UnsupportedError)
 from tenpy_ad.scipy.sparse import linalg as sla
 
 D, WD, PD = 3, 2, 2                   # bond, MPO and physical dimensions
 N = D * PD * D
 HEFF = "axb,xyst,cye,bte->asc"
-NORM = "ab,sbt,ct->sac"               # (unused letters keep the einsum readable below)
 
 
 def _hermitian_in(x, axes):
@@ -394,3 +393,14 @@ def test_generalised_unsupported_and_aids_that_require_grad_raise(rng):
     x = tp.input((N, N))
     with pytest.raises(NotDifferentiableError, match="eigsh: Minv=.*traced"):
         sla.eigsh(op, k=1, M=metric, Minv=sla.aslinearoperator(x))
+
+
+def test_traced_operands_with_an_eager_operator_that_requires_grad_raise(rng):
+    """Traced, an operator without traced tensors is a constant; one that uses eager
+    tensors that require grad would lose their gradient, so it raises."""
+    a = tp.tensor(np.eye(4) * 2.0, requires_grad=True)
+    op = sla.LinearOperator((4, 4), lambda v: a @ v)
+    with pytest.raises(ArgumentError, match="gmres: a traced b"):
+        sla.gmres(op, tp.input((4,)))
+    with pytest.raises(ArgumentError, match="eigsh: the operators mix"):
+        sla.eigsh(op, k=1, M=sla.aslinearoperator(tp.input((4, 4))))

@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse.linalg as _sla
 
 from ... import dtypes
-from ...errors import ConvergenceError, NotDifferentiableError
+from ...errors import ArgumentError, ConvergenceError, NotDifferentiableError
 from ...ops import elementwise as ew
 from ...param_schema import Instance
 from ...primitive import (bind, code_of_value, is_complex_value, is_traced, needs_grad,
@@ -268,6 +268,11 @@ def solve(problem: SolveProblem, matvec, b) -> tuple:
     from ...eager import tensor
     operator = problem.operator
     if operator.traced or is_traced(b):
+        if not operator.traced and needs_grad(matvec(tensor(np.ones(operator.n,
+                                                                    operator.dtype)))):
+            raise ArgumentError(f"{problem.name}: a traced b with an operator whose matvec "
+                                "uses eager tensors that require grad; use one mode "
+                                "(tp.input placeholders, or eager tensors)")
         return solve_traced(problem, b, operator.tensors)
     x0, info = problem.values(np.asarray(plain_value(b)), ())
     z = matvec(tensor(x0))

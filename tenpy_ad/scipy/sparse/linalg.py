@@ -295,6 +295,9 @@ def _eigenpairs(problem, matvec: Callable, mmatvec: Callable | None) -> tuple:
     operator, metric = problem.operator, problem.metric
     captured = operator.tensors + (() if metric is None else metric.tensors)
     if captured:
+        for op, mv in ((operator, matvec), (metric, mmatvec)):
+            if op is not None and not op.traced:
+                _no_eager_gradients("eigsh", mv, op)
         w0, v0 = bind(_eigsh.values_p, problem, *captured)
         return bind(_eigsh.map_p, problem, w0, v0, *captured)
     w0, v0 = problem.eigenpairs((), ())
@@ -413,6 +416,15 @@ def expm_multiply(A, B, start=None, stop=None, num=None, endpoint=None, traceA=N
     if guard is None and not needs_grad(B) and not is_traced(B):
         return problem.apply(np.asarray(plain_value(B)), ())
     return bind(_expm.expm_p, problem, B, *([] if guard is None else [guard]))
+
+
+def _no_eager_gradients(name: str, matvec: Callable, operator: Captured) -> None:
+    """Traced, an operator without traced tensors is a constant: one whose matvec uses
+    eager tensors that require grad would lose their gradient, so it raises."""
+    if needs_grad(matvec(tensor(np.ones(operator.n, operator.dtype)))):
+        raise ArgumentError(f"{name}: the operators mix traced tensors with eager tensors "
+                            "that require grad; use one mode (tp.input placeholders, or "
+                            "eager tensors)")
 
 
 def _guard(matvec, n: int, dtype):

@@ -404,3 +404,30 @@ def test_traced_operands_with_an_eager_operator_that_requires_grad_raise(rng):
         sla.gmres(op, tp.input((4,)))
     with pytest.raises(ArgumentError, match="eigsh: the operators mix"):
         sla.eigsh(op, k=1, M=sla.aslinearoperator(tp.input((4, 4))))
+
+
+def test_generalised_and_shift_invert_hvp_under_jit(rng):
+    """tp.jit of a forward-over-reverse HVP: generalised (M=) and shift-invert (sigma with
+    M) eigsh give the same HVP (the same eigenpair), against central differences."""
+    envs, norms = _environments(rng), _norm_environments(rng)
+    args = envs + norms
+    dirs = _directions(rng, envs) + [_symmetric(rng, (D, D)) * 0.1 for _ in range(2)]
+    lowest = scipy.linalg.eigh(_dense(*envs), _dense_metric(*norms), eigvals_only=True)[0]
+
+    def shift_invert(left, mpo, right, nl, nr):
+        w, v = sla.eigsh(_heff(left, mpo, right), k=1, M=_metric(nl, nr),
+                         sigma=lowest - 0.05, v0=np.ones(N))
+        return w[0] + (v[:, 0] @ (_OBSERVABLE @ v[:, 0]))
+
+    def hvp(loss):
+        gradient = tp.grad(loss, argnums=tuple(range(5)))
+        return tp.jit(lambda *a: tp.jvp(gradient, a, tuple(dirs))[1])(*args)
+
+    gradient = tp.jit(tp.grad(_generalised_loss, argnums=tuple(range(5))))
+    eps = 1e-5
+    fd = [(p - m) / (2 * eps) for p, m in
+          zip(gradient(*[x + eps * d for x, d in zip(args, dirs)]),
+              gradient(*[x - eps * d for x, d in zip(args, dirs)]))]
+    for loss in (_generalised_loss, shift_invert):
+        for got, expected in zip(hvp(loss), fd):
+            np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-7)

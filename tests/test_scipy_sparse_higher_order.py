@@ -189,6 +189,10 @@ def test_eager_second_order_raises_naming_eigsh_and_tracing(rng):
         (g, *_) = tp.grad_of([loss(*envs)], envs, create_graph=True)
         with pytest.raises(NotDifferentiableError, match="eigsh: in eager mode.*tp.jit"):
             tp.sum(g * g).backward()
+    arrays = _environments(rng)                   # forward over reverse, functional API
+    gradient = tp.grad(lambda *e: _observable(*e), argnums=(0, 1, 2))
+    with pytest.raises(NotDifferentiableError, match="eigsh: in eager mode"):
+        tp.jvp(gradient, tuple(arrays), tuple(_directions(rng, arrays)))
 
 
 def test_degenerate_second_order_raises_and_basis_dependence_is_a_gauge_error(rng):

@@ -1,7 +1,9 @@
 """Spec entries of ``tp.scipy.sparse.linalg``: ``eigsh`` of an operator whose matvec closes
-over the argument (eigenvalues and a phase-invariant function of the eigenvectors), and
-``gmres`` / ``cg`` solves.  Their derivatives are first-order only (``max_order=1``: the
-second order must raise).  A fixed ``v0`` makes ARPACK's result deterministic."""
+over the argument (eigenvalues and a phase-invariant function of the eigenvectors; also
+generalised, with a constant ``M`` and with an ``M`` that closes over an argument),
+``svds``, and ``gmres`` / ``cg`` / ``minres`` solves.  Traced, their derivatives are exact
+to every order; eager mode differentiates them once (``eager_max_order=1``: its second
+order must raise).  A fixed ``v0`` makes ARPACK's result deterministic."""
 import numpy as np
 
 import tenpy_ad as tp
@@ -34,6 +36,38 @@ def _cg(a, b):
     return sla.cg(op, b, rtol=1e-14, atol=0.0)[0]
 
 
+_METRIC = np.diag(np.arange(1.0, 6.0)) + 0.1       # Hermitian positive definite
+
+
+def _eigsh_generalised(a):
+    """``A v = w M v`` for a constant ``M``."""
+    w, v = sla.eigsh(_hermitian_operator(a), k=2, M=_METRIC, which="SA",
+                     v0=np.ones(a.shape[0]))
+    return w + tp.abs(v[0]) ** 2
+
+
+def _eigsh_metric(a, b):
+    """``A v = w M v`` with ``M = b b^H + 2`` closing over the second argument."""
+    n = a.shape[0]
+    metric = sla.LinearOperator((n, n), lambda v: b @ (tp.conj(b.T) @ v) + 2.0 * v,
+                                dtype=b.dtype)
+    w, v = sla.eigsh(_hermitian_operator(a), k=2, M=metric, which="SA", v0=np.ones(n))
+    return w + tp.abs(v[1]) ** 2
+
+
+def _svds(a):
+    """The two largest singular values plus a phase-invariant function of the vectors."""
+    u, s, vh = sla.svds(sla.aslinearoperator(a), k=2, v0=np.ones(sum(a.shape)))
+    return s + tp.abs(u[0]) ** 2 + tp.abs(vh[:, 1]) ** 2
+
+
+def _minres(a, b):
+    """A real symmetric operator a + a^T + 6."""
+    n = a.shape[0]
+    op = sla.LinearOperator((n, n), lambda v: (a + a.T) @ v + 6.0 * v, dtype=a.dtype)
+    return sla.minres(op, b, rtol=1e-14)[0]
+
+
 _GENERATOR = np.arange(16.0).reshape(4, 4) % 5 * 0.1 - 0.2
 
 
@@ -43,8 +77,12 @@ def _expm_multiply(b):
 
 
 SPECS = [
-    Spec("sparse_eigsh", _eigsh, ((5, 5),), max_order=1),
-    Spec("sparse_gmres", _gmres, ((4, 4), (4,)), max_order=1),
-    Spec("sparse_cg", _cg, ((4, 4), (4,)), dtypes=REAL, max_order=1),
+    Spec("sparse_eigsh", _eigsh, ((5, 5),), eager_max_order=1),
+    Spec("sparse_eigsh_generalised", _eigsh_generalised, ((5, 5),), eager_max_order=1),
+    Spec("sparse_eigsh_metric", _eigsh_metric, ((5, 5), (5, 5)), eager_max_order=1),
+    Spec("sparse_svds", _svds, ((5, 4),), eager_max_order=1),
+    Spec("sparse_gmres", _gmres, ((4, 4), (4,)), eager_max_order=1),
+    Spec("sparse_cg", _cg, ((4, 4), (4,)), dtypes=REAL, eager_max_order=1),
+    Spec("sparse_minres", _minres, ((4, 4), (4,)), dtypes=REAL, eager_max_order=1),
     Spec("sparse_expm_multiply", _expm_multiply, ((4, 2),)),
 ]

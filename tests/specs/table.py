@@ -56,6 +56,12 @@ class Spec:
     tol: dict = field(default_factory=dict)
     special: tuple = ()             # SpecialPoints
     max_order: int = 2              # 1: derivatives of order 2 must raise NotDifferentiableError
+    eager_max_order: int | None = None   # 1: only in eager mode (None: max_order)
+
+    @property
+    def eager_order(self) -> int:
+        """The highest order eager mode differentiates (above it: NotDifferentiableError)."""
+        return self.max_order if self.eager_max_order is None else self.eager_max_order
 
 def make_args(spec: Spec, dtype: str, rng: np.random.Generator) -> list:
     args = []

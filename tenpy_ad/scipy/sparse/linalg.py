@@ -10,10 +10,13 @@ solve, never through the iterations:
 
 * ``eigsh``: ``dw_i = v_i^H dA v_i`` (Hellmann-Feynman); ``dv_i`` from ``(A - w_i)``
   solved by MINRES (GMRES if complex) on the complement of the computed eigenvectors plus
-  ``v_j (v_j^H dA v_i)/(w_i - w_j)`` inside them.  A loss that depends on the basis of a
-  degenerate computed eigenspace (or on a complex eigenvector's phase) raises
-  :class:`~tenpy_ad.errors.GaugeError`; an eigenvalue degenerate with one not computed
-  raises :class:`~tenpy_ad.errors.ConvergenceError` (raise ``k``).
+  ``v_j (v_j^H dA v_i)/(w_i - w_j)`` inside them.  Generalised (``M=``, Hermitian positive
+  definite, a matrix, tensor or operator whose matvec may be tensor code): ``A v = w M v``
+  with ``V^H M V = 1``, ``dw_i = v_i^H (dA - w_i dM) v_i``, and ``dv_i`` gains
+  ``-v_i (v_i^H dM v_i)/2`` from the normalisation (:mod:`._eigsh`).  A loss that depends
+  on the basis of a degenerate computed eigenspace (or on a complex eigenvector's phase)
+  raises :class:`~tenpy_ad.errors.GaugeError`; an eigenvalue degenerate with one not
+  computed raises :class:`~tenpy_ad.errors.ConvergenceError` (raise ``k``).
 * ``gmres``, ``cg``, ``minres``: ``dx = A^{-1} (db - dA x)``, the adjoint solve with
   ``A^H`` (the VJP of the matvec).
 * ``svds``: ``eigsh`` of the Hermitian dilation ``[[0, A], [A^H, 0]]`` (needs ``rmatvec``).
@@ -33,11 +36,27 @@ mixes traced tensors with eager tensors that require grad raises
 :class:`~tenpy_ad.errors.ArgumentError`: a gradient is never silently dropped.
 (``tp.no_grad()`` and ``.detach()`` inside the matvec are explicit and respected.)
 
-First-order derivatives (JVP and VJP, eager, traced and compiled) are exact; derivatives
-of order two and higher raise :class:`~tenpy_ad.errors.NotDifferentiableError`.  On
+**Orders.**  Traced (``tp.ad``, ``tp.compile``, ``tp.jit``), derivatives of every order are
+exact: the rules are made of the same solve primitives (a linear solve's derivative is a
+solve with the same operator or its adjoint, as JAX's ``custom_linear_solve``; the
+eigenvectors' correction a solve with the shifted, projected operator) and of graph nodes
+of the matvec rebuilt at the differentiable solution (``dA x`` and the cotangents of the
+captured tensors), so a Hessian-vector product is the first-order rules applied again,
+with no unrolled iterations.  Eager mode differentiates once (JVP and VJP): its tape holds
+the matvec at the computed vectors, not as a function of them, so a second derivative
+there raises :class:`~tenpy_ad.errors.NotDifferentiableError` (use ``tp.jit``).  At
+degenerate computed eigenvalues the eigenvectors' second derivative raises too.  On
 operators without tensors (plain arrays, SciPy operators) the results are arrays.
-``eigsh``'s real ``sigma`` (shift-invert) is supported; its ``M``, ``Minv`` and ``OPinv``
-and the solvers' preconditioners ``M`` raise :class:`~tenpy_ad.errors.UnsupportedError`.
+
+**eigsh's options.**  A real ``sigma`` (shift-invert, ``mode`` "normal" or "cayley"; SciPy
+inverts ``A - sigma M`` iteratively unless ``OPinv`` is given) finds the eigenpairs nearest
+it, with the same derivative.  ``Minv`` and ``OPinv`` are solver aids with SciPy's
+semantics: they must be consistent with ``A`` and ``M``, the eigenpairs do not depend on
+them, so they have no derivative; they must be constant (arrays, SciPy operators, or
+operators of tensors that need no gradient), and one that uses tensors that require grad,
+or traced tensors, raises :class:`~tenpy_ad.errors.NotDifferentiableError`.  ``mode``
+"buckling" (whose vectors are not M-orthonormal), a complex ``sigma`` and the solvers'
+preconditioners ``M`` raise :class:`~tenpy_ad.errors.UnsupportedError`.
 """
 from __future__ import annotations
 
@@ -49,7 +68,7 @@ import scipy.sparse.linalg as _sla
 
 from ... import dtypes
 from ... import numpy as tnp
-from ...eager import tensor
+from ...eager import no_grad, tensor
 from ...errors import (ArgumentError, ArgumentValueError, NotDifferentiableError,
                        ShapeError, TenpyAdError, UnsupportedError)
 from ...numpy._dispatch import implements
@@ -198,18 +217,19 @@ def _columns(name: str, matvec: Callable, vectors, n: int):
 def eigsh(A, k: int = 6, M=None, sigma=None, which: str = "LM", v0=None, ncv=None,
           maxiter=None, tol: float = 0, return_eigenvectors: bool = True, Minv=None,
           OPinv=None, mode: str = "normal"):
-    """``k`` eigenpairs ``(w, v)`` of the Hermitian operator ``A`` by SciPy's ARPACK,
-    ``w`` ascending; differentiable to first order in every tensor the matvec uses (see
-    the module docstring for the rule and the errors).  ``sigma`` (a real shift, mode
-    "normal") finds the eigenvalues nearest it by SciPy's shift-invert, which inverts
-    ``A - sigma I`` iteratively; the eigenpairs are ``A``'s, so their derivative is."""
-    for option, value in (("M", M), ("Minv", Minv), ("OPinv", OPinv)):
-        if value is not None:
-            raise UnsupportedError(f"eigsh: {option}= (generalized problems, or a given "
-                                   "inverse) is not supported on tensors")
-    if sigma is not None and (mode != "normal" or not isinstance(sigma, numbers.Real)):
-        raise UnsupportedError(f"eigsh: sigma= on tensors takes a real number with "
-                               f"mode='normal', got sigma={sigma!r}, mode={mode!r}")
+    """``k`` eigenpairs ``(w, v)`` of the Hermitian operator ``A`` (of ``A v = w M v`` with
+    ``M`` Hermitian positive definite, ``v^H M v = 1``) by SciPy's ARPACK, ``w`` ascending;
+    differentiable to every order in every tensor the matvecs of ``A`` and ``M`` use (see
+    the module docstring for the rule, the modes and the errors).  ``sigma`` (a real
+    shift; ``mode`` "normal" or "cayley") finds the eigenvalues nearest it by SciPy's
+    shift-invert; ``Minv`` and ``OPinv`` are SciPy's solver aids (constant operators)."""
+    if sigma is not None and not isinstance(sigma, numbers.Real):
+        raise UnsupportedError(f"eigsh: sigma= on tensors takes a real number, got "
+                               f"sigma={sigma!r}")
+    if mode not in ("normal", "cayley"):
+        raise UnsupportedError(f"eigsh: mode={mode!r} is not supported on tensors (its "
+                               "eigenvectors are not M-orthonormal); use mode='normal' or "
+                               "'cayley'")
     op = _square("eigsh", A)
     n = op.shape[0]
     if not (isinstance(k, (int, np.integer)) and 1 <= k < n):
@@ -217,25 +237,76 @@ def eigsh(A, k: int = 6, M=None, sigma=None, which: str = "LM", v0=None, ncv=Non
                                  f"got {k!r}")
     if which not in ("LM", "SM", "LA", "SA", "BE"):
         raise ArgumentValueError(f"eigsh: which must be LM, SM, LA, SA or BE, got {which!r}")
+    mop = None if M is None else _metric(M, n)
+    if mop is not None and mop.dtype != op.dtype:
+        dtype = np.result_type(op.dtype, mop.dtype)
+        op, mop = _with_dtype(op, dtype), _with_dtype(mop, dtype)
     operator = _captured("eigsh", op)
+    metric = None if mop is None else _captured("eigsh", mop)
     v0 = None if v0 is None else np.asarray(v0, operator.dtype)
     problem = _eigsh.EigshProblem(operator, int(k), which, v0, ncv, maxiter, tol,
-                                  sigma=None if sigma is None else float(sigma))
-    w, v = _eigenpairs(problem, _guarded("eigsh", op._mv))
+                                  sigma=None if sigma is None else float(sigma),
+                                  metric=metric, mode=mode,
+                                  minv=_aid("Minv", Minv, n), opinv=_aid("OPinv", OPinv, n))
+    w, v = _eigenpairs(problem, _guarded("eigsh", op._mv),
+                       None if mop is None else _guarded("eigsh", mop._mv))
     return (w, v) if return_eigenvectors else w
 
 
-def _eigenpairs(problem, matvec: Callable) -> tuple:
-    operator = problem.operator
-    if operator.traced:
-        w0, v0 = bind(_eigsh.values_p, problem, *operator.tensors)
-        z = _columns("eigsh", matvec, v0, operator.n)
-        return bind(_eigsh.map_p, problem, z, w0, v0, *operator.tensors)
-    w0, v0 = problem.eigenpairs(())
-    z = _columns("eigsh", matvec, tensor(v0), operator.n)
-    if not needs_grad(z):
+def _metric(M, n: int) -> LinearOperator:
+    """``M`` of a generalised problem as an operator of the size of ``A``."""
+    mop = aslinearoperator(M)
+    if mop.shape != (n, n):
+        raise ShapeError(f"eigsh: M must have the shape of A, ({n}, {n}), got {mop.shape}")
+    return mop
+
+
+def _with_dtype(op: LinearOperator, dtype) -> LinearOperator:
+    return op if op.dtype == dtype else LinearOperator(op.shape, op._mv, op._rmv,
+                                                       dtype=dtype)
+
+
+def _aid(name: str, aid, n: int):
+    """``Minv`` / ``OPinv`` for SciPy: solver aids, which do not change the result (they
+    must be consistent with ``A`` and ``M``), so they have no derivative; one that uses
+    tensors that require grad, or traced tensors, raises instead of being taken as a
+    constant."""
+    if aid is None or isinstance(aid, (np.ndarray, _sla.LinearOperator)) or (
+            not is_tensor(aid) and not isinstance(aid, LinearOperator)):
+        return aid                                 # arrays, SciPy operators, sparse matrices
+    op = aslinearoperator(aid)
+    if op.shape != (n, n):
+        raise ShapeError(f"eigsh: {name} must have shape ({n}, {n}), got {op.shape}")
+    probe = op._mv(tensor(np.ones(n, op.dtype)))
+    if needs_grad(probe) or is_traced(probe):
+        raise NotDifferentiableError(
+            f"eigsh: {name}= is a solver aid (the eigenpairs do not depend on it, so it has "
+            "no derivative) and must be a constant operator, but it uses tensors that "
+            f"{'are traced' if is_traced(probe) else 'require grad'}; build it from "
+            "arrays or .detach()ed tensors")
+
+    def matvec(x):
+        with no_grad():
+            return np.asarray(plain_value(op._mv(np.ravel(x))))
+    return _sla.LinearOperator((n, n), matvec=matvec, dtype=op.dtype)
+
+
+def _eigenpairs(problem, matvec: Callable, mmatvec: Callable | None) -> tuple:
+    operator, metric = problem.operator, problem.metric
+    captured = operator.tensors + (() if metric is None else metric.tensors)
+    if captured:
+        for op, mv in ((operator, matvec), (metric, mmatvec)):
+            if op is not None and not op.traced:
+                _no_eager_gradients("eigsh", mv, op)
+        w0, v0 = bind(_eigsh.values_p, problem, *captured)
+        return bind(_eigsh.map_p, problem, w0, v0, *captured)
+    w0, v0 = problem.eigenpairs((), ())
+    zs = [_columns("eigsh", matvec, tensor(v0), operator.n)]
+    if mmatvec is not None:
+        zs.append(_columns("eigsh", mmatvec, tensor(v0), operator.n))
+    if not any(needs_grad(z) for z in zs):
         return w0, v0
-    return bind(_eigsh.map_p, problem, z, w0, v0)
+    return bind(_eigsh.map_p, problem.eager_variant(), w0, v0, *zs)
 
 
 # ------------------------------------------------------------------ svds
@@ -345,6 +416,15 @@ def expm_multiply(A, B, start=None, stop=None, num=None, endpoint=None, traceA=N
     if guard is None and not needs_grad(B) and not is_traced(B):
         return problem.apply(np.asarray(plain_value(B)), ())
     return bind(_expm.expm_p, problem, B, *([] if guard is None else [guard]))
+
+
+def _no_eager_gradients(name: str, matvec: Callable, operator: Captured) -> None:
+    """Traced, an operator without traced tensors is a constant: one whose matvec uses
+    eager tensors that require grad would lose their gradient, so it raises."""
+    if needs_grad(matvec(tensor(np.ones(operator.n, operator.dtype)))):
+        raise ArgumentError(f"{name}: the operators mix traced tensors with eager tensors "
+                            "that require grad; use one mode (tp.input placeholders, or "
+                            "eager tensors)")
 
 
 def _guard(matvec, n: int, dtype):

@@ -237,3 +237,18 @@ def test_welch_ttest_pvalue_and_its_gradient_in_both_samples():
     done = _run(WELCH)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
+
+
+def test_a_scipy_function_behind_a_decorator_is_named_in_the_refusal():
+    """``scipy.signal.sos2zpk`` converts with ``np.asarray`` inside SciPy's array-API
+    ``wrapper``: the refusal names sos2zpk, not the decorator."""
+    done = _run("""
+        import numpy as np, tenpy_ad as tp, scipy.signal as sg
+        sos = tp.tensor(np.array([[1.0, 0.5, 0.2, 1.0, -0.3, 0.1]]), requires_grad=True)
+        try:
+            sg.sos2zpk(sos)
+        except tp.errors.NotDifferentiableError as error:
+            print(error)
+        """)
+    assert done.returncode == 0, done.stderr
+    assert "by scipy.signal.sos2zpk, which converts" in done.stdout, done.stdout

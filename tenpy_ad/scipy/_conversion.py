@@ -19,9 +19,12 @@ def _public_name(frame) -> str | None:
     if not module.startswith("scipy."):
         return None
     name = frame.f_code.co_name
-    wrapped = frame.f_locals.get("f") if name == "wrapper" else None
-    if wrapped is not None and callable(wrapped):
-        module, name = getattr(wrapped, "__module__", module) or module, wrapped.__name__
+    if name == "wrapper":              # SciPy's decorators: the function they wrap
+        wrapped = [w for w in map(frame.f_locals.get, ("f", "func")) if callable(w)]
+        if not wrapped:
+            return None                # (the frames below name it)
+        module = getattr(wrapped[0], "__module__", module) or module
+        name = wrapped[0].__name__
     if name.startswith(("_", "<")) or not module.startswith("scipy."):
         return None
     public = []

@@ -35,7 +35,7 @@ every extension class.  Then, in include order:
 * ``arithmetic.pxi``    the operators' fast paths (+ - * / on the common operand pairs)
 """
 cimport cython
-from cpython.ref cimport PyObject, Py_INCREF
+from cpython.ref cimport PyObject, Py_INCREF, _Py_REFCNT
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from cpython.weakref cimport PyWeakref_GetObject, PyWeakref_NewRef
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint64_t

@@ -55,15 +55,22 @@ def forward_write(TracedTensor target, TracedTensor value) -> None:
         _forwarding += 1
         if _trace_depth:
             _scope_writes.append(PyWeakref_NewRef(target, None))
+        else:
+            _manual_writes.append(PyWeakref_NewRef(target, None))
     target._current = node
+    if not _trace_depth and len(_manual_writes) >= _manual_sweep_at:
+        release_unreachable_writes()
 
 
 # A write forwards ``a`` to a node built from ``a`` itself (``a[i] = a[i - 1] * 2``): a
 # reference cycle, which the garbage collector cannot see (nodes are not tracked).  The
 # nodes written inside a traced function's run are released when the outermost such run
 # returns: their forwarding ends (a later use raises, naming why); the outputs were taken
-# at their values before.  Writes outside any (building a graph by hand) keep their nodes
-# alive for the program's lifetime.
+# at their values before.  A node written outside any (a graph built by hand) is released
+# once nothing but its own written values holds it: ``release_unreachable_writes`` finds
+# those by their reference counts, as Python's collector finds cycles, over the nodes
+# reachable from the written value (below the node itself: nothing there can hold it),
+# when the written nodes have doubled since the last look and after each full collection.
 
 cdef int _trace_depth = 0
 cdef list _scope_writes = []
@@ -89,6 +96,104 @@ def leave_trace() -> None:
             if node._current is not None:
                 node._current = _EXPIRED
     _scope_writes.clear()
+
+
+cdef list _manual_writes = []         # weak references: nodes written outside any trace
+cdef Py_ssize_t _manual_sweep_at = 256
+cdef Py_ssize_t _CYCLE_BUDGET = 200000   # objects looked at per written node, then: held
+
+
+def release_unreachable_writes() -> int:
+    """End the forwarding of the nodes written outside any traced run that nothing but
+    their own written values still holds; returns how many (their graphs are then freed)."""
+    global _manual_writes, _manual_sweep_at
+    cdef list alive = []
+    cdef PyObject* found
+    cdef Py_ssize_t released = 0
+    for ref in _manual_writes:
+        found = PyWeakref_GetObject(ref)
+        if found == <PyObject*>None:
+            continue
+        if _held_only_by_its_writes(found):
+            _expire(<object>found)
+            released += 1
+        else:
+            alive.append(ref)
+    _manual_writes = alive
+    _manual_sweep_at = max(256, 2 * len(alive))
+    return released
+
+
+cdef int _expire(TracedTensor node) except -1:
+    node._current = _EXPIRED               # (frees the written values, then the node)
+    return 0
+
+
+cdef list _held_references(PyObject* item, bint is_target):
+    """The objects ``item`` holds that the look at a written node follows: a node's
+    operands tuple, forwarded value and view link (the target: only its value), a tuple's
+    nodes, a view link's base.  Anything else an object holds is not followed, which only
+    makes more objects look held from outside."""
+    cdef object obj = <object>item
+    cdef TracedTensor node
+    cdef list found = []
+    if type(obj) is TracedTensor:
+        node = <TracedTensor>obj
+        if type(node._current) is TracedTensor:
+            found.append(node._current)
+        if not is_target:
+            if node.inputs is not None:
+                found.append(node.inputs)
+            if type(node._alias) is ViewLink:
+                found.append(node._alias)
+    elif type(obj) is tuple:
+        found = [x for x in <tuple>obj if type(x) is TracedTensor]
+    elif type(obj) is ViewLink and type((<ViewLink>obj).base) is TracedTensor:
+        found.append((<ViewLink>obj).base)
+    return found
+
+
+cdef bint _held_only_by_its_writes(PyObject* target) except -1:
+    """Whether every reference to the written node ``target`` comes from the objects its
+    written value reaches: each object's count minus the references among them, as
+    Python's collector counts, leaves the ones held from outside, and ``target`` is not
+    reached from those.  Iterative; a look that grows past its budget says held."""
+    cdef dict position = {<Py_ssize_t>target: 0}
+    cdef list address = [<Py_ssize_t>target], internal = [0], edges = [None], todo = [0]
+    cdef Py_ssize_t p, q, i
+    while todo:
+        p = todo.pop()
+        edges[p] = []
+        for held in _held_references(<PyObject*><Py_ssize_t>address[p], p == 0):
+            key = <Py_ssize_t><PyObject*>held
+            q = position.get(key, -1)
+            if q < 0:
+                if len(address) >= _CYCLE_BUDGET:
+                    return False
+                q = len(address)
+                position[key] = q
+                address.append(key)
+                internal.append(0)
+                edges.append(None)
+                todo.append(q)
+            internal[q] += 1
+            edges[p].append(q)
+        held = None
+    reached = [False] * len(address)
+    todo = []
+    for i in range(len(address)):
+        outside = _Py_REFCNT(<PyObject*><Py_ssize_t>address[i]) - <Py_ssize_t>internal[i]
+        if outside < 0:
+            return False                   # (a reference counted twice: say held)
+        if outside > 0:
+            reached[i] = True
+            todo.append(i)
+    while todo:
+        for q in edges[todo.pop()]:
+            if not reached[q]:
+                reached[q] = True
+                todo.append(q)
+    return not reached[0]
 
 
 def mark_other_layout(TracedTensor node) -> None:

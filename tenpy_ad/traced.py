@@ -6,6 +6,7 @@ compiled into a :class:`~tenpy_ad.compiler.Program` or evaluated.
 """
 from __future__ import annotations
 
+import gc
 import math
 import numbers
 import operator
@@ -72,3 +73,15 @@ _MAX_BYTES = 2**63 - 1            # NumPy's limit on an array's size in bytes (i
 
 
 __all__ = ["TracedTensor", "input", "input_p"]
+
+
+def _after_a_full_collection(phase: str, info: dict) -> None:
+    """Python's collector cannot see the cycles in-place writes make in a graph built by
+    hand (``a[i] = a[i - 1]`` outside any traced function); after each of its full
+    collections the core releases the written nodes nothing else holds."""
+    if phase == "stop" and info.get("generation") == 2:
+        _core.release_unreachable_writes()
+
+
+gc.callbacks.append(_after_a_full_collection)
+

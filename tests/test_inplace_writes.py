@@ -693,3 +693,43 @@ def test_traced_reshapes_follow_the_layouts_numpy_gives_results_and_inputs(order
     eager = _layout_program(tp.tensor(x0.copy(order="K")))
     for g, e in zip(eager, expected):
         np.testing.assert_array_equal(g.data, e)
+
+
+def test_the_nodes_written_in_a_graph_built_by_hand_are_released_when_dropped():
+    """Outside any traced function ``a[i] = a[i - 1] * 2 + x[i]`` makes the same cycle;
+    once nothing but its own written values holds ``a``, a full collection (or enough
+    later writes) releases it, while a written node still held keeps its value."""
+    import weakref
+    from tenpy_ad._compiled import _core
+
+    def build():
+        x = tp.input((4,), name="x")
+        a = np.zeros_like(x)
+        for i in range(3):
+            a[i] = a[i - 1] * 2.0 + x[i]
+        value = tp.compile([a.sum()], inputs=[x])(np.ones(4))[0]
+        return value, weakref.ref(a)
+
+    gc.collect()
+    before = _core.intern_table_size()
+    value, written = build()
+    assert value == 11.0
+    x = tp.input((3,), name="x")
+    held = x * 1.0
+    held[0] = 5.0
+    gc.collect()
+    assert written() is None                       # released, with its whole graph
+    np.testing.assert_array_equal(tp.compile([held], inputs=[x])(np.arange(3.0))[0],
+                                  [5.0, 1.0, 2.0])
+    gc.disable()                                   # the writes' own sweeps alone
+    try:
+        for _ in range(3000):                      # each interns three nodes or more
+            y = tp.input((2,))
+            c = y.copy()
+            c[1] = c[0] * 3.0
+        assert _core.intern_table_size() - before < 2000
+    finally:
+        gc.enable()
+    del x, held, y, c
+    gc.collect()
+    assert _core.intern_table_size() == before

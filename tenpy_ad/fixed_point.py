@@ -37,10 +37,10 @@ from .functional import jvp as function_jvp, vjp as function_vjp
 from .ops import structural as st
 from .primitive import (any_traced, as_node, bind, code_of_value, is_tensor, is_traced,
                         needs_grad, plain_value, shape_of)
-from .compiler import compile as compile_program
 from .param_schema import Instance
 from .rules import per_output_count
 from .solvers import residual_of as _residual, solve_affine, solve_by_iteration
+from .staging import StagedProgram
 from .traced import input as placeholder
 from .tree import tree_flatten, tree_unflatten
 
@@ -60,7 +60,9 @@ class Problem:
     ``solver`` is the method of the derivative problems derived from this one.
     ``linearize(args)``, if given, returns ``xs -> step(xs, args)`` for arrays, prepared
     once per solve (the adjoint problem records one application of f on a tape and runs
-    only its backward sweep per iteration; traced, the compiled step is faster).
+    only its backward sweep per iteration).  Traced, the step is compiled in two stages
+    (tenpy_ad/staging.py): what the args alone determine -- for a derivative problem,
+    f's forward values at the solution -- runs once per solve, the rest per iteration.
     """
 
     def __init__(self, step: Callable, n_x: int, label: str, tol: float, max_iter: int,
@@ -89,8 +91,8 @@ class Problem:
         outs = self.step(xs[:self.n_x], xs[self.n_x:])
         outs = [as_node(o) for o in outs]
         self._check_outputs([(o.shape, o.dtype) for o in outs], avals[:self.n_x])
-        try:
-            self._program = compile_program(outs, xs)
+        try:             # (the part the args alone determine: once per solve)
+            self._program = StagedProgram(outs, xs[:self.n_x], xs[self.n_x:])
         except GraphError as error:                     # an input f was not given
             raise ArgumentError(f"{self.label}: f uses a traced tensor it was not given; "
                                 f"pass every tensor f depends on in args ({error})") from None
@@ -109,7 +111,7 @@ class Problem:
         """One step on arrays, as a function of x alone: the compiled sub-program
         (traced), else the prepared linearization, else ``step`` itself on arrays."""
         if self._program is not None:
-            return lambda xs: list(self._program(*xs, *args))
+            return self._program.bind(args)
         step = (self.linearize(args) if self.linearize is not None
                 else partial(self.step, params=args))
         return lambda xs: self._arrays(step(xs), xs)

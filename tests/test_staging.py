@@ -1,0 +1,64 @@
+"""A traced step compiled in two stages (tenpy_ad/staging.py): what its fixed operands
+determine runs once in ``prepare``, the rest per application in ``step``; the values are
+the one-program values, and a fixed point's derivative steps run only their own part."""
+import numpy as np
+
+import tenpy_ad as tp
+import tenpy_ad.numpy as tnp
+from tenpy_ad.compiler import compile as compile_program
+from tenpy_ad.staging import StagedProgram
+
+
+def _step(x, a):
+    """A pullback-like step: a decomposition of the fixed ``a``, applied to ``x``."""
+    w, v = tp.linalg.eigh(a + a.T)
+    return [0.5 * (v @ (tnp.tanh(w)[:, None] * (v.T @ x))) + tnp.sin(a[:, :3])]
+
+
+def test_the_fixed_part_runs_in_prepare_and_the_values_are_one_programs():
+    x, a = tp.input((4, 3), name="x"), tp.input((4, 4), name="a")
+    outputs = _step(x, a)
+    staged = StagedProgram(outputs, [x], [a])
+    assert staged.cut_size > 0
+    assert "eigh" in str(staged.prepare) and "eigh" not in str(staged.step)
+    rng = np.random.default_rng(0)
+    a0 = rng.normal(size=(4, 4))
+    apply = staged.bind([a0])
+    whole = compile_program(outputs, [x, a])
+    for _ in range(3):
+        x0 = rng.normal(size=(4, 3))
+        np.testing.assert_array_equal(apply([x0])[0], whole(x0, a0)[0])
+
+
+def test_a_step_with_nothing_fixed_to_cut_is_one_program():
+    x, a = tp.input((3,), name="x"), tp.input((3,), name="a")
+    staged = StagedProgram([x * a + x], [x], [a])
+    assert staged.cut_size == 0 and staged.prepare is None
+    np.testing.assert_array_equal(staged.bind([np.arange(3.0)])([np.ones(3)])[0],
+                                  [1.0, 2.0, 3.0])
+
+
+def test_fixed_point_derivatives_through_staged_steps_match_eager():
+    """The adjoint and tangent problems of a fixed point compile their steps in two
+    stages under tp.jit; the gradient and the JVP equal eager mode's."""
+    rng = np.random.default_rng(1)
+    a0, b0 = rng.normal(size=(4, 4)) * 0.3, rng.normal(size=4)
+
+    def solution(a, b):
+        def f(x, a, b):
+            w, v = tp.linalg.eigh(a @ a.T)
+            return 0.4 * tnp.tanh(v @ (v.T @ x) * 0.5) + b + 0.1 * w
+        return tp.fixed_point(f, tnp.zeros_like(b), a, b, tol=1e-13)
+
+    def loss(a, b):
+        return (solution(a, b) ** 2).sum()
+
+    grads = tp.jit(tp.grad(loss, argnums=(0, 1)))(a0, b0)
+    eager = tp.grad(loss, argnums=(0, 1))(tp.tensor(a0), tp.tensor(b0))
+    for g, e in zip(grads, eager):
+        np.testing.assert_allclose(g, e.data, rtol=1e-10, atol=1e-12)
+    tangent = tp.jit(lambda a, b, t: tp.jvp(solution, (a, b), (t, b * 0))[1])(
+        a0, b0, np.ones((4, 4)))
+    expected = tp.jvp(solution, (tp.tensor(a0), tp.tensor(b0)),
+                      (tp.tensor(np.ones((4, 4))), tp.tensor(np.zeros(4))))[1]
+    np.testing.assert_allclose(tangent, expected.data, rtol=1e-10, atol=1e-12)

@@ -48,8 +48,8 @@ class StagedProgram:
         fixed_values = list(fixed_values)
         if self.prepare is not None:
             fixed_values += list(self.prepare(*fixed_values))
-        step = self.step
-        return lambda xs: list(step(*xs, *fixed_values))
+        step = self.step.with_last_inputs(fixed_values)       # (checked once)
+        return lambda xs: list(step(*xs))
 
 
 def _cut(outputs: list, varying: list) -> list:

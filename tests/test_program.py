@@ -135,3 +135,18 @@ def test_program_keeps_dtypes(dtype):
     out, g = f(a)
     assert out.dtype == np.dtype(dtype) and g.dtype == np.dtype(dtype)
     np.testing.assert_allclose(g, 2 * a.conj())
+
+
+def test_a_program_with_its_last_inputs_fixed():
+    """``with_last_inputs`` checks the fixed inputs once; each call checks the others."""
+    x, a = tp.input((3,), name="x"), tp.input((3,), name="a")
+    program = tp.compile([x * a + 1.0], inputs=[x, a])
+    call = program.with_last_inputs([np.arange(3.0)])
+    np.testing.assert_array_equal(call(np.ones(3)), program(np.ones(3), np.arange(3.0)))
+    np.testing.assert_array_equal(call(np.full(3, 2.0))[0], [1.0, 3.0, 5.0])
+    with pytest.raises(tp.errors.ProgramInputError, match="expected shape"):
+        call(np.ones(4))
+    with pytest.raises(tp.errors.ProgramInputError, match="expected shape"):
+        program.with_last_inputs([np.ones(2)])
+    with pytest.raises(tp.errors.ProgramInputError, match="takes 2 inputs"):
+        call(np.ones(3), np.ones(3))

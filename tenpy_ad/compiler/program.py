@@ -24,6 +24,8 @@ Dropping a graph frees it even while its Program lives on.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from .._compiled import _core
@@ -79,12 +81,17 @@ class Program:
 
     # ------------------------------------------------------------------ running
 
-    def _bind_inputs(self, args) -> list:
-        if len(args) != len(self._input_specs):
+    def _bind_inputs(self, args, start: int = 0, stop: int | None = None,
+                     template: list | None = None) -> list:
+        """The buffers with ``args`` as inputs ``start, ..., stop - 1`` (checked), the
+        others as in ``template`` (default: the plan's: none bound)."""
+        stop = len(self._input_specs) if stop is None else stop
+        if len(args) != stop - start:
             raise ProgramInputError(f"program: it takes {len(self._input_specs)} inputs "
                                     f"({self._input_names()}), got {len(args)}")
-        buffers = list(self._plan.template)
-        for k, ((buf, shape, dtype, name), value) in enumerate(zip(self._input_specs, args)):
+        buffers = list(self._plan.template if template is None else template)
+        for k, ((buf, shape, dtype, name), value) in enumerate(
+                zip(self._input_specs[start:stop], args), start):
             label = f"program: input {k}" + (f" ({name!r})" if name else "")
             array = self._input_array(value, label)
             if array.shape != shape:
@@ -151,7 +158,24 @@ class Program:
                 self._idle_arrays.append(arrays)
 
     def __call__(self, *args):
-        buffers = self._bind_inputs(args)
+        return self._results(self._bind_inputs(args))
+
+    def with_last_inputs(self, values) -> Callable:
+        """The program as a function of its first inputs, the last ones fixed to
+        ``values`` (checked once: a solver applies a step many times with the same
+        operands)."""
+        values = list(values)
+        head = len(self._input_specs) - len(values)
+        if head < 0:
+            raise ProgramInputError(f"program: it takes {len(self._input_specs)} inputs "
+                                    f"({self._input_names()}), got {len(values)} to fix")
+        fixed = self._bind_inputs(values, head)
+
+        def call(*args):
+            return self._results(self._bind_inputs(args, 0, head, fixed))
+        return call
+
+    def _results(self, buffers):
         self._run(buffers)
         results = []
         for b in self._plan.outputs:

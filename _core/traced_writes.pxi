@@ -42,8 +42,9 @@ def check_writes_allowed() -> None:
 
 def forward_write(TracedTensor target, TracedTensor value) -> None:
     """``target`` holds ``value``'s value from now on (an in-place write)."""
-    global _forwarding
+    global _forwarding, _writes_forwarded
     check_writes_allowed()
+    _writes_forwarded += 1
     # the written value's own node, which nothing else holds: a node a user holds may be
     # written in turn (np.copyto(a, b); b[0] = 1), and ``a`` must keep b's old value
     node = new_array(current(value))
@@ -200,6 +201,15 @@ def mark_other_layout(TracedTensor node) -> None:
     """NumPy's array of the fresh ``node`` is not C-ordered (a copy or ``*_like`` of a
     transposed array): its reshapes follow its recorded strides (numpy/_views.py)."""
     node._other_layout = True
+
+
+cdef Py_ssize_t _writes_forwarded = 0
+
+
+def writes_forwarded() -> int:
+    """How many in-place writes have forwarded a traced tensor so far (tp.jit: whether a
+    trace wrote, so that NumPy's layout-dependent views of its inputs could matter)."""
+    return _writes_forwarded
 
 
 def any_forwarded() -> bool:

@@ -263,8 +263,8 @@ def _tangent_for(x: Tensor, t):
 
 
 def _layout_key(array: np.ndarray):
-    """None for a C-ordered array, else its strides in items (a traced function's views of
-    it follow NumPy's, so a layout is traced on its own)."""
+    """None for a C-ordered array, else its strides in items (a traced function that
+    writes in place sees NumPy's views of it, so each layout is traced on its own)."""
     if array.flags.c_contiguous:
         return None
     size = array.itemsize
@@ -321,13 +321,26 @@ class jit:
             array = array_of(x, "jit", copy=False)
             code = dtypes.value_code(array.dtype)
             arrays.append(array.astype(dtypes.DTYPES[code], copy=False))
-        signature = (treedef, static, tuple((a.shape, a.dtype.str, _layout_key(a))
-                                            for a in arrays))
+        signature = (treedef, static, tuple((a.shape, a.dtype.str) for a in arrays))
         entry = self._cache.get(signature)
-        if entry is None:
-            entry = self._trace(static, treedef, arrays)
-            self._cache[signature] = entry
+        if entry is None or type(entry) is dict:
+            entry = self._by_layout(signature, entry, static, treedef, arrays)
         return entry, arrays
+
+    def _by_layout(self, signature, by_layout, static, treedef, arrays):
+        """The entry of a signature not traced yet, or of one whose trace wrote in place:
+        then NumPy's views of the inputs depend on their layouts, and each layout is
+        traced on its own (``by_layout``: layout keys -> entries)."""
+        layouts = tuple(_layout_key(a) for a in arrays)
+        entry = None if by_layout is None else by_layout.get(layouts)
+        if entry is None:
+            writes = _core.writes_forwarded()
+            entry = self._trace(static, treedef, arrays)
+            if by_layout is None and _core.writes_forwarded() == writes:
+                self._cache[signature] = entry      # (no write: a layout cannot show)
+            else:
+                self._cache.setdefault(signature, {})[layouts] = entry
+        return entry
 
     def _trace(self, static, treedef, arrays):
         self.trace_count += 1

@@ -733,3 +733,15 @@ def test_the_nodes_written_in_a_graph_built_by_hand_are_released_when_dropped():
     del x, held, y, c
     gc.collect()
     assert _core.intern_table_size() == before
+
+
+def test_a_jitted_function_traces_per_layout_only_when_it_writes():
+    """Layouts can show only through writes: a function without any traces once for
+    C- and F-ordered inputs alike, one with writes once per layout."""
+    x0 = np.arange(6.0).reshape(2, 3)
+    reader = tp.jit(lambda x: (np.exp(x.T) * 2.0).reshape(-1).sum())
+    writer = tp.jit(_layout_program)
+    for x in (x0, np.asfortranarray(x0), x0.copy()):
+        reader(x)
+        writer(x.copy(order="K"))
+    assert reader.trace_count == 1 and writer.trace_count == 2

@@ -172,3 +172,19 @@ def test_complex_states_are_refused_not_mistreated():
     state = peps.random_tensor(2, 2) * (1 + 0.5j)
     with pytest.raises(tp.errors.ArgumentError, match="only real tensors"):
         peps.energy(state, 8, H)
+
+
+def test_stats_of_a_compiled_energy_are_each_calls():
+    """Under tp.jit the stats of both solves (the spectrum's and the aligned move's) are
+    written by each call of the program, not once at its trace."""
+    a = peps.random_tensor(2, 2, seed=3)
+    stats = {}
+    energy = tp.jit(lambda p, env0: peps.energy(p, 8, peps.heisenberg(), env0=env0,
+                                                stats=stats))
+    cold = peps.grown_environment(peps.double_layer(peps.normalized(tp.tensor(a))), 8)
+    _, env = energy(a, cold)
+    first = (stats["spectrum_iterations"], stats["iterations"])
+    energy(a, env)                                  # warm: the same program, fewer moves
+    assert energy.trace_count == 1
+    assert stats["spectrum_iterations"] < first[0]
+    assert stats["spectrum_converged"] and stats["converged"]

@@ -264,7 +264,7 @@ def grown_environment(a, chi: int, moves: int = 4) -> tuple:
         size = env[0].shape[0]
     for _ in range(moves):
         env = move(env, a, chi)
-    return env
+    return tuple(np.ascontiguousarray(x) for x in env)   # (tp.jit traces per layout)
 
 
 def environment(a, chi: int, env0, tol: float = TOL, max_iter: int = 2000,
@@ -282,17 +282,26 @@ def environment(a, chi: int, env0, tol: float = TOL, max_iter: int = 2000,
     first's as ``spectrum_iterations``, ``spectrum_residual``."""
     _check_real(a, "peps.environment")
     fixed = tp.stop_gradient(a)
-    first: dict = {}
     rough = tp.fixed_point(partial(move, chi=chi), tuple(env0), fixed, tol=tol,
                            max_iter=max_iter, monitor=corner_spectrum_of, on_stall=on_stall,
-                           stats=first)
+                           stats=None if stats is None else _Prefixed(stats, "spectrum_"))
     rough = tuple(tp.stop_gradient(x) for x in rough)
     gauge = relative_gauge(move(rough, fixed, chi), rough)
-    env = tp.fixed_point(partial(aligned_move, chi=chi), rough, a, gauge, tol=tol,
-                         max_iter=max_iter, anderson=ANDERSON, on_stall=on_stall, stats=stats)
-    if stats is not None:
-        stats.update({"spectrum_" + key: value for key, value in first.items()})
-    return env
+    return tp.fixed_point(partial(aligned_move, chi=chi), rough, a, gauge, tol=tol,
+                          max_iter=max_iter, anderson=ANDERSON, on_stall=on_stall,
+                          stats=stats)
+
+
+class _Prefixed(dict):
+    """A solve's ``stats`` written into ``target`` under ``prefix`` when the solve runs
+    (under tp.jit that is each call of the program, not its trace)."""
+
+    def __init__(self, target: dict, prefix: str):
+        super().__init__()
+        self.target, self.prefix = target, prefix
+
+    def __setitem__(self, key, value):
+        self.target[self.prefix + key] = value
 
 
 def corner_spectrum_of(env):

@@ -265,3 +265,14 @@ def test_eager_second_order_in_the_operator_raises_naming_tracing(rng):
                       create_graph=True)
     with pytest.raises(NotDifferentiableError, match="expm_multiply: in eager mode.*tp.jit"):
         tp.sum(g * g).backward()
+
+
+def test_eager_gradient_in_b_and_the_operator_together(rng):
+    hs, b0, o, theta0 = _case(rng, np.complex128)
+    x, bx = tp.input((K,)), tp.input((N,), np.complex128)
+    dense = _loss_of(tp.scipy.linalg.expm(_dense(x, hs, np.complex128)) @ bx, o)
+    expected = [tp.evaluate(g, {x: theta0, bx: b0}) for g in tp.ad.grad(dense, [x, bx])]
+    theta, b = tp.tensor(theta0, requires_grad=True), tp.tensor(b0, requires_grad=True)
+    _loss_of(sla.expm_multiply(_operator(theta, hs, np.complex128), b), o).backward()
+    assert _relative(theta.grad.numpy(), expected[0]) < 1e-10
+    assert _relative(b.grad.numpy(), expected[1]) < 1e-10

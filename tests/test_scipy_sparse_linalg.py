@@ -427,16 +427,20 @@ def test_complex_vectors_of_a_real_operator_keep_their_imaginary_part(rng):
                                atol=1e-10)
 
 
-def test_expm_multiply_derivative_in_the_operator_raises(rng):
-    a = tp.tensor(rng.standard_normal((4, 4)), requires_grad=True)
+def test_expm_multiply_is_differentiable_in_the_operator(rng):
+    """Once refused; now the Fréchet derivative (tests/test_scipy_sparse_expm.py in depth)."""
+    from scipy.linalg import expm_frechet
+    a0 = rng.standard_normal((4, 4)) * 0.5
+    a = tp.tensor(a0, requires_grad=True)
     y = sla.expm_multiply(sla.LinearOperator((4, 4), lambda v: a @ v), np.ones(4))
-    with pytest.raises(NotDifferentiableError, match="expm_multiply: the derivative with "
-                                                     "respect to tensors inside"):
-        y.sum().backward()
+    y.sum().backward()
+    expected = [[expm_frechet(a0, np.outer(e, f), compute_expm=False).sum(0) @ np.ones(4)
+                 for f in np.eye(4)] for e in np.eye(4)]
+    np.testing.assert_allclose(a.grad.numpy(), expected, rtol=1e-10)
     x = tp.input((4, 4))
     y = sla.expm_multiply(sla.aslinearoperator(x), np.ones(4))
-    with pytest.raises(NotDifferentiableError, match="inside the operator"):
-        tp.ad.grad(y.sum(), x)
+    np.testing.assert_allclose(tp.evaluate(tp.ad.grad(y.sum(), x), {x: a0}), expected,
+                               rtol=1e-10)
 
 
 # ------------------------------------------------------------------ the operator

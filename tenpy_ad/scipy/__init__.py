@@ -10,7 +10,7 @@ NumPy has not, differentiable in every mode:
   run when called as ``scipy.special.<name>(t)`` on a tensor;
 * :mod:`tp.scipy.sparse.linalg <tenpy_ad.scipy.sparse.linalg>`: ``LinearOperator`` with a
   matvec written on tensors, ``eigsh``, ``svds``, ``gmres``, ``cg``, ``minres`` with exact
-  implicit first-order derivatives, ``expm_multiply`` (differentiable in ``B``).
+  implicit first-order derivatives, ``expm_multiply`` (differentiable in ``B`` and in the operator).
 
 On plain arrays each is SciPy's own function.  SciPy's other functions do not dispatch on
 tensors (they call ``np.asarray``): a tensor being differentiated that reaches one raises

@@ -1,7 +1,8 @@
 """Spec entries of ``tp.scipy.sparse.linalg``: ``eigsh`` of an operator whose matvec closes
 over the argument (eigenvalues and a phase-invariant function of the eigenvectors; also
 generalised, with a constant ``M`` and with an ``M`` that closes over an argument),
-``svds``, and ``gmres`` / ``cg`` / ``minres`` solves.  Traced, their derivatives are exact
+``svds``, ``gmres`` / ``cg`` / ``minres`` solves, and ``expm_multiply`` (in ``b``, and in
+an operator that closes over an argument).  Traced, their derivatives are exact
 to every order; eager mode differentiates them once (``eager_max_order=1``: its second
 order must raise).  A fixed ``v0`` makes ARPACK's result deterministic."""
 import numpy as np
@@ -76,6 +77,16 @@ def _expm_multiply(b):
     return sla.expm_multiply(sla.aslinearoperator(_GENERATOR), b)
 
 
+def _expm_multiply_operator(a, b):
+    """exp(A) b with A = 0.3 (a + a a^H / 4) closing over the first argument: the
+    derivative in the operator's tensors too (forward by the block operator, reverse by
+    quadrature)."""
+    n = a.shape[0]
+    op = sla.LinearOperator((n, n), lambda v: 0.3 * (a @ v + a @ (tp.conj(a.T) @ v) * 0.25),
+                            dtype=a.dtype)
+    return sla.expm_multiply(op, b)
+
+
 SPECS = [
     Spec("sparse_eigsh", _eigsh, ((5, 5),), eager_max_order=1),
     Spec("sparse_eigsh_generalised", _eigsh_generalised, ((5, 5),), eager_max_order=1),
@@ -85,4 +96,6 @@ SPECS = [
     Spec("sparse_cg", _cg, ((4, 4), (4,)), dtypes=REAL, eager_max_order=1),
     Spec("sparse_minres", _minres, ((4, 4), (4,)), dtypes=REAL, eager_max_order=1),
     Spec("sparse_expm_multiply", _expm_multiply, ((4, 2),)),
+    Spec("sparse_expm_multiply_operator", _expm_multiply_operator, ((4, 4), (4, 2)),
+         eager_max_order=1),
 ]

@@ -20,8 +20,10 @@ solve, never through the iterations:
 * ``gmres``, ``cg``, ``minres``: ``dx = A^{-1} (db - dA x)``, the adjoint solve with
   ``A^H`` (the VJP of the matvec).
 * ``svds``: ``eigsh`` of the Hermitian dilation ``[[0, A], [A^H, 0]]`` (needs ``rmatvec``).
-* ``expm_multiply``: ``exp(A) B``, differentiable in ``B`` (``exp(A^H) g``) to any order;
-  its derivative in the operator's tensors raises (not implemented).
+* ``expm_multiply``: ``exp(A) B``; ``dy = exp(A) dB + int_0^1 exp((1-s)A) dA exp(sA) B ds``,
+  forward as ``exp`` of the block operator ``[[A, dA], [0, A]]`` on ``[dB; B]``, reverse
+  (for the operator's tensors) by a Gauss-Legendre quadrature in ``s`` whose node count
+  follows from a norm estimate of ``A`` (:mod:`._expm`).
 
 **Which tensors the derivative reaches.**  ``dA`` is the derivative of the matvec itself,
 taken by calling it on the computed vectors: eager, the tape records that call, so every
@@ -395,8 +397,9 @@ def _solve_with(name: str, method, A, b, x0, M, callback, options: dict):
 @implements("scipy.sparse.linalg.expm_multiply", fallback=False)
 def expm_multiply(A, B, start=None, stop=None, num=None, endpoint=None, traceA=None):
     """``exp(A) B`` by SciPy's ``expm_multiply`` (``B`` a vector or a matrix), differentiable
-    in ``B`` to any order; a derivative with respect to tensors inside the operator raises
-    :class:`~tenpy_ad.errors.NotDifferentiableError` (not implemented).  ``start``,
+    in ``B`` and in the tensors inside the operator (the Fréchet derivative: forward by the
+    block operator ``[[A, dA], [0, A]]``, reverse by Gauss-Legendre quadrature over
+    ``exp(sA) B``; see :mod:`._expm`), to every order traced and once eager.  ``start``,
     ``stop``, ``num``, ``endpoint`` (a time grid) are not supported on tensors."""
     if any(x is not None for x in (start, stop, num, endpoint)):
         raise UnsupportedError("expm_multiply: the time grid (start, stop, num, endpoint) is "
@@ -412,10 +415,19 @@ def expm_multiply(A, B, start=None, stop=None, num=None, endpoint=None, traceA=N
                                 if np.isrealobj(traceA) else complex(traceA))
     if operator.traced:
         return bind(_expm.expm_p, problem, B, *operator.tensors)
-    guard = _guard(_guarded("expm_multiply", op._mv), n, op.dtype)
-    if guard is None and not needs_grad(B) and not is_traced(B):
-        return problem.apply(np.asarray(plain_value(B)), ())
-    return bind(_expm.expm_p, problem, B, *([] if guard is None else [guard]))
+    matvec = _guarded("expm_multiply", op._mv)
+    if _guard(matvec, n, op.dtype) is None:
+        if not needs_grad(B) and not is_traced(B):
+            return problem.apply(np.asarray(plain_value(B)), ())
+        return bind(_expm.expm_p, problem, B)
+    if is_traced(B):
+        raise ArgumentError("expm_multiply: a traced B with an operator whose matvec uses "
+                            "eager tensors that require grad; use one mode (tp.input "
+                            "placeholders, or eager tensors)")
+    # eager: Z = A W at the quadrature's vectors, on the tape (module docstring of _expm)
+    eager, w = _expm.eager_vectors(problem, np.asarray(plain_value(B)))
+    z = _columns("expm_multiply", matvec, tensor(w), n)
+    return bind(_expm.expm_p, eager, B, z)
 
 
 def _no_eager_gradients(name: str, matvec: Callable, operator: Captured) -> None:
@@ -428,7 +440,7 @@ def _no_eager_gradients(name: str, matvec: Callable, operator: Captured) -> None
 
 
 def _guard(matvec, n: int, dtype):
-    """``A 1`` from the user's matvec: on the tape it reaches the tensors inside the
-    operator (None if it reaches none), so that a derivative asked of them raises."""
+    """``A 1`` from the user's matvec if it reaches, on the tape, tensors that require grad
+    (else None: the operator is a constant)."""
     z = matvec(tensor(np.ones(n, dtype)))
     return z if needs_grad(z) else None

@@ -168,7 +168,10 @@ _constant_params = _core.constant_params     # arrays: cached by identity + byte
 
 
 def constant(value, code: int | None = None) -> TracedTensor:
-    """A constant node holding ``value`` (an array, scalar or eager Tensor)."""
+    """A constant node holding ``value`` (an array, scalar or eager Tensor); while
+    :class:`lifting` is on, an eager tensor that requires grad is its placeholder."""
+    if _lifts and needs_grad(value):
+        return lifted(value, code)
     value = plain_value(value)
     if type(value) in (float, int, complex, bool) and code is not None:
         cache_key = (code, type(value), _core.scalar_bits(value))
@@ -188,3 +191,53 @@ def constant(value, code: int | None = None) -> TracedTensor:
             params = ConstValue(array)
     return _intern(constant_p, params, (), (dtypes.code_of(params.array.dtype),
                                             params.array.shape))
+
+
+# ------------------------------------------------------------------ lifting eager tensors
+
+#: the open :class:`lifting` contexts, innermost last (a list: checked on every constant)
+_lifts: list = []
+
+
+class lifting:
+    """Context manager: while a function is traced on placeholders, each eager tensor that
+    requires grad entering the trace becomes a placeholder of its own (one per tensor
+    object) instead of raising, and ``tensors``/``placeholders`` list them in order of
+    first use.  ``tp.scipy.sparse.linalg`` traces a matvec that closes over eager
+    tensors so: its graph is then a function of those tensors, which the eager
+    derivative rules evaluate at any values (every order)."""
+
+    def __init__(self):
+        self._by_id: dict = {}
+        self.tensors: list = []
+        self.placeholders: list = []
+
+    def __enter__(self):
+        _lifts.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _lifts.remove(self)
+        return False
+
+    def placeholder(self, x) -> TracedTensor:
+        found = self._by_id.get(id(x))
+        if found is None:
+            from .traced import input as placeholder
+            found = placeholder(tuple(shape_of(x)), x.dtype)
+            self._by_id[id(x)] = found
+            self.tensors.append(x)           # (held: the id stays unique while lifting)
+            self.placeholders.append(found)
+        return found
+
+
+def lifted(x, code: int | None = None):
+    """The placeholder of the eager tensor ``x`` in the innermost :class:`lifting`, in
+    dtype ``code`` if given; None when no lifting is on."""
+    if not _lifts:
+        return None
+    node = _lifts[-1].placeholder(x)
+    if code is None or code == node.dtype_code:
+        return node
+    from .ops.elementwise import convert
+    return convert(node, code)

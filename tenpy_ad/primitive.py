@@ -13,6 +13,7 @@ same rule emits graph nodes in a traced transform and computes arrays in ``.back
 """
 from __future__ import annotations
 
+import threading
 from typing import Callable
 
 import numpy as np
@@ -171,7 +172,9 @@ def constant(value, code: int | None = None) -> TracedTensor:
     """A constant node holding ``value`` (an array, scalar or eager Tensor); while
     :class:`lifting` is on, an eager tensor that requires grad is its placeholder."""
     if _lifts and needs_grad(value):
-        return lifted(value, code)
+        node = lifted(value, code)
+        if node is not None:
+            return node
     value = plain_value(value)
     if type(value) in (float, int, complex, bool) and code is not None:
         cache_key = (code, type(value), _core.scalar_bits(value))
@@ -195,7 +198,8 @@ def constant(value, code: int | None = None) -> TracedTensor:
 
 # ------------------------------------------------------------------ lifting eager tensors
 
-#: the open :class:`lifting` contexts, innermost last (a list: checked on every constant)
+#: the open :class:`lifting` contexts of all threads, innermost last (a list: its emptiness
+#: is checked on every constant)
 _lifts: list = []
 
 
@@ -208,6 +212,7 @@ class lifting:
     derivative rules evaluate at any values (every order)."""
 
     def __init__(self):
+        self.thread = threading.get_ident()       # (it lifts in its own thread only)
         self._by_id: dict = {}
         self.tensors: list = []
         self.placeholders: list = []
@@ -231,12 +236,24 @@ class lifting:
         return found
 
 
+def _lifting_here():
+    """This thread's innermost open :class:`lifting`, or None."""
+    thread = threading.get_ident()
+    return next((c for c in reversed(_lifts) if c.thread == thread), None)
+
+
+def is_lifting() -> bool:
+    """Whether a :class:`lifting` is open in this thread."""
+    return bool(_lifts) and _lifting_here() is not None
+
+
 def lifted(x, code: int | None = None):
-    """The placeholder of the eager tensor ``x`` in the innermost :class:`lifting`, in
-    dtype ``code`` if given; None when no lifting is on."""
-    if not _lifts:
+    """The placeholder of the eager tensor ``x`` in this thread's innermost
+    :class:`lifting`, in dtype ``code`` if given; None when no lifting is on here."""
+    context = _lifting_here()
+    if context is None:
         return None
-    node = _lifts[-1].placeholder(x)
+    node = context.placeholder(x)
     if code is None or code == node.dtype_code:
         return node
     from .ops.elementwise import convert

@@ -39,8 +39,9 @@ def operand(x, code: int, traced: bool):
     """``x`` in dtype ``code``, as a node (traced mode) or a Tensor/ndarray (eager mode)."""
     if traced and is_eager(x):
         if x.requires_grad:
-            if _lifts:                  # a matvec traced with its eager tensors lifted
-                return lifted(x, code)
+            node = lifted(x, code) if _lifts else None
+            if node is not None:        # a matvec traced with its eager tensors lifted
+                return node
             raise NotDifferentiableError(
                 "an eager tensor that requires grad cannot enter a traced computation "
                 "(its gradient would be lost); pass it as an input of the trace, or "

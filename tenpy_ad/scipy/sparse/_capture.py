@@ -31,8 +31,8 @@ from ... import introspection
 from ...compiler import compile as compile_program
 from ...eager import no_grad
 from ...errors import ArgumentError, ConcretizationError, NotDifferentiableError, TapeError
-from ...primitive import (_lifts, bind, current, full_like, graph_mode, is_traced, lifting,
-                         needs_grad, plain_value)
+from ...primitive import (bind, current, full_like, graph_mode, is_lifting, is_traced,
+                         lifting, needs_grad, plain_value)
 from ...ad import jvp as graph_jvp, vjp as graph_vjp
 from ...traced import input as placeholder
 
@@ -238,7 +238,7 @@ class OperatorGraph:
         holders = [self.x, *self.cs, *[p for p, _ in extra]]
         values = [x, *cs, *[v for _, v in extra]]
         if any(is_traced(v) for v in values):
-            if any(needs_grad(v) for v in values) and not _lifts:
+            if any(needs_grad(v) for v in values) and not is_lifting():
                 raise ArgumentError("tp.scipy.sparse.linalg: an operator's graph applied to "
                                     "traced tensors and eager tensors that require grad")
             return substitute(graph_outputs, {id(p): v for p, v in zip(holders, values)})

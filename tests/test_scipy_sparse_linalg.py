@@ -461,3 +461,31 @@ def test_linear_operator_algebra(rng):
 def test_the_names_are_registered():
     for name in ("eigsh", "svds", "gmres", "cg", "minres", "expm_multiply"):
         assert _dispatch.IMPLEMENTATIONS[f"scipy.sparse.linalg.{name}"] is getattr(sla, name)
+
+
+def test_lifting_takes_eager_tensors_as_placeholders_in_its_own_thread_only():
+    """primitive.lifting (how an eager matvec is traced): an eager tensor that requires
+    grad entering the trace is one placeholder however often it enters; in another thread
+    it still raises."""
+    import threading
+
+    from tenpy_ad.primitive import lifting
+    left = tp.tensor(np.eye(3), requires_grad=True)
+    other = []
+
+    def elsewhere():
+        try:
+            left @ tp.input((3,))
+        except NotDifferentiableError as error:
+            other.append(error)
+
+    with lifting() as lifts:
+        x = tp.input((3,))
+        (left @ x) + (left @ x) * 2.0
+        thread = threading.Thread(target=elsewhere)
+        thread.start()
+        thread.join()
+    assert lifts.tensors == [left] and len(lifts.placeholders) == 1
+    assert len(other) == 1
+    with pytest.raises(NotDifferentiableError, match="cannot enter a traced"):
+        left @ tp.input((3,))

@@ -13,6 +13,7 @@ same rule emits graph nodes in a traced transform and computes arrays in ``.back
 """
 from __future__ import annotations
 
+import threading
 from typing import Callable
 
 import numpy as np
@@ -168,7 +169,12 @@ _constant_params = _core.constant_params     # arrays: cached by identity + byte
 
 
 def constant(value, code: int | None = None) -> TracedTensor:
-    """A constant node holding ``value`` (an array, scalar or eager Tensor)."""
+    """A constant node holding ``value`` (an array, scalar or eager Tensor); while
+    :class:`lifting` is on, an eager tensor that requires grad is its placeholder."""
+    if _lifts and needs_grad(value):
+        node = lifted(value, code)
+        if node is not None:
+            return node
     value = plain_value(value)
     if type(value) in (float, int, complex, bool) and code is not None:
         cache_key = (code, type(value), _core.scalar_bits(value))
@@ -188,3 +194,67 @@ def constant(value, code: int | None = None) -> TracedTensor:
             params = ConstValue(array)
     return _intern(constant_p, params, (), (dtypes.code_of(params.array.dtype),
                                             params.array.shape))
+
+
+# ------------------------------------------------------------------ lifting eager tensors
+
+#: the open :class:`lifting` contexts of all threads, innermost last (a list: its emptiness
+#: is checked on every constant)
+_lifts: list = []
+
+
+class lifting:
+    """Context manager: while a function is traced on placeholders, each eager tensor that
+    requires grad entering the trace becomes a placeholder of its own (one per tensor
+    object) instead of raising, and ``tensors``/``placeholders`` list them in order of
+    first use.  ``tp.scipy.sparse.linalg`` traces a matvec that closes over eager
+    tensors so: its graph is then a function of those tensors, which the eager
+    derivative rules evaluate at any values (every order)."""
+
+    def __init__(self):
+        self.thread = threading.get_ident()       # (it lifts in its own thread only)
+        self._by_id: dict = {}
+        self.tensors: list = []
+        self.placeholders: list = []
+
+    def __enter__(self):
+        _lifts.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _lifts.remove(self)
+        return False
+
+    def placeholder(self, x) -> TracedTensor:
+        found = self._by_id.get(id(x))
+        if found is None:
+            from .traced import input as placeholder
+            found = placeholder(tuple(shape_of(x)), x.dtype)
+            self._by_id[id(x)] = found
+            self.tensors.append(x)           # (held: the id stays unique while lifting)
+            self.placeholders.append(found)
+        return found
+
+
+def _lifting_here():
+    """This thread's innermost open :class:`lifting`, or None."""
+    thread = threading.get_ident()
+    return next((c for c in reversed(_lifts) if c.thread == thread), None)
+
+
+def is_lifting() -> bool:
+    """Whether a :class:`lifting` is open in this thread."""
+    return bool(_lifts) and _lifting_here() is not None
+
+
+def lifted(x, code: int | None = None):
+    """The placeholder of the eager tensor ``x`` in this thread's innermost
+    :class:`lifting`, in dtype ``code`` if given; None when no lifting is on here."""
+    context = _lifting_here()
+    if context is None:
+        return None
+    node = context.placeholder(x)
+    if code is None or code == node.dtype_code:
+        return node
+    from .ops.elementwise import convert
+    return convert(node, code)

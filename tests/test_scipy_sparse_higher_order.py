@@ -1,8 +1,9 @@
 """tp.scipy.sparse.linalg at second order and generalised: Hessian-vector products of losses
 through eigsh (eigenvalues, a gauge-invariant eigenvector loss), svds and gmres/cg/minres
 on operators whose matvec is tensor code, against central differences of the gradient,
-traced (tp.ad + tp.compile) and under tp.jit; eager mode refuses them, naming the way that
-works.  ``M=`` (a DMRG-like effective Hamiltonian with a norm environment): values against
+traced (tp.ad + tp.compile) and under tp.jit; in eager mode (backward(create_graph=True),
+nested tp.grad, tp.jvp of tp.grad) the same numbers as traced, a third order, and the
+refusals (a matvec that needs values; a tensor written in place after the solve).  ``M=`` (a DMRG-like effective Hamiltonian with a norm environment): values against
 SciPy (``M``, ``Minv``, ``sigma`` with ``OPinv``, mode "cayley") and first-order derivatives
 against Hellmann-Feynman ``dw = v^H (dA - w dM) v`` and finite differences.  Everything is
 deterministic: a fixed ``v0`` and ARPACK at ``tol=0``.
@@ -14,7 +15,7 @@ import scipy.sparse.linalg as scipy_sla
 
 import tenpy_ad as tp
 from tenpy_ad.errors import (ArgumentError, GaugeError, NotDifferentiableError, ShapeError,
-                             UnsupportedError)
+                             TapeError, UnsupportedError)
 from tenpy_ad.scipy.sparse import linalg as sla
 
 D, WD, PD = 3, 2, 2                   # bond, MPO and physical dimensions
@@ -183,16 +184,131 @@ def test_eigsh_hessian_vector_product_under_jit(rng):
         np.testing.assert_allclose(g, f, rtol=1e-6, atol=1e-7)
 
 
-def test_eager_second_order_raises_naming_eigsh_and_tracing(rng):
-    envs = [tp.tensor(e, requires_grad=True) for e in _environments(rng)]
-    for loss in (_lowest_value, _observable):
-        (g, *_) = tp.grad_of([loss(*envs)], envs, create_graph=True)
-        with pytest.raises(NotDifferentiableError, match="eigsh: in eager mode.*tp.jit"):
-            tp.sum(g * g).backward()
-    arrays = _environments(rng)                   # forward over reverse, functional API
-    gradient = tp.grad(lambda *e: _observable(*e), argnums=(0, 1, 2))
-    with pytest.raises(NotDifferentiableError, match="eigsh: in eager mode"):
-        tp.jvp(gradient, tuple(arrays), tuple(_directions(rng, arrays)))
+def _eager_hvps(loss, args, directions):
+    """The eager Hessian-vector products of ``loss`` at ``args`` along ``directions``:
+    reverse over reverse by ``backward(create_graph=True)`` then a second ``backward``,
+    reverse over reverse by nested ``tp.grad``, and forward over reverse by ``tp.jvp`` of
+    ``tp.grad``, all on the eager tape."""
+    leaves = [tp.tensor(a, requires_grad=True) for a in args]
+    loss(*leaves).backward(create_graph=True)
+    grads = [x.grad for x in leaves]
+    for x in leaves:
+        x.grad = None
+    sum(tp.sum(g * d) for g, d in zip(grads, directions)).backward()
+    backward = [x.grad.numpy() for x in leaves]
+    argnums = tuple(range(len(args)))
+    gradient = tp.grad(loss, argnums=argnums)
+    nested = tp.grad(lambda *a: sum(tp.sum(g * d) for g, d in zip(gradient(*a), directions)),
+                     argnums=argnums)(*args)
+    forward = tp.jvp(gradient, tuple(args), tuple(directions))[1]
+    return backward, list(nested), list(forward)
+
+
+def _check_eager_hvp(loss, args, directions, project=None):
+    """The eager HVPs against the traced ones (the same numbers, to 1e-9 of their scale)
+    and against the central difference of the compiled gradient (as _check_hvp); returns
+    the largest relative difference from the traced HVPs."""
+    gradient, both = _hvp_programs(loss, [a.shape for a in args])
+    traced = both(*args, *directions)
+    n = len(args)
+    backward, nested, forward = _eager_hvps(loss, args, directions)
+    scale = max(np.max(np.abs(t)) for t in traced)
+    worst = 0.0
+    for got, expected in ((backward, traced[n:]), (nested, traced[n:]),
+                          (forward, traced[:n])):
+        for g, e in zip(got, expected):
+            np.testing.assert_allclose(g, e, rtol=1e-9, atol=1e-9 * scale)
+            worst = max(worst, float(np.max(np.abs(g - e))) / scale)
+    eps = 1e-5
+    fd = [(p - m) / (2 * eps) for p, m in
+          zip(gradient(*[a + eps * d for a, d in zip(args, directions)]),
+              gradient(*[a - eps * d for a, d in zip(args, directions)]))]
+    project = project or [lambda x: x] * n
+    for g, f, p in zip(backward, fd, project):
+        np.testing.assert_allclose(p(g), p(f), rtol=1e-6, atol=1e-6 * scale)
+    for g, f in zip(forward, fd):
+        np.testing.assert_allclose(g, f, rtol=1e-6, atol=1e-6 * scale)
+    return worst
+
+
+@pytest.mark.parametrize("loss", [_lowest_value, _observable, _projector])
+def test_eager_eigsh_hessian_vector_products_match_traced(rng, loss):
+    envs = _environments(rng)
+    assert _check_eager_hvp(loss, envs, _directions(rng, envs), HERMITIAN) < 1e-9
+
+
+def test_eager_hvp_with_respect_to_a_tensor_computed_before_the_solve(rng):
+    """The matvec closes over L2 = 2 L (not a leaf): the second derivative in L2 itself
+    (grad_of asks for it) and in L through it."""
+    envs = _environments(rng)
+    dirs = _directions(rng, envs)
+    _, both = _hvp_programs(_observable, [e.shape for e in envs])
+    expected = both(2 * envs[0], envs[1], envs[2], dirs[0], 0 * dirs[1], 0 * dirs[2])[3]
+    left, mpo, right = [tp.tensor(e, requires_grad=True) for e in envs]
+    doubled = left * 2.0
+    (g,) = tp.grad_of([_observable(doubled, mpo, right)], [doubled], create_graph=True)
+    (hvp,) = tp.grad_of([tp.sum(g * dirs[0])], [doubled])
+    np.testing.assert_allclose(hvp.numpy(), expected, rtol=1e-9, atol=1e-9)
+    (g,) = tp.grad_of([_observable(left * 2.0, mpo, right)], [left], create_graph=True)
+    (hvp,) = tp.grad_of([tp.sum(g * dirs[0])], [left])
+    np.testing.assert_allclose(hvp.numpy(), 4 * both(2 * envs[0], envs[1], envs[2],
+                                                      dirs[0], 0 * dirs[1],
+                                                      0 * dirs[2])[3], rtol=1e-9, atol=1e-9)
+
+
+def test_eager_third_order_directional_derivative(rng):
+    """jvp of jvp of jvp of w_0 in eager mode: the traced third order, and the central
+    difference of the eager second order."""
+    envs = _environments(rng)
+    dirs = _directions(rng, envs)
+
+    def along(f):
+        return lambda *a: tp.jvp(f, a, tuple(dirs))[1]
+    second, third = along(along(_lowest_value)), along(along(along(_lowest_value)))
+    xs = [tp.input(e.shape) for e in envs]
+    traced = tp.compile(tp.ad.jvp([tp.ad.jvp([tp.ad.jvp([_lowest_value(*xs)], xs, dirs)[0]],
+                                             xs, dirs)[0]], xs, dirs)[0], inputs=xs)
+    np.testing.assert_allclose(third(*envs), traced(*envs), rtol=1e-9)
+    eps = 1e-4
+    fd = (second(*[e + eps * d for e, d in zip(envs, dirs)])
+          - second(*[e - eps * d for e, d in zip(envs, dirs)])) / (2 * eps)
+    np.testing.assert_allclose(third(*envs), fd, rtol=1e-5)
+
+
+def test_eager_second_order_of_a_matvec_that_needs_values_raises(rng):
+    """A matvec that cannot be traced (here: float() of the vector) has no graph of its
+    tensors: eager first order is exact, the second order raises naming eigsh."""
+    a0 = rng.standard_normal((5, 5))
+    a = tp.tensor(a0, requires_grad=True)
+
+    def matvec(v):
+        scale = 1.0 if float(tp.sum(v * 0.0)) == 0.0 else 2.0          # needs values
+        return scale * ((a + a.T) @ v)
+
+    w, v = sla.eigsh(sla.LinearOperator((5, 5), matvec, dtype=np.float64), k=1,
+                     which="SA", v0=np.ones(5))
+    (g,) = tp.grad_of([w[0]], [a], create_graph=True)
+    v0 = np.linalg.eigh(a0 + a0.T)[1][:, 0]
+    np.testing.assert_allclose(g.detach().numpy(), 2 * np.outer(v0, v0), atol=1e-9)
+    with pytest.raises(NotDifferentiableError, match="eigsh: derivatives of order two.*"
+                                                     "needs values"):
+        tp.sum(g * g).backward()
+
+
+def test_eager_higher_order_after_an_in_place_write_raises(rng):
+    """A tensor the matvec uses, written in place (under no_grad) after the solve: the
+    first order uses the solve's saved values; recording a higher derivative would read
+    the new values, so it raises naming the solver."""
+    m = tp.tensor(rng.standard_normal((5, 5)) + 5 * np.eye(5), requires_grad=True)
+    b = tp.tensor(np.ones(5), requires_grad=True)
+    x = sla.gmres(sla.LinearOperator((5, 5), lambda v: m @ v, dtype=np.float64), b,
+                  rtol=1e-12)[0]
+    loss = tp.sum(x * x)
+    with tp.no_grad():
+        m[0, 0] = 3.0
+    with pytest.raises(TapeError, match="gmres: a tensor the operator's matvec uses was "
+                                        "written in place"):
+        tp.grad_of([loss], [m], create_graph=True)
 
 
 def test_degenerate_second_order_raises_and_basis_dependence_is_a_gauge_error(rng):
@@ -264,14 +380,13 @@ def test_solve_second_order_against_the_dense_solve(rng, solver):
         np.testing.assert_allclose(got, expected, rtol=1e-8, atol=1e-9)
 
 
-def test_eager_second_order_of_a_solve_raises(rng):
-    a = tp.tensor(rng.standard_normal((5, 5)) * 0.4, requires_grad=True)
-    b = tp.tensor(rng.standard_normal(5), requires_grad=True)
-    (ga, gb) = tp.grad_of([_solve_loss("gmres")(a, b)], [a, b], create_graph=True)
-    with pytest.raises(NotDifferentiableError, match="gmres: in eager mode"):
-        tp.sum(ga * ga).backward()
-    with pytest.raises(NotDifferentiableError, match="gmres: in eager mode"):
-        tp.sum(gb * gb).backward()
+def test_eager_svds_and_solve_hessian_vector_products_match_traced(rng):
+    a = rng.standard_normal((6, 4))
+    assert _check_eager_hvp(_svds_loss, [a], [rng.standard_normal((6, 4))]) < 1e-9
+    for solver in ("gmres", "cg", "minres"):
+        a, b = rng.standard_normal((5, 5)) * 0.4, rng.standard_normal(5)
+        dirs = [rng.standard_normal((5, 5)), rng.standard_normal(5)]
+        assert _check_eager_hvp(_solve_loss(solver), [a, b], dirs) < 1e-9
 
 
 # ------------------------------------------------------------------ generalised: M=
@@ -377,6 +492,30 @@ def test_generalised_eigenvector_gradient_and_hvp_match_finite_differences(rng):
     np.testing.assert_allclose(sum(np.sum(t.grad.numpy() * d) for t, d in zip(tensors, dirs)),
                                fd, rtol=1e-6)
     assert _check_hvp(_generalised_loss, args, dirs, HERMITIAN + NORMS) < 1e-6
+
+
+def test_eager_generalised_hessian_vector_products_match_traced(rng):
+    """M= (a norm environment's matvec closing over NL, NR), and shift-invert with M: the
+    eager HVPs are the traced ones."""
+    envs, norms = _environments(rng), _norm_environments(rng)
+    args = envs + norms
+    dirs = _directions(rng, envs) + [_symmetric(rng, (D, D)) * 0.1 for _ in range(2)]
+    assert _check_eager_hvp(_generalised_loss, args, dirs, HERMITIAN + NORMS) < 1e-9
+    lowest = scipy.linalg.eigh(_dense(*envs), _dense_metric(*norms), eigvals_only=True)[0]
+
+    def shift_invert(left, mpo, right, nl, nr):
+        w, v = sla.eigsh(_heff(left, mpo, right), k=1, M=_metric(nl, nr),
+                         sigma=lowest - 0.05, v0=np.ones(N))
+        return w[0] + (v[:, 0] @ (_OBSERVABLE @ v[:, 0]))
+
+    # the same eigenpair (k=1 here, k=2 there): the same HVP along the Hermitian
+    # directions (the reverse HVP off them depends on k, as for a non-Hermitian dA)
+    generalised = _eager_hvps(_generalised_loss, args, dirs)
+    project = HERMITIAN + NORMS
+    for got, expected, maps in zip(_eager_hvps(shift_invert, args, dirs), generalised,
+                                   (project, project, [lambda x: x] * 5)):
+        for g, e, p in zip(got, expected, maps):
+            np.testing.assert_allclose(p(g), p(e), rtol=1e-7, atol=1e-8)
 
 
 def test_generalised_unsupported_and_aids_that_require_grad_raise(rng):

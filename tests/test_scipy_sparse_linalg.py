@@ -1,8 +1,8 @@
 """tp.scipy.sparse.linalg: values against SciPy, implicit first-order derivatives against
 Hellmann-Feynman and central differences (a DMRG-like effective Hamiltonian whose matvec
 closes over its environments), in eager, traced and compiled modes; the solves; the
-errors (a tensor the tape cannot see, mixed modes, degenerate eigenvectors, eager second
-order).  Second order and ``M=``: tests/test_scipy_sparse_higher_order.py.
+errors (a tensor the tape cannot see, mixed modes, degenerate eigenvectors); eager
+second order against tp.jit.  Second order and ``M=``: tests/test_scipy_sparse_higher_order.py.
 """
 import numpy as np
 import pytest
@@ -259,31 +259,32 @@ def test_degenerate_with_an_uncomputed_eigenvalue_asks_for_a_larger_k(rng):
         (v[0, 0] ** 2).backward()
 
 
-def test_eager_second_order_raises_and_traced_is_exact(rng):
-    """Eager mode differentiates eigsh once (its tape holds the matvec at the computed
-    vectors, not a function of them); traced, the second order is exact
-    (tests/test_scipy_sparse_higher_order.py checks it in depth)."""
+def test_eager_second_order_matches_traced_and_finite_differences(rng):
+    """Eager mode differentiates eigsh again (backward(create_graph=True), then a second
+    backward): the same Hessian-vector product as tp.jit, and the central difference of
+    the gradient (tests/test_scipy_sparse_higher_order.py checks it in depth)."""
     a0 = rng.standard_normal((5, 5))
-    a = tp.tensor(a0, requires_grad=True)
-    op = sla.LinearOperator((5, 5), lambda v: (a + a.T) @ v)
-    w, v = sla.eigsh(op, k=1, which="SA")
-    (g,) = tp.grad_of([(v[0, 0] ** 2)], [a], create_graph=True)
-    with pytest.raises(NotDifferentiableError, match="order two.*tp.jit"):
-        g.sum().backward()
-    w, _ = sla.eigsh(op, k=1, which="SA")               # eigenvalues alone: the same
-    (g,) = tp.grad_of([w[0]], [a], create_graph=True)
-    with pytest.raises(NotDifferentiableError, match="order two"):
-        (g * g).sum().backward()
-
-    def lowest(x):
-        op = sla.LinearOperator((5, 5), lambda v: (x + x.T) @ v, dtype=np.float64)
-        return sla.eigsh(op, k=1, which="SA", v0=np.ones(5))[0][0]
     direction = rng.standard_normal((5, 5))
-    hvp = tp.jit(lambda x: tp.jvp(tp.grad(lowest), (x,), (direction,))[1])(a0)
+
+    def loss(x):
+        op = sla.LinearOperator((5, 5), lambda v: (x + x.T) @ v, dtype=np.float64)
+        w, v = sla.eigsh(op, k=2, which="SA", v0=np.ones(5))
+        return w[0] + v[0, 0] ** 2 + 0.5 * w[1]
+
+    a = tp.tensor(a0, requires_grad=True)
+    loss(a).backward(create_graph=True)
+    g, a.grad = a.grad, None
+    tp.sum(g * direction).backward()
+    eager = a.grad.numpy()
+    hvp = tp.jit(lambda x: tp.grad(lambda y: tp.sum(tp.grad(loss)(y) * direction))(x))(a0)
+    np.testing.assert_allclose(eager, hvp, rtol=1e-9, atol=1e-10)
     h = 1e-5
-    fd = (tp.jit(tp.grad(lowest))(a0 + h * direction)
-          - tp.jit(tp.grad(lowest))(a0 - h * direction)) / (2 * h)
-    np.testing.assert_allclose(hvp, fd, rtol=1e-6, atol=1e-8)
+    fd = (tp.jit(tp.grad(loss))(a0 + h * direction)
+          - tp.jit(tp.grad(loss))(a0 - h * direction)) / (2 * h)
+    forward = tp.jvp(tp.grad(loss), (a0,), (direction,))[1]       # eager forward over reverse
+    np.testing.assert_allclose(forward, fd, rtol=1e-6, atol=1e-8)
+    sym = (eager + eager.T) / 2                # the loss sees a + a^T: compare that part
+    np.testing.assert_allclose(sym, (fd + fd.T) / 2, rtol=1e-6, atol=1e-8)
 
 
 def test_unsupported_options_raise(rng):
@@ -464,3 +465,31 @@ def test_linear_operator_algebra(rng):
 def test_the_names_are_registered():
     for name in ("eigsh", "svds", "gmres", "cg", "minres", "expm_multiply"):
         assert _dispatch.IMPLEMENTATIONS[f"scipy.sparse.linalg.{name}"] is getattr(sla, name)
+
+
+def test_lifting_takes_eager_tensors_as_placeholders_in_its_own_thread_only():
+    """primitive.lifting (how an eager matvec is traced): an eager tensor that requires
+    grad entering the trace is one placeholder however often it enters; in another thread
+    it still raises."""
+    import threading
+
+    from tenpy_ad.primitive import lifting
+    left = tp.tensor(np.eye(3), requires_grad=True)
+    other = []
+
+    def elsewhere():
+        try:
+            left @ tp.input((3,))
+        except NotDifferentiableError as error:
+            other.append(error)
+
+    with lifting() as lifts:
+        x = tp.input((3,))
+        (left @ x) + (left @ x) * 2.0
+        thread = threading.Thread(target=elsewhere)
+        thread.start()
+        thread.join()
+    assert lifts.tensors == [left] and len(lifts.placeholders) == 1
+    assert len(other) == 1
+    with pytest.raises(NotDifferentiableError, match="cannot enter a traced"):
+        left @ tp.input((3,))

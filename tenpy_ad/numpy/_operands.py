@@ -12,8 +12,8 @@ from .. import dtypes
 from ..errors import ArgumentError, DTypeError, NotDifferentiableError, ShapeError
 from ..ops import elementwise as ew
 # (holds_tensor, is_traced, tensor_among and value_like: the families import them here)
-from ..primitive import (any_traced, constant, dtype_key, holds_tensor, is_eager, is_tensor,
-                         is_traced, tensor_among, value_like)
+from ..primitive import (_lifts, any_traced, constant, dtype_key, holds_tensor, is_eager,
+                         is_tensor, is_traced, lifted, tensor_among, value_like)
 
 PY_SCALARS = (float, int, complex, bool)
 
@@ -39,6 +39,9 @@ def operand(x, code: int, traced: bool):
     """``x`` in dtype ``code``, as a node (traced mode) or a Tensor/ndarray (eager mode)."""
     if traced and is_eager(x):
         if x.requires_grad:
+            node = lifted(x, code) if _lifts else None
+            if node is not None:        # a matvec traced with its eager tensors lifted
+                return node
             raise NotDifferentiableError(
                 "an eager tensor that requires grad cannot enter a traced computation "
                 "(its gradient would be lost); pass it as an input of the trace, or "

@@ -22,15 +22,18 @@ derivative at degenerate eigenvalues: it is not implemented).
 
 Primitives:
 
-* ``eigsh_operator(*c_A, *c_M)`` (traced only): the values; zero derivative, carried by
-* ``eigsh_operator_map(w, V, ...)``: returns ``(w, V)`` again.  Traced, its operands are
-  ``(w, V, *c_A, *c_M)`` (the captured tensors), and its rules build ``dZ``, the complement
-  solve (by the differentiable solve primitives of :mod:`._solve`, on ``B`` as a captured
-  operator) and the cotangents of the captured tensors as graph nodes at the
-  differentiable ``(w, V)``: derivatives of every order.  Eager, its operands are ``(w, V,
-  Z_A[, Z_M])`` with ``Z = A V`` from the user's matvec on the tape, and
-* ``eigsh_operator_derivative`` (eager) applies the same maps on arrays; its own rules
-  raise (eager derivatives of order two and higher are not implemented).
+* ``eigsh_operator(*c_A, *c_M)``: the values; zero derivative, carried by
+* ``eigsh_operator_map(w, V, ...)``: returns ``(w, V)`` again.  Its operands are ``(w, V,
+  *c_A, *c_M)`` (the captured tensors: traced, or eager tensors that require grad), and
+  its rules build ``dZ``, the complement solve (by the solve primitives of :mod:`._solve`,
+  on ``B`` as a captured operator when it must be differentiable) and the cotangents of
+  the captured tensors at the differentiable ``(w, V)``: graph nodes traced, taped
+  operations when eager mode records a higher derivative, arrays otherwise; derivatives
+  of every order.  For a matvec that needs values (no graph: :mod:`._capture`) its
+  operands are ``(w, V, Z_A[, Z_M])`` with ``Z = A V`` from the user's matvec on the tape,
+  and
+* ``eigsh_operator_derivative`` (that case) applies the same maps on arrays; its own rules
+  raise (derivatives of order two and higher need the matvec's graph).
 """
 from __future__ import annotations
 
@@ -41,7 +44,8 @@ from ... import dtypes
 from ... import numpy as tnp
 from ...errors import GaugeError, NotDifferentiableError, UnsupportedError
 from ...param_schema import Instance
-from ...primitive import bind, code_of_value, full_like, is_traced, primitive, shape_of
+from ...primitive import (bind, code_of_value, full_like, is_traced, needs_grad, primitive,
+                          shape_of)
 from ...rules import defrules
 from . import _solve
 from ._capture import Captured, capture
@@ -72,6 +76,12 @@ class EigshProblem:
     def n_a(self) -> int:
         """How many captured tensors of ``A`` lead those of ``M`` among the operands."""
         return len(self.operator.tensors)
+
+    def check_unwritten(self, captured_a, captured_m) -> None:
+        """The captured eager tensors still hold their values of the solve (Captured)."""
+        self.operator.check_unwritten(captured_a)
+        if self.metric is not None:
+            self.metric.check_unwritten(captured_m)
 
     def split(self, captured) -> tuple:
         captured = tuple(captured)
@@ -119,7 +129,7 @@ def _values_shape(problem, *captured):
     return [(dtypes.real_code(code), (problem.k,)), (code, (problem.operator.n, problem.k))]
 
 
-# The k eigenpairs by ARPACK from the captured tensors (traced); zero derivative (the map's).
+# The k eigenpairs by ARPACK from the captured tensors; zero derivative (the map's).
 values_p = defrules(primitive("eigsh_operator", _values_impl, _values_shape, n_outputs=2,
                               params=Instance(EigshProblem)),
                     lambda problem, tangents, out, xs: (None, None),
@@ -174,7 +184,7 @@ def apply(op: Captured, x, captured):
     operator on a traced vector) or the matvec on arrays."""
     if op.graph is not None:
         return op.graph.apply(x, captured)
-    if is_traced(x):
+    if is_traced(x) or needs_grad(x):            # (eager: a higher derivative's tape)
         return bind(apply_p, ConstantApply(op), x)
     return op.matvec(np.asarray(x), ())
 
@@ -301,7 +311,9 @@ class Pairs:
                    "computed eigenvectors did not converge (relative residual "
                    "{residual:.3g}); w_{i} is probably degenerate with an eigenvalue that "
                    "was not computed: raise k to include the whole degenerate subspace")
-        if is_traced(r) or is_traced(self.v):
+        if self._differentiable(r):
+            # B as an operator of the eigenpairs and the captured tensors (graph nodes, or
+            # eager tensors lifted by capture), solved by the differentiable primitives
             op = capture("eigsh", self.shifted, n * k, dtype)
             solve = _solve.SolveProblem("eigsh", None, op, None, {}, hermitian=True,
                                         blocks=k, failure=failure)
@@ -312,6 +324,12 @@ class Pairs:
                                         blocks=k, failure=failure)
             x = solve.solve_exactly(np.ravel(r).astype(dtype, copy=False), ())
         return tnp.reshape(x, (n, k))
+
+    def _differentiable(self, r) -> bool:
+        """Whether the complement's solve must be differentiable: traced, or eager values
+        on the tape of a derivative being recorded (a higher order)."""
+        values = (r, self.v, self.w, self.mv, *self.ca, *self.cm)
+        return any(is_traced(x) or needs_grad(x) for x in values)
 
     def project_out(self, x):
         """``Q x = x - M V V^H x``."""
@@ -371,8 +389,9 @@ def _map_shape(problem, w, v, *rest):
 
 
 def _eager_derivative(problem, *operands) -> tuple:
-    """Eager: ``(dw, dV)`` of ``(dZ_A, dZ_M)`` or ``(U_A, U_M)`` of ``(gw, gV)`` on arrays
-    (the tangent map or its adjoint), from the eigenpairs and the Z of the map."""
+    """A matvec without a graph: ``(dw, dV)`` of ``(dZ_A, dZ_M)`` or ``(U_A, U_M)`` of
+    ``(gw, gV)`` on arrays (the tangent map or its adjoint), from the eigenpairs and the Z
+    of the map."""
     return tuple(bind(derivative_p, problem, *operands))
 
 
@@ -385,6 +404,7 @@ def _map_jvp(problem, tangents, out, xs):
         return _eager_derivative(problem, zeros if dza is None else dza,
                                  zeros if dzm is None else dzm, xs[0], xs[1], *xs[2:])
     ca, cm = problem.split(xs[2:])
+    problem.check_unwritten(ca, cm)
     dca, dcm = problem.split(tangents[2:])
     dza = _pushforward(problem.operator, out[1], dca, ca)
     dzm = None if problem.metric is None else _pushforward(problem.metric, out[1], dcm, cm)
@@ -431,6 +451,7 @@ def _map_vjp(problem, cts, out, xs, active):
     active_a, active_m = problem.split(active[2:])
     if not (any(active_a) or any(active_m)):
         return tuple(result)
+    problem.check_unwritten(ca, cm)
     pairs = Pairs(problem, out[0], out[1], ca, cm)
     ua, um = adjoint_map(pairs, gw, gv)
     result[2:] = (_pullback(problem.operator, out[1], ua, ca, active_a)
@@ -443,7 +464,7 @@ map_p = defrules(primitive("eigsh_operator_map", _map_impl, _map_shape, n_output
                            params=Instance(EigshProblem)), _map_jvp, _map_vjp)
 
 
-# ------------------------------------------------------------------ eager: the maps on arrays
+# ------------------------------------------------------------------ no graph: the maps on arrays
 
 def _derivative_impl(problem, a, b, w, v, *tied):
     pairs = Pairs(problem, w, v, (), ())
@@ -463,12 +484,15 @@ def _derivative_shape(problem, a, b, w, v, *tied):
 
 def _no_second_order(*_):
     raise NotDifferentiableError(
-        "eigsh: in eager mode, derivatives of order two and higher of eigsh on a "
-        "LinearOperator are not implemented (first order is exact); trace the computation "
-        "(tp.jit, or tp.ad on tp.input placeholders), where every order is exact")
+        "eigsh: derivatives of order two and higher of eigsh on a LinearOperator whose "
+        "matvec needs values (it could not be traced: NumPy or SciPy code on arrays, "
+        "float() or control flow on the vector's values) are not implemented (first order "
+        "is exact); write the matvec with tensor operations (tp.* or NumPy functions on "
+        "tensors), which are differentiated to every order, eager or traced")
 
 
-# Eager: (dw, dV) of (dZ_A, dZ_M), or (U_A, U_M) of (gw, gV), on arrays; its rules raise.
+# A matvec without a graph: (dw, dV) of (dZ_A, dZ_M), or (U_A, U_M) of (gw, gV), on
+# arrays; its rules raise.
 # Its trailing operands are the Z of the map (unused values): they depend on the
 # operator's tensors, so that its results are on the tape when a higher derivative is
 # recorded, and that derivative reaches the refusal instead of a silent zero.

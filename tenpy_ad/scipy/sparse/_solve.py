@@ -7,20 +7,25 @@ The derivative's solves are solves again, with the same operator (forward) or it
 (reverse), by the same primitives: JAX's ``custom_linear_solve``.  How ``dA x`` reaches
 the tensors the matvec uses depends on the mode:
 
-* traced: the captured tensors ``c`` are operands, and ``dA x`` and the cotangents of
-  ``c`` are graph nodes built from the operator's graph at the differentiable solution
-  ``x`` (:class:`~._capture.OperatorGraph`).  Every rule is made of solves and ordinary
-  nodes, so derivatives of every order are exact;
-* eager: ``Z = A x0`` from the user's matvec on the tape is an operand (its tangent is
-  ``dA x0``); first-order derivatives are exact, and ``operator_solve_derivative`` (the
-  solve on arrays) refuses to be differentiated in the operator's tensors.
+* with a graph (traced tensors, or eager tensors that require grad, :mod:`._capture`):
+  the captured tensors ``c`` are operands, and ``dA x`` and the cotangents of ``c`` are
+  built from the operator's graph at the differentiable solution ``x``
+  (:class:`~._capture.OperatorGraph`: graph nodes, taped eager operations, or arrays).
+  Every rule is made of solves and ordinary operations, so derivatives of every order are
+  exact, eager as traced;
+* a matvec that needs values (no graph): ``Z = A x0`` from the user's matvec on the tape
+  is an operand (its tangent is ``dA x0``); first-order derivatives are exact, and
+  ``operator_solve_derivative`` (the solve on arrays) refuses to be differentiated in the
+  operator's tensors.
 
 Primitives:
 
 * ``operator_solve``: ``(x, info)`` from ``b`` and the captured tensors (values only; zero
   derivative, carried by ``operator_solve_map``);
-* ``operator_solve_map(b, x0, *c)`` (traced) or ``(b, x0, Z)`` (eager): returns ``x``;
-* ``operator_solve_derivative`` (eager): ``A^{-1} r`` (or ``A^{-H} r``) on arrays.
+* ``operator_solve_map(b, x0, *c)`` (with a graph) or ``(b, x0, Z)`` (without): returns
+  ``x``;
+* ``operator_solve_derivative`` (without a graph): ``A^{-1} r`` (or ``A^{-H} r``) on
+  arrays.
 """
 from __future__ import annotations
 
@@ -179,6 +184,7 @@ def _map_jvp(problem, tangents, out, xs):
         rhs = _difference(tangents[0], tangents[2])          # db - dZ, dZ = dA x0
         return None if rhs is None else bind(derivative_p, problem, rhs, *_tied(problem, xs))
     db, dcs, cs = tangents[0], tangents[2:], xs[2:]
+    problem.operator.check_unwritten(cs)
     rhs = _difference(db, problem.graph().pushforward(out, dcs, cs) if cs else None)
     return None if rhs is None else solve_traced(problem.exact(), rhs, cs)[0]
 
@@ -193,6 +199,7 @@ def _map_vjp(problem, g, out, xs, active):
         result[2] = -lam if active[2] else None
         return tuple(result)
     cs = xs[2:]
+    problem.operator.check_unwritten(cs)
     lam = solve_traced(problem.exact().flipped(), g, cs)[0]
     result[0] = _like_b(lam, xs[0]) if active[0] else None
     if any(active[2:]):
@@ -212,10 +219,11 @@ map_p = defrules(primitive("operator_solve_map",
 
 def _not_in_the_operator(problem):
     raise NotDifferentiableError(
-        f"{problem.name}: in eager mode, derivatives of order two and higher in the "
-        "operator's tensors are not implemented (first order is exact); trace the "
-        "computation (tp.jit, or tp.ad on tp.input placeholders), where every order is "
-        "exact")
+        f"{problem.name}: derivatives of order two and higher in the tensors of an operator "
+        "whose matvec needs values (it could not be traced: NumPy or SciPy code on arrays, "
+        "float() or control flow on the vector's values) are not implemented (first order "
+        "is exact); write the matvec with tensor operations (tp.* or NumPy functions on "
+        "tensors), which are differentiated to every order, eager or traced")
 
 
 def _tied(problem, xs) -> tuple:
@@ -243,10 +251,11 @@ def _derivative_impl(problem, r, *tied):
     return problem.exact().values(r, ())[0]
 
 
-# A^{-1} r (A^{-H} r) to tight tolerance on arrays: the eager derivative's solve, linear
-# in r.  The operator's tensors are not its operands (eager: the matvec closes over
-# them), so when they require grad (``refuse``) its own rules raise: its result depends
-# on them, and a derivative through it would silently miss that.
+# A^{-1} r (A^{-H} r) to tight tolerance on arrays: the derivative's solve of an operator
+# without a graph (eager, a matvec that needs values), linear in r.  The operator's
+# tensors are not its operands (the matvec closes over them), so when they require grad
+# (``refuse``) its own rules raise: its result depends on them, and a derivative through
+# it would silently miss that.
 derivative_p = defrules(primitive("operator_solve_derivative", _derivative_impl,
                                   lambda problem, r, *tied: (code_of_value(r),
                                                              tuple(r.shape)),
@@ -274,6 +283,9 @@ def solve(problem: SolveProblem, matvec, b) -> tuple:
                                 "uses eager tensors that require grad; use one mode "
                                 "(tp.input placeholders, or eager tensors)")
         return solve_traced(problem, b, operator.tensors)
+    if operator.lifted:             # eager tensors as operands: the rules of every order
+        x, info = solve_traced(problem, b, operator.tensors)
+        return x, int(plain_value(info))
     x0, info = problem.values(np.asarray(plain_value(b)), ())
     z = matvec(tensor(x0))
     if not (needs_grad(z) or needs_grad(b)):

@@ -25,30 +25,37 @@ solve, never through the iterations:
   (for the operator's tensors) by a Gauss-Legendre quadrature in ``s`` whose node count
   follows from a norm estimate of ``A`` (:mod:`._expm`).
 
-**Which tensors the derivative reaches.**  ``dA`` is the derivative of the matvec itself,
-taken by calling it on the computed vectors: eager, the tape records that call, so every
-tensor that requires grad and that the matvec uses through tensor operations gets its
-gradient, however the matvec reaches it (closure, attribute, global).  Traced, the matvec
-is called once on a placeholder; the traced tensors the result depends on other than
-through the vector (the graph's frontier) become operands of the solver's node, and the
-values are computed by a program compiled from that graph.  A matvec that hides a tensor
+**Which tensors the derivative reaches.**  The matvec is called once on a placeholder
+vector (:mod:`._capture`).  Traced, the traced tensors the result depends on other than
+through the vector (the graph's frontier) become operands of the solver's node.  Eager,
+each tensor that requires grad entering that trace stands in it as a placeholder of its
+own (:class:`~tenpy_ad.primitive.lifting`), so every such tensor the matvec uses through
+tensor operations, however it reaches it (closure, attribute, global, a tensor computed
+from others before or inside the matvec), becomes an operand and gets its gradient.  The
+values are computed by a program compiled from the graph.  A matvec that hides a tensor
 from the tape (``np.asarray`` of a tensor that requires grad, a SciPy function on it)
 raises :class:`~tenpy_ad.errors.NotDifferentiableError` naming the solver, and one that
 mixes traced tensors with eager tensors that require grad raises
 :class:`~tenpy_ad.errors.ArgumentError`: a gradient is never silently dropped.
 (``tp.no_grad()`` and ``.detach()`` inside the matvec are explicit and respected.)
 
-**Orders.**  Traced (``tp.ad``, ``tp.compile``, ``tp.jit``), derivatives of every order are
-exact: the rules are made of the same solve primitives (a linear solve's derivative is a
-solve with the same operator or its adjoint, as JAX's ``custom_linear_solve``; the
-eigenvectors' correction a solve with the shifted, projected operator) and of graph nodes
-of the matvec rebuilt at the differentiable solution (``dA x`` and the cotangents of the
-captured tensors), so a Hessian-vector product is the first-order rules applied again,
-with no unrolled iterations.  Eager mode differentiates once (JVP and VJP): its tape holds
-the matvec at the computed vectors, not as a function of them, so a second derivative
-there raises :class:`~tenpy_ad.errors.NotDifferentiableError` (use ``tp.jit``).  At
-degenerate computed eigenvalues the eigenvectors' second derivative raises too.  On
-operators without tensors (plain arrays, SciPy operators) the results are arrays.
+**Orders.**  Derivatives of every order are exact, eager (``backward(create_graph=True)``,
+nested ``tp.grad``, ``tp.jvp`` of ``tp.grad``) and traced (``tp.ad``, ``tp.compile``,
+``tp.jit``) alike: the rules are made of the same solve primitives (a linear solve's
+derivative is a solve with the same operator or its adjoint, as JAX's
+``custom_linear_solve``; the eigenvectors' correction a solve with the shifted, projected
+operator) and of the matvec's graph at the differentiable solution (``dA x`` and the
+cotangents of the captured tensors), so a Hessian-vector product is the first-order rules
+applied again, with no unrolled iterations.  The first order runs on arrays (compiled
+programs); only when a higher derivative is recorded do the rules evaluate the graph on
+the tape.  Exceptions: a matvec that cannot be traced (it needs values: NumPy or SciPy
+code on arrays, ``float()`` of the vector) is differentiated through the tape of its calls
+on the computed vectors, exactly at first order, and its second derivative raises
+:class:`~tenpy_ad.errors.NotDifferentiableError`; at degenerate computed eigenvalues the
+eigenvectors' second derivative raises too.  The rules use the captured tensors' values of
+the solve; a tensor the matvec uses (a leaf) written in place after the solve makes a
+higher derivative raise :class:`~tenpy_ad.errors.TapeError`.  On operators without tensors
+(plain arrays, SciPy operators) the results are arrays.
 
 **eigsh's options.**  A real ``sigma`` (shift-invert, ``mode`` "normal" or "cayley"; SciPy
 inverts ``A - sigma M`` iteratively unless ``OPinv`` is given) finds the eigenpairs nearest
@@ -184,9 +191,9 @@ def _promoted(op: LinearOperator, b) -> LinearOperator:
     return op if dtype == op.dtype else LinearOperator(op.shape, op._mv, op._rmv, dtype=dtype)
 
 
-def _captured(name: str, op: LinearOperator) -> Captured:
+def _captured(name: str, op: LinearOperator, lift: bool = True) -> Captured:
     try:
-        return capture(name, _guarded(name, op._mv), op.shape[1], op.dtype)
+        return capture(name, _guarded(name, op._mv), op.shape[1], op.dtype, lift)
     except NotDifferentiableError as error:
         raise NotDifferentiableError(f"{name}: {error}") from None
 
@@ -245,6 +252,8 @@ def eigsh(A, k: int = 6, M=None, sigma=None, which: str = "LM", v0=None, ncv=Non
         op, mop = _with_dtype(op, dtype), _with_dtype(mop, dtype)
     operator = _captured("eigsh", op)
     metric = None if mop is None else _captured("eigsh", mop)
+    if metric is not None and _one_eager_way(operator, op, metric, mop):
+        operator, metric = _captured("eigsh", op, False), _captured("eigsh", mop, False)
     v0 = None if v0 is None else np.asarray(v0, operator.dtype)
     problem = _eigsh.EigshProblem(operator, int(k), which, v0, ncv, maxiter, tol,
                                   sigma=None if sigma is None else float(sigma),
@@ -253,6 +262,18 @@ def eigsh(A, k: int = 6, M=None, sigma=None, which: str = "LM", v0=None, ncv=Non
     w, v = _eigenpairs(problem, _guarded("eigsh", op._mv),
                        None if mop is None else _guarded("eigsh", mop._mv))
     return (w, v) if return_eigenvectors else w
+
+
+def _one_eager_way(operator: Captured, op: LinearOperator, metric: Captured,
+                   mop: LinearOperator) -> bool:
+    """Whether ``A`` and ``M`` must both be taken the eager way (their matvecs on the
+    tape: first order): one has eager tensors as operands (lifted) while the other's
+    matvec needs values and uses tensors that require grad, so it has no graph."""
+    for lifted, (other, other_op) in ((operator, (metric, mop)), (metric, (operator, op))):
+        if lifted.lifted and not other.tensors and _guard(
+                _guarded("eigsh", other_op._mv), other.n, other.dtype) is not None:
+            return True
+    return False
 
 
 def _metric(M, n: int) -> LinearOperator:
@@ -296,10 +317,11 @@ def _aid(name: str, aid, n: int):
 def _eigenpairs(problem, matvec: Callable, mmatvec: Callable | None) -> tuple:
     operator, metric = problem.operator, problem.metric
     captured = operator.tensors + (() if metric is None else metric.tensors)
-    if captured:
-        for op, mv in ((operator, matvec), (metric, mmatvec)):
-            if op is not None and not op.traced:
-                _no_eager_gradients("eigsh", mv, op)
+    if captured:          # traced tensors, or eager ones (lifted): their rules, any order
+        if operator.traced or (metric is not None and metric.traced):
+            for op, mv in ((operator, matvec), (metric, mmatvec)):
+                if op is not None and not op.traced:
+                    _no_eager_gradients("eigsh", mv, op)
         w0, v0 = bind(_eigsh.values_p, problem, *captured)
         return bind(_eigsh.map_p, problem, w0, v0, *captured)
     w0, v0 = problem.eigenpairs((), ())
@@ -410,7 +432,7 @@ def expm_multiply(A, B, start=None, stop=None, num=None, endpoint=None, traceA=N
         raise ShapeError(f"expm_multiply: B must have {n} rows, got shape "
                          f"{list(shape_of(B))}")
     op = _promoted(op, B)
-    operator = _captured("expm_multiply", op)
+    operator = _captured("expm_multiply", op, False)      # (no derivative in its tensors)
     problem = _expm.ExpmProblem(operator, 0.0 if traceA is None else complex(traceA).real
                                 if np.isrealobj(traceA) else complex(traceA))
     if operator.traced:

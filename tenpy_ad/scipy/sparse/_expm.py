@@ -42,12 +42,15 @@ are operands, and
 So every rule is made of these two primitives on (block) operators, and of the operator's
 graph (``dA x``, ``P``) rebuilt as nodes, and differentiates again.
 
-Eager, the tensors are not operands (the matvec closes over them): ``Z = A W`` at the
-quadrature's vectors ``W = [w(s_j)]`` (``m`` from the norm bound; the nodes are fixed in the
-forward pass) is recorded on the tape by the user's matvec, and is an operand; its tangent
-is ``dA W`` (``dy = sum_j c_j exp((1-s_j)A) dZ_j``) and its cotangent ``c_j u(s_j)``.  The
-derivative's own products are ``operator_expm_multiply`` nodes tied to ``Z`` whose rules
-refuse to be differentiated in the operator: eager derivatives are first order.
+Eager, the matvec is traced with its tensors that require grad lifted to placeholders
+(_capture.py): those tensors are the operands, and the same rules run on the tape, so every
+order is exact there too.  A matvec that cannot be traced (it needs values) takes the
+first-order way: ``Z = A W`` at the quadrature's vectors ``W = [w(s_j)]`` (``m`` from the
+norm bound; the nodes are fixed in the forward pass) is recorded on the tape by the user's
+matvec, and is an operand; its tangent is ``dA W`` (``dy = sum_j c_j exp((1-s_j)A) dZ_j``)
+and its cotangent ``c_j u(s_j)``.  The derivative's own products are
+``operator_expm_multiply`` nodes tied to ``Z`` whose rules refuse a second derivative in the
+operator.
 """
 from __future__ import annotations
 
@@ -320,7 +323,7 @@ def _add(a, b):
 # ------------------------------------------------------------------ exp(A) B
 
 def _impl(problem, b, *extra):
-    captured = () if problem.eager or not problem.operator.traced else tuple(extra)
+    captured = () if problem.eager or not problem.operator.tensors else tuple(extra)
     return problem.apply(b, captured)
 
 
@@ -333,15 +336,16 @@ def _shape_rule(problem, b, *extra):
 
 def _not_in_the_operator():
     raise NotDifferentiableError(
-        "expm_multiply: in eager mode, derivatives of order two and higher in the "
-        "operator's tensors are not implemented (first order is exact); trace the "
-        "computation (tp.jit, or tp.ad on tp.input placeholders), where every order is exact")
+        "expm_multiply: its operator's matvec needs values (it cannot be traced), so "
+        "derivatives of order two and higher in the operator's tensors are not available "
+        "(first order is exact); write the matvec with tensor operations")
 
 
 def _jvp(problem, tangents, out, xs):
     if problem.eager:
         return _eager_jvp(problem, tangents, xs)
     db, dcs, cs = tangents[0], tangents[1:], xs[1:]
+    problem.operator.check_unwritten(cs)
     if all(d is None for d in dcs):
         return None if db is None else bind(expm_p, problem, db, *cs)
     n = problem.operator.n
@@ -355,6 +359,7 @@ def _vjp(problem, g, out, xs, active):
     if problem.eager:
         return _eager_vjp(problem, g, xs, active)
     cs = xs[1:]
+    problem.operator.check_unwritten(cs)
     ct = bind(expm_p, problem.flipped(), g, *cs) if active[0] else None
     result = [_like(ct, xs[0])] + [None] * len(cs)
     if any(active[1:]):
@@ -452,6 +457,7 @@ def _pullback_shape(problem, b, g, *captured):
 def _pullback_jvp(problem, tangents, out, xs):
     db, dg, dcs = tangents[0], tangents[1], tangents[2:]
     b, g, cs = xs[0], xs[1], xs[2:]
+    problem.operator.check_unwritten(cs)
     k = len(cs)
     if all(d is None for d in dcs):
         result = [None] * k
@@ -467,6 +473,7 @@ def _pullback_jvp(problem, tangents, out, xs):
 
 def _pullback_vjp(problem, cts, out, xs, active):
     b, g, cs = xs[0], xs[1], xs[2:]
+    problem.operator.check_unwritten(cs)
     k, n = len(cs), problem.operator.n
     cts = cts if type(cts) is tuple else (cts,)
     if all(h is None for h in cts) or not any(active):

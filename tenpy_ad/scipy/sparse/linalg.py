@@ -421,7 +421,8 @@ def expm_multiply(A, B, start=None, stop=None, num=None, endpoint=None, traceA=N
     """``exp(A) B`` by SciPy's ``expm_multiply`` (``B`` a vector or a matrix), differentiable
     in ``B`` and in the tensors inside the operator (the Fréchet derivative: forward by the
     block operator ``[[A, dA], [0, A]]``, reverse by Gauss-Legendre quadrature over
-    ``exp(sA) B``; see :mod:`._expm`), to every order traced and once eager.  ``start``,
+    ``exp(sA) B``; see :mod:`._expm`), to every order (eager: for a matvec that can be
+    traced; one that needs values, once).  ``start``,
     ``stop``, ``num``, ``endpoint`` (a time grid) are not supported on tensors."""
     if any(x is not None for x in (start, stop, num, endpoint)):
         raise UnsupportedError("expm_multiply: the time grid (start, stop, num, endpoint) is "
@@ -432,10 +433,14 @@ def expm_multiply(A, B, start=None, stop=None, num=None, endpoint=None, traceA=N
         raise ShapeError(f"expm_multiply: B must have {n} rows, got shape "
                          f"{list(shape_of(B))}")
     op = _promoted(op, B)
-    operator = _captured("expm_multiply", op, False)      # (no derivative in its tensors)
+    operator = _captured("expm_multiply", op)
     problem = _expm.ExpmProblem(operator, 0.0 if traceA is None else complex(traceA).real
                                 if np.isrealobj(traceA) else complex(traceA))
-    if operator.traced:
+    if operator.lifted and is_traced(B):
+        raise ArgumentError("expm_multiply: a traced B with an operator whose matvec uses "
+                            "eager tensors that require grad; use one mode (tp.input "
+                            "placeholders, or eager tensors)")
+    if operator.tensors:          # traced, or eager tensors as operands: every order
         return bind(_expm.expm_p, problem, B, *operator.tensors)
     matvec = _guarded("expm_multiply", op._mv)
     if _guard(matvec, n, op.dtype) is None:

@@ -40,8 +40,8 @@ largest-magnitude entry of ``U``'s column (under fixed distinct weights, which b
 exact ties of the states odd under the exchange of a double layer's ket and bra) is
 positive, ``V``'s with it (:func:`_kept_basis`): the step is a function of its input
 alone and, iterated to convergence, lands on the same environment element-wise.
-:func:`environment` first converges the corners' singular values (no gauge changes
-them), then the element-wise fixed point, which :func:`tenpy_ad.fixed_point`
+:func:`environment` first converges the corners' singular values and the edges' Gram
+matrices on their bulk legs (no gauge changes them), then the element-wise fixed point, which :func:`tenpy_ad.fixed_point`
 differentiates implicitly (memory flat in the steps).  A truncation that splits a
 multiplet, or kept states so weak that rounding decides their vectors, leave no exact
 element-wise fixed point: that solve then stalls and ``on_stall`` decides (``"accept"``
@@ -280,6 +280,20 @@ def corner_spectra(env) -> list:
     return spectra
 
 
+def invariants(env) -> list:
+    """What no orthogonal change of the boundary bases alters, monitored for convergence:
+    every corner's singular values and every edge's Gram matrix on its bulk leg (unit
+    trace).  The spectra alone are not enough: with rank-one boundary bonds (decoupled
+    rows) they are converged from the start while the edges are not."""
+    grams = []
+    for column in env:
+        for site in column:
+            for t in site[4:]:
+                g = tp.einsum("amb,anb->mn", t, t)
+                grams.append(g / tp.trace(g))
+    return corner_spectra(env) + grams
+
+
 def grown_environment(layers, chi: int, moves: int = 4, closure=None) -> list:
     """An environment (arrays) to start the fixed point from: the closed boundary grown by
     steps to ``chi`` (or as far as the bonds allow), then ``moves`` more."""
@@ -300,7 +314,7 @@ def environment(layers, chi: int, env0, tol: float = TOL, max_iter: int = 2000,
     """The converged environment of the double layers ``layers[x][y]`` (any mode), started
     from ``env0`` (arrays, e.g. :func:`grown_environment`), differentiable in ``layers``.
 
-    Two solves: the steps until every corner's singular values converge (values only: the
+    Two solves: the steps until the :func:`invariants` converge (values only: the
     gauge-invariant observables are converged there), then -- when a derivative can be
     asked for (``implicit``; by default when a layer is traced or an eager tensor that
     requires grad) -- the gauge-fixed step (:func:`projectors`) to its element-wise fixed
@@ -314,7 +328,7 @@ def environment(layers, chi: int, env0, tol: float = TOL, max_iter: int = 2000,
     fixed = [[tp.stop_gradient(a) for a in column] for column in layers]
     first: dict = {}
     env = tp.fixed_point(partial(step, chi=chi), _as_tree(env0), fixed, tol=tol,
-                         max_iter=max_iter, monitor=corner_spectra, on_stall=on_stall,
+                         max_iter=max_iter, monitor=invariants, on_stall=on_stall,
                          stats=first)
     if implicit:
         rough = [tuple(tp.stop_gradient(t) for t in site) for site in _flat(env)]
@@ -435,3 +449,30 @@ def horizontal_value(env, left, right, x: int, y: int):
     other = tp.einsum("qsr,qp,wtp,wm,nvm->rstvn", t1, c2, t2, c3, t3)
     other = tp.einsum("rstvn,savt->ran", other, right)
     return tp.einsum("ran,ran->", half, other)
+
+
+# ------------------------------------------------------------------ the variational state
+
+def objective(chi: int, h_bond, tol: float = TOL, max_iter: int = 2000):
+    """``fun(tensors, env) -> (E, env)``: the energy per site of the cell and its converged
+    environment, warm-started from ``env`` -- the objective of
+    :func:`tenpy_ad.optimize.minimize` with the environment as its carry."""
+    def energy_and_environment(tensors, env):
+        return cell_energy(tensors, chi, h_bond, env0=env, tol=tol, max_iter=max_iter,
+                           implicit=True)
+    return energy_and_environment
+
+
+def optimize(h_bond, lx: int = 2, ly: int = 2, bond: int = 2, chi: int = 16, tensors=None,
+             seed: int = 0, tol: float = TOL, **options):
+    """Minimise the energy per site of the ``lx x ly`` cell of bond dimension ``bond`` for
+    the two-site ``h_bond`` at environment dimension ``chi``, from ``tensors`` (e.g.
+    :func:`neel_cell`) or seeded random ones, by :func:`tenpy_ad.optimize.minimize`
+    (compiled; ``options`` are its own).  Returns its result: ``x`` the cell, ``fun`` the
+    energy, ``carry`` the environment."""
+    if tensors is None:
+        tensors = random_cell(lx, ly, h_bond.shape[0], bond, seed)
+    tensors = [[np.asarray(values_of(a)) for a in column] for column in tensors]
+    env = grown_environment(double_layers(normalized_cell(tensors)), chi)
+    env = _as_tree(environment(double_layers(normalized_cell(tensors)), chi, env, tol=tol))
+    return tp.optimize.minimize(objective(chi, h_bond, tol), tensors, carry=env, **options)

@@ -20,10 +20,15 @@ random tensor, the whole value-and-gradient compiled once.
 
 models: heisenberg (S.S, with the sublattice rotation that lets one tensor describe the
 Neel state), xxz (Sx Sx + Sy Sy + jz Sz Sz), tfim (-sz sz - field sx, Pauli matrices).
+--unit-cell 2x2: four independent (non-symmetric) tensors with a directional CTMRG
+environment (tenpy_ad.models.peps_cell), no sublattice rotation; heisenberg and xxz
+start from the Neel cell of a seeded random tensor (it and its spin-flip on the two
+sublattices), tfim from four seeded random tensors.
 References (heisenberg): the D = 2 C4v optimum -0.6602310934799582, D = 3 about -0.6676,
 quantum Monte Carlo -0.669437.
 """
 MODELS = ("heisenberg", "xxz", "tfim")
+UNIT_CELLS = ("1x1", "2x2")
 #: references of the Heisenberg model, per site
 REFERENCES = {"d2_c4v_optimum": -0.6602310934799582, "d3_c4v": -0.6676, "qmc": -0.669437}
 #: the fraction of the machine's memory a run may plan to use
@@ -41,7 +46,8 @@ def build_parser(prog: str, epilog: str = "") -> Parser:
     parser.add_argument("--chi", type=integer(1, 512), default=16,
                         help="environment dimension (default 16)")
     parser.add_argument("--unit-cell", default="1x1",
-                        help="the unit cell; 1x1 (a C4v-symmetric single site) is supported")
+                        help="the unit cell: 1x1 (a C4v-symmetric single site, default) or "
+                             "2x2 (four general tensors, directional CTMRG)")
     parser.add_argument("--seed", type=integer(0), default=0,
                         help="seed of the random starting tensor (default 0)")
     parser.add_argument("--maxiter", type=integer(1), default=500,
@@ -73,32 +79,47 @@ def _machine_bytes() -> int:
 
 
 def _check(args) -> None:
-    if args.unit_cell != "1x1":
+    if args.unit_cell not in UNIT_CELLS:
         raise UsageError(f"--unit-cell {args.unit_cell}: only 1x1 (a C4v-symmetric single "
-                         "site) is supported")
+                         "site) and 2x2 (four general tensors) are supported")
     if not (0 < args.tol < 1e-3):
         raise UsageError(f"--tol must be in (0, 1e-3), got {args.tol}")
     if args.chi < args.D * args.D:
         raise UsageError(f"--chi {args.chi} is below D^2 = {args.D ** 2}: the environment "
                          "could not hold even one absorbed tensor")
-    need, have = planned_bytes(args.D, args.chi), _machine_bytes() * MEMORY_SHARE
+    need = planned_bytes(args.D, args.chi) * (4 if args.unit_cell == "2x2" else 1)
+    have = _machine_bytes() * MEMORY_SHARE
     if need > have:
         raise UsageError(f"--D {args.D} --chi {args.chi} would need about "
                          f"{need / 2 ** 30:.1f} GiB, more than {MEMORY_SHARE:.0%} of this "
                          f"machine's {_machine_bytes() / 2 ** 30:.1f} GiB")
 
 
-def _hamiltonian(args):
+def _hamiltonian(args, rotated: bool = True):
     from tenpy_ad.models import peps
     if args.model == "tfim":
         return peps.transverse_ising(args.field)
-    return peps.heisenberg(jz=args.jz if args.model == "xxz" else None)
+    return peps.heisenberg(jz=args.jz if args.model == "xxz" else None, rotated=rotated)
+
+
+def _optimize(args, callback):
+    """The 1x1 C4v optimisation, or the 2x2 cell's (unrotated bonds, the Neel cell of a
+    seeded random tensor as the start of the antiferromagnets)."""
+    from tenpy_ad.models import peps, peps_cell
+    options = dict(tol=args.tol, maxiter=args.maxiter, callback=callback)
+    if args.unit_cell == "1x1":
+        return peps.optimize(_hamiltonian(args), bond=args.D, chi=args.chi, seed=args.seed,
+                             **options)
+    start = None
+    if args.model != "tfim":
+        start = peps_cell.neel_cell(peps_cell.random_cell(1, 1, 2, args.D, args.seed)[0][0])
+    return peps_cell.optimize(_hamiltonian(args, rotated=False), 2, 2, bond=args.D,
+                              chi=args.chi, tensors=start, seed=args.seed, **options)
 
 
 def run(args) -> int:
     _check(args)
     from tenpy_ad.errors import ConvergenceError
-    from tenpy_ad.models import peps
     start = time.perf_counter()
     energies, last = [], [start]
 
@@ -110,8 +131,7 @@ def run(args) -> int:
                   file=sys.stderr, flush=True)
 
     try:
-        result = peps.optimize(_hamiltonian(args), bond=args.D, chi=args.chi, seed=args.seed,
-                               tol=args.tol, maxiter=args.maxiter, callback=progress)
+        result = _optimize(args, progress)
     except ConvergenceError as error:
         raise Failure(f"the environment did not converge at the start: {error}") from None
     finally:

@@ -1,0 +1,478 @@
+"""iPEPS with an ``Lx x Ly`` unit cell of general (non-symmetric, real) site tensors and their
+directional CTMRG environment (Corboz, Rice & Troyer, PRB 84, 041108 (2011); Corboz et al.,
+PRB 89, 035133 (2014)) -- written once for every mode.
+
+**Conventions.**  Site ``(x, y)`` is column ``x`` (to the right) and row ``y`` (downwards),
+both periodic in the cell; ``tensors[x][y]`` is ``A[s, u, l, d, r]`` (physical, then the
+bonds up, left, down, right, as in :mod:`tenpy_ad.models.peps`), so ``A[x][y]``'s ``r``
+meets ``A[x+1][y]``'s ``l`` and its ``d`` meets ``A[x][y+1]``'s ``u``.  Every site has its
+own environment, eight tensors around it::
+
+    C1 -- T1 -- C2          C1[d, r]   C2[l, d]   C3[u, l]   C4[r, u]
+    |     |     |           T1[r, d, l]  T2[d, l, u]  T3[l, u, r]  T4[u, r, d]
+    T4 -- a  -- T2
+    |     |     |           (each tensor's legs in the cyclic order u, l, d, r, starting
+    C4 -- T3 -- C3           where a quarter turn maps C1 -> C4 -> C3 -> C2 -> C1)
+
+Neighbours share the legs between them: ``T1[x][y]``'s ``r`` is ``T1[x+1][y]``'s ``l`` and
+``C1[x+1][y]``'s ``r``; ``T4[x][y]``'s ``d`` is ``T4[x][y+1]``'s ``u`` and ``C1[x][y+1]``'s ``d``;
+likewise for the other sides.  So a horizontal pair reads its left half from the left
+site's tensors and its right half from the right site's, a vertical pair its halves from
+the upper and the lower site's.
+
+**The move.**  A left move absorbs column ``x`` into the left boundary of column ``x + 1``,
+for every ``x`` in turn.  Each cut of that boundary, between rows ``y`` and ``y + 1``, gets
+projectors from the enlarged corners on either side of it, ``Q1`` (upper-left, of site
+``(x, y)``) and ``Q4`` (lower-left, of ``(x, y+1)``), the half-infinite variant: ``Q4 Q1 =
+U S V^T`` truncated to ``chi`` gives the oblique projector ``Q1 V S^-1/2 . S^-1/2 U^T Q4``
+(the identity where the network can see it).  (The half-planes ``Q1 Q2``, ``Q3 Q4`` square
+the singular values, and rounding then leaves the weak states' vectors undetermined.)
+The top, right and bottom moves are the left move of the cell turned by a quarter turn
+(:func:`rotated`), so one code path serves all four; a step is the four moves, left,
+top, right, bottom.  At a chi that truncates badly the fixed point depends on the cell
+and the order of the moves by about the truncation error (a corner is updated by two
+moves, which then need not agree).
+
+**The gauge.**  The singular vectors are fixed up to a sign per kept state (and a rotation
+inside a multiplet of equal singular values).  Each multiplet is turned to the eigenbasis
+of a fixed generic operator projected into it, and each state's sign chosen so that the
+largest-magnitude entry of ``U``'s column (under fixed distinct weights, which break the
+exact ties of the states odd under the exchange of a double layer's ket and bra) is
+positive, ``V``'s with it (:func:`_kept_basis`): the step is a function of its input
+alone and, iterated to convergence, lands on the same environment element-wise.
+:func:`environment` first converges the corners' singular values and the edges' Gram
+matrices on their bulk legs (no gauge changes them), then the element-wise fixed point, which :func:`tenpy_ad.fixed_point`
+differentiates implicitly (memory flat in the steps).  A truncation that splits a
+multiplet, or kept states so weak that rounding decides their vectors, leave no exact
+element-wise fixed point: that solve then stalls and ``on_stall`` decides (``"accept"``
+takes a rounding floor within ``min(1e3 tol, sqrt(tol))``, else raises) -- never a
+silently inaccurate derivative.  (The D = 2 Heisenberg optimum at chi = 16 reaches 9e-8.)
+Without a derivative to take (arrays), only the first solve runs.
+
+Energies come from the two-site reduced density matrices of every horizontal and vertical
+bond of the cell (:func:`horizontal_density_matrix`, :func:`vertical_density_matrix`).
+"""
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+
+import tenpy_ad as tp
+from tenpy_ad.errors import ArgumentError
+from tenpy_ad.models import peps
+from tenpy_ad.models.values import is_traced, values_of
+from tenpy_ad.primitive import needs_grad
+
+#: default tolerance of the environment (relative, element-wise)
+TOL = 1e-10
+#: singular values below this (relative to the largest) are not inverted in a projector
+CUTOFF = 1e-12
+#: kept singular values closer than this (relative to the largest) form one multiplet
+MULTIPLET_GAP = 1e-5
+
+
+# ------------------------------------------------------------------ the cell
+
+def cell_shape(grid) -> tuple:
+    """``(Lx, Ly)`` of a grid ``grid[x][y]`` (every column of the same length)."""
+    lx, ly = len(grid), len(grid[0])
+    if lx < 1 or ly < 1 or any(len(column) != ly for column in grid):
+        raise ArgumentError(f"peps_cell: a unit cell is a list of Lx columns of Ly site "
+                            f"tensors each; got column lengths {[len(c) for c in grid]}")
+    return lx, ly
+
+
+def random_cell(lx: int, ly: int, d: int = 2, bond: int = 2, seed: int = 0) -> list:
+    """Seeded random real site tensors ``A[s, u, l, d, r]`` of unit norm, ``cell[x][y]``."""
+    rng = np.random.default_rng(seed)
+    cell = [[rng.standard_normal((d,) + (bond,) * 4) for _ in range(ly)] for _ in range(lx)]
+    return [[a / np.linalg.norm(a) for a in column] for column in cell]
+
+
+def normalized_cell(tensors) -> list:
+    """Each site tensor of unit norm (any mode)."""
+    cell_shape(tensors)
+    for column in tensors:
+        for a in column:
+            peps._check_real(a, "peps_cell")
+    return [[a / tp.linalg.norm(a) for a in column] for column in tensors]
+
+
+def double_layers(tensors) -> list:
+    """The double layers ``a[x][y]`` (:func:`peps.double_layer`) of the site tensors."""
+    return [[peps.double_layer(a) for a in column] for column in tensors]
+
+
+def neel_cell(a, flip=None) -> list:
+    """The 2 x 2 cell of a single-site state ``a`` in the sublattice-rotated frame of
+    :func:`peps.heisenberg`: ``a`` on ``(0,0), (1,1)`` and ``flip``-ed (default
+    ``exp(-i pi S^y)`` on the physical leg, the real ``[[0, -1], [1, 0]]``) on ``(0,1), (1,0)``
+    -- the same state in the unrotated frame."""
+    flip = np.array([[0.0, -1.0], [1.0, 0.0]]) if flip is None else flip
+    b = tp.einsum("st,tuldr->suldr", flip, a)
+    return [[a, b], [b, a]]
+
+
+# ------------------------------------------------------------------ the environment
+
+def initial_environment(layers, closure=None) -> list:
+    """``env[x][y] = (C1, C2, C3, C4, T1, T2, T3, T4)`` of each site's own double layer with
+    its outer bonds closed by the vector ``closure`` (default: the fused identity of a
+    double-layer bond; for a classical model e.g. a fixed boundary spin's weights)."""
+    lx, ly = cell_shape(layers)
+
+    def closed(a):
+        v = peps._bond_identity(a.shape[0]) if closure is None else closure
+        return (tp.einsum("uldr,u,l->dr", a, v, v), tp.einsum("uldr,u,r->ld", a, v, v),
+                tp.einsum("uldr,d,r->ul", a, v, v), tp.einsum("uldr,d,l->ru", a, v, v),
+                tp.einsum("uldr,u->rdl", a, v), tp.einsum("uldr,r->dlu", a, v),
+                tp.einsum("uldr,d->lur", a, v), tp.einsum("uldr,l->urd", a, v))
+
+    return [[tuple(_unit(t) for t in closed(layers[x][y])) for y in range(ly)]
+            for x in range(lx)]
+
+
+def _unit(t):
+    return t / tp.linalg.norm(t)
+
+
+def rotated(layers, env) -> tuple:
+    """The cell and its environment turned a quarter turn counter-clockwise (up becomes
+    left): site ``(x, y)`` goes to ``(y, -x)``, a site tensor's legs ``(u, l, d, r)`` become
+    ``(r, u, l, d)``, and ``C2, C3, C4, C1`` (``T2, T3, T4, T1``) take the places of
+    ``C1, C2, C3, C4`` (``T1, ...``) unchanged, by the cyclic leg order."""
+    lx, ly = cell_shape(layers)
+    new_layers = [[tp.transpose(layers[(-yn) % lx][xn], (3, 0, 1, 2)) for yn in range(lx)]
+                  for xn in range(ly)]
+    new_env = None
+    if env is not None:
+        new_env = [[_turned(env[(-yn) % lx][xn]) for yn in range(lx)] for xn in range(ly)]
+    return new_layers, new_env
+
+
+def _turned(site: tuple) -> tuple:
+    c1, c2, c3, c4, t1, t2, t3, t4 = site
+    return (c2, c3, c4, c1, t2, t3, t4, t1)
+
+
+def enlarged_corners(layers, env, x: int, y: int) -> tuple:
+    """The two enlarged corners on either side of the cut between rows ``y``, ``y + 1`` of
+    the left boundary of column ``x + 1``, as matrices: ``Q1`` (bottom x right) of site
+    ``(x, y)`` and ``Q4`` (right x top) of ``(x, y+1)``; each leg pair is (boundary, bulk)."""
+    _, ly = cell_shape(layers)
+    yd = (y + 1) % ly
+    c1, _, _, _, t1, _, _, t4 = env[x][y]
+    q1 = tp.einsum("pq,rsq,ptw,stdv->wdrv", c1, t1, t4, layers[x][y])
+    _, _, _, c4, _, _, t3, t4 = env[x][yd]
+    q4 = tp.einsum("qsr,qp,wtp,btsa->rawb", t3, c4, t4, layers[x][yd])
+    return _as_matrix(q1), _as_matrix(q4)
+
+
+def _as_matrix(q):
+    k, d2, m, e2 = q.shape
+    return q.reshape(k * d2, m * e2)
+
+
+def projectors(x, y, chi: int) -> tuple:
+    """``(upper, lower, s)``: the projectors of a cut between the matrices ``x`` (cut x
+    rest, above it) and ``y`` (rest x cut, below it), ``upper`` (k x cut) applied to the legs
+    above the cut and ``lower`` (cut x k) to those below: with ``y x = U S V^T`` truncated to
+    the ``chi`` largest, ``lower upper = x V S^-1 U^T y``, the oblique projector onto what
+    the network sees through the cut.  Also the kept singular values ``s`` (of unit
+    largest).  The new bond's basis is a function of the input alone (:func:`_kept_basis`);
+    singular values under ``CUTOFF`` are not inverted (their states are dropped)."""
+    x, y = x / tp.linalg.norm(x), y / tp.linalg.norm(y)      # (the projector is scale-free)
+    u, s, vh = tp.linalg.svd(y @ x, full_matrices=False)
+    k = min(chi, s.shape[0])
+    u, s, vh = u[:, :k], s[:k], vh[:k]
+    large = s > CUTOFF * s[0]
+    inv = tp.stop_gradient(tp.where(large, 1.0, 0.0)) / tp.sqrt(tp.where(large, s, 1.0))
+    r = _kept_basis(u, s)
+    lower = (x @ vh.T) @ (inv[:, None] * r)
+    upper = (r.T * inv[None, :]) @ (u.T @ y)
+    return upper, lower, s / s[0]
+
+
+def _kept_basis(u, s):
+    """The orthogonal ``r`` (k x k) that makes the kept states ``u r`` a function of the
+    subspaces alone: inside each multiplet of singular values (within ``MULTIPLET_GAP`` of
+    the largest, found at run time), whose vectors rounding determines only to
+    ``eps / gap``, the eigenbasis of a fixed generic diagonal operator projected into it
+    (the identity, up to signs, for a single value); then each state's sign chosen so that
+    its largest-magnitude entry (weighted by fixed distinct weights in 1..1.5, which break
+    the exact ties of a layer-exchange-odd state) is positive (piecewise constant: no
+    derivative).  The matrix is masked to the multiplets and shifted block by block, so
+    that eigh keeps them apart and in order."""
+    w = tp.stop_gradient(s)
+    gaps = (w[:-1] - w[1:]) > MULTIPLET_GAP * w[0]
+    block = tp.concatenate([np.zeros(1), tp.cumsum(tp.where(gaps, 1.0, 0.0))])
+    same = tp.where(block[:, None] == block[None, :], 1.0, 0.0)
+    probe = _reference(u.shape[0])
+    k = tp.einsum("ai,a,aj->ij", u, probe, u) * same
+    k = (k + k.T) * 0.5
+    shift = tp.stop_gradient(block * (2.0 * tp.linalg.norm(k) + 1.0))
+    _, r = tp.linalg.eigh(k + tp.diag(shift))
+    rotated_u = u @ r
+    # weighted, so that the exact ties of a state odd under the exchange of a double
+    # layer's ket and bra (entries +-c at (i, j) and (j, i)) do not decide by rounding
+    magnitude = tp.stop_gradient(tp.abs(rotated_u)) * _tie_breaker(u.shape[0])[:, None]
+    largest = tp.where(magnitude >= tp.amax(magnitude, axis=0, keepdims=True), 1.0, 0.0)
+    sign = tp.stop_gradient(tp.sign(tp.sum(rotated_u * largest, axis=0)))
+    return r * tp.where(sign == 0.0, 1.0, sign)[None, :]
+
+
+def _tie_breaker(n: int) -> np.ndarray:
+    """Distinct weights in [1, 1.5), one per entry of a state."""
+    return 1.0 + 0.5 * ((np.arange(n) * 0.6180339887) % 1.0)
+
+
+def _reference(n: int) -> np.ndarray:
+    """A fixed generic vector of length ``n`` (distinct entries)."""
+    return np.cos(1.0 + 0.7 * np.arange(n)) + 0.1 * np.arange(n) / n
+
+
+def left_move(layers, env, chi: int) -> list:
+    """Columns ``0 .. Lx-1`` in turn absorbed into the left boundary (C1, T4, C4) of the
+    next column (module docstring); returns the new environment."""
+    lx, ly = cell_shape(layers)
+    env = [list(column) for column in env]
+    for x in range(lx):
+        cuts = [projectors(*enlarged_corners(layers, env, x, y), chi) for y in range(ly)]
+        xr = (x + 1) % lx
+        column = []
+        for y in range(ly):
+            above, below = cuts[(y - 1) % ly], cuts[y]        # the cuts over and under row y
+            c1, _, _, c4, t1, _, t3, t4 = env[x][y]
+            c1t1 = tp.einsum("dq,req->der", c1, t1)
+            c1_new = above[0] @ c1t1.reshape(-1, c1t1.shape[2])
+            t4a = tp.einsum("utw,btcr->ubrwc", t4, layers[x][y])
+            ku, au, r, kd, ad = t4a.shape
+            t4_new = tp.einsum("ak,arb,jb->krj", above[1], t4a.reshape(ku * au, r, kd * ad),
+                               below[0])
+            c4t3 = tp.einsum("qp,qvn->npv", c4, t3)
+            c4_new = c4t3.reshape(c4t3.shape[0], -1) @ below[1]
+            column.append((c1_new, t4_new, c4_new))
+        for y, (c1_new, t4_new, c4_new) in enumerate(column):
+            c1, c2, c3, c4, t1, t2, t3, t4 = env[xr][y]
+            env[xr][y] = (_unit(c1_new), c2, c3, _unit(c4_new), t1, t2, t3, _unit(t4_new))
+    return [tuple(column) for column in env]
+
+
+def step(env, layers, chi: int) -> list:
+    """One CTMRG step: the left, top, right and bottom moves (each the left move of the
+    cell turned by a quarter turn more), back in the cell's own orientation."""
+    turned_layers = layers
+    for _ in range(4):
+        env = left_move(turned_layers, env, chi)
+        turned_layers, env = rotated(turned_layers, env)
+    return [tuple(tuple(site) for site in column) for column in env]
+
+
+def corner_spectra(env) -> list:
+    """The singular values of every corner, of unit largest (gauge invariant; any mode)."""
+    spectra = []
+    for column in env:
+        for site in column:
+            for c in site[:4]:
+                s = tp.linalg.svdvals(c)
+                spectra.append(s / s[0])
+    return spectra
+
+
+def invariants(env) -> list:
+    """What no orthogonal change of the boundary bases alters, monitored for convergence:
+    every corner's singular values and every edge's Gram matrix on its bulk leg (unit
+    trace).  The spectra alone are not enough: with rank-one boundary bonds (decoupled
+    rows) they are converged from the start while the edges are not."""
+    grams = []
+    for column in env:
+        for site in column:
+            for t in site[4:]:
+                g = tp.einsum("amb,anb->mn", t, t)
+                grams.append(g / tp.trace(g))
+    return corner_spectra(env) + grams
+
+
+def grown_environment(layers, chi: int, moves: int = 4, closure=None) -> list:
+    """An environment (arrays) to start the fixed point from: the closed boundary grown by
+    steps to ``chi`` (or as far as the bonds allow), then ``moves`` more."""
+    layers = [[np.asarray(values_of(a)) for a in column] for column in layers]
+    env = initial_environment(layers, closure)
+    size = 0
+    while env[0][0][0].shape[0] < chi and env[0][0][0].shape[0] != size:
+        size = env[0][0][0].shape[0]
+        env = step(env, layers, chi)
+    for _ in range(moves):
+        env = step(env, layers, chi)
+    return env
+
+
+def environment(layers, chi: int, env0, tol: float = TOL, max_iter: int = 2000,
+                on_stall: str = "accept", implicit: bool | None = None,
+                stats: dict | None = None) -> list:
+    """The converged environment of the double layers ``layers[x][y]`` (any mode), started
+    from ``env0`` (arrays, e.g. :func:`grown_environment`), differentiable in ``layers``.
+
+    Two solves: the steps until the :func:`invariants` converge (values only: the
+    gauge-invariant observables are converged there), then -- when a derivative can be
+    asked for (``implicit``; by default when a layer is traced or an eager tensor that
+    requires grad) -- the gauge-fixed step (:func:`projectors`) to its element-wise fixed
+    point, which :func:`tenpy_ad.fixed_point` differentiates implicitly.  A truncation that
+    splits a multiplet leaves no element-wise fixed point: that solve then raises
+    ConvergenceError (``on_stall``) rather than return a wrong derivative.  ``stats``
+    receives the last solve's ``iterations``, ``residual``, ... and the first's as
+    ``spectrum_iterations``, ``spectrum_residual``, ...."""
+    if implicit is None:
+        implicit = any(is_traced(a) or needs_grad(a) for column in layers for a in column)
+    fixed = [[tp.stop_gradient(a) for a in column] for column in layers]
+    first: dict = {}
+    env = tp.fixed_point(partial(step, chi=chi), _as_tree(env0), fixed, tol=tol,
+                         max_iter=max_iter, monitor=invariants, on_stall=on_stall,
+                         stats=first)
+    if implicit:
+        rough = [tuple(tp.stop_gradient(t) for t in site) for site in _flat(env)]
+        env = tp.fixed_point(partial(step, chi=chi), _as_tree(rough, len(layers)), layers,
+                             tol=tol, max_iter=max_iter, on_stall=on_stall, stats=stats)
+    elif stats is not None:
+        stats.update(first)
+    if stats is not None:
+        stats.update({"spectrum_" + key: value for key, value in first.items()})
+    return [list(column) for column in env]
+
+
+def _flat(env) -> list:
+    return [site for column in env for site in column]
+
+
+def _as_tree(env, lx: int | None = None) -> list:
+    """The environment as a list of columns of tuples (the structure ``step`` returns)."""
+    if lx is None:
+        return [tuple(tuple(site) for site in column) for column in env]
+    ly = len(env) // lx
+    return [tuple(tuple(env[x * ly + y]) for y in range(ly)) for x in range(lx)]
+
+
+# ------------------------------------------------------------------ observables
+
+def horizontal_density_matrix(env, opened, x: int, y: int):
+    """``rho[s1, t1, s2, t2]`` (ket ``s``, bra ``t``; unit trace) of sites ``(x, y)`` and
+    ``(x+1, y)``, from the open double layers ``opened[x][y]`` (:func:`peps.open_double_layer`)."""
+    lx, _ = cell_shape(opened)
+    xr = (x + 1) % lx
+    c1, _, _, c4, t1, _, t3, t4 = env[x][y]
+    left = tp.einsum("pq,rsq,ptw,mw,mvn->rstvn", c1, t1, t4, c4, t3)
+    left = tp.einsum("rstvn,iIstva->iIran", left, opened[x][y])
+    _, c2, c3, _, t1, t2, t3, _ = env[xr][y]
+    right = tp.einsum("qsr,qp,wtp,wm,nvm->rstvn", t1, c2, t2, c3, t3)
+    right = tp.einsum("rstvn,jJsavt->jJran", right, opened[xr][y])
+    rho = tp.einsum("iIran,jJran->iIjJ", left, right)
+    return rho / tp.einsum("iijj->", rho)
+
+
+def vertical_density_matrix(env, opened, x: int, y: int):
+    """``rho[s1, t1, s2, t2]`` of sites ``(x, y)`` (first) and ``(x, y+1)``."""
+    _, ly = cell_shape(opened)
+    yd = (y + 1) % ly
+    c1, c2, _, _, t1, t2, _, t4 = env[x][y]
+    top = tp.einsum("pq,rsq,rm,ptn,wum->nstuw", c1, t1, c2, t4, t2)
+    top = tp.einsum("nstuw,iIstdu->iIndw", top, opened[x][y])
+    _, _, c3, c4, _, t2, t3, t4 = env[x][yd]
+    bottom = tp.einsum("ntp,qp,qsr,mr,muw->ntsuw", t4, c4, t3, c3, t2)
+    bottom = tp.einsum("ntsuw,jJdtsu->jJndw", bottom, opened[x][yd])
+    rho = tp.einsum("iIndw,jJndw->iIjJ", top, bottom)
+    return rho / tp.einsum("iijj->", rho)
+
+
+def bond_energies(tensors, env, h_bond) -> tuple:
+    """``(horizontal, vertical)``: ``<h>`` on the bond right of and below each site, as
+    lists of columns (normalised ``tensors``)."""
+    opened = [[peps.open_double_layer(a) for a in column] for column in tensors]
+    lx, ly = cell_shape(tensors)
+    horizontal = [[peps.bond_energy(horizontal_density_matrix(env, opened, x, y), h_bond)
+                   for y in range(ly)] for x in range(lx)]
+    vertical = [[peps.bond_energy(vertical_density_matrix(env, opened, x, y), h_bond)
+                 for y in range(ly)] for x in range(lx)]
+    return horizontal, vertical
+
+
+def energy_per_site(tensors, env, h_bond):
+    """The energy per site of the normalised cell in its environment: the cell's bonds
+    (two per site) summed over its sites."""
+    horizontal, vertical = bond_energies(tensors, env, h_bond)
+    total = None
+    for column in horizontal + vertical:
+        for e in column:
+            total = e if total is None else total + e
+    lx, ly = cell_shape(tensors)
+    return total / (lx * ly)
+
+
+def cell_energy(tensors, chi: int, h_bond, env0=None, tol: float = TOL,
+                max_iter: int = 2000, on_stall: str = "accept", implicit: bool | None = None,
+                stats: dict | None = None):
+    """``(E, env)``: the energy per site of the iPEPS of the cell ``tensors[x][y]`` (each
+    normalised here) for the two-site operator ``h_bond[s1, s2, s1', s2']`` on every
+    horizontal and vertical bond, at environment dimension ``chi``, and the converged
+    environment; differentiable (implicitly, through :func:`environment`).  ``env0``
+    (arrays) warm-starts the environment; traced, it is required."""
+    cell = normalized_cell(tensors)
+    layers = double_layers(cell)
+    if env0 is None:
+        if any(is_traced(a) for column in tensors for a in column):
+            raise ArgumentError("peps_cell.cell_energy: a traced cell needs env0 (e.g. "
+                                "grown_environment(double_layers(cell), chi))")
+        env0 = grown_environment(layers, chi)
+    env = environment(layers, chi, env0, tol=tol, max_iter=max_iter, on_stall=on_stall,
+                      implicit=implicit, stats=stats)
+    return energy_per_site(cell, env, h_bond), env
+
+
+def site_value(env, center, x: int, y: int):
+    """The 3 x 3 network of site ``(x, y)``'s environment around ``center[u, l, d, r]`` (its
+    double layer, or an impurity: ``<O> = site_value(impurity) / site_value(a)``)."""
+    c1, c2, c3, c4, t1, t2, t3, t4 = env[x][y]
+    top = tp.einsum("pq,rsq,rm,ptn,wum->nstuw", c1, t1, c2, t4, t2)
+    rows = tp.einsum("nstuw,stdu->ndw", top, center)
+    return tp.einsum("ndw,qn,qdr,wr->", rows, c4, t3, c3)
+
+
+def horizontal_value(env, left, right, x: int, y: int):
+    """The 3 x 4 network of the pair ``(x, y), (x+1, y)`` around ``left`` and ``right``
+    (``[u, l, d, r]`` each)."""
+    lx, _ = cell_shape(env)
+    xr = (x + 1) % lx
+    c1, _, _, c4, t1, _, t3, t4 = env[x][y]
+    half = tp.einsum("pq,rsq,ptw,mw,mvn->rstvn", c1, t1, t4, c4, t3)
+    half = tp.einsum("rstvn,stva->ran", half, left)
+    _, c2, c3, _, t1, t2, t3, _ = env[xr][y]
+    other = tp.einsum("qsr,qp,wtp,wm,nvm->rstvn", t1, c2, t2, c3, t3)
+    other = tp.einsum("rstvn,savt->ran", other, right)
+    return tp.einsum("ran,ran->", half, other)
+
+
+# ------------------------------------------------------------------ the variational state
+
+def objective(chi: int, h_bond, tol: float = TOL, max_iter: int = 2000):
+    """``fun(tensors, env) -> (E, env)``: the energy per site of the cell and its converged
+    environment, warm-started from ``env`` -- the objective of
+    :func:`tenpy_ad.optimize.minimize` with the environment as its carry."""
+    def energy_and_environment(tensors, env):
+        return cell_energy(tensors, chi, h_bond, env0=env, tol=tol, max_iter=max_iter,
+                           implicit=True)
+    return energy_and_environment
+
+
+def optimize(h_bond, lx: int = 2, ly: int = 2, bond: int = 2, chi: int = 16, tensors=None,
+             seed: int = 0, tol: float = TOL, **options):
+    """Minimise the energy per site of the ``lx x ly`` cell of bond dimension ``bond`` for
+    the two-site ``h_bond`` at environment dimension ``chi``, from ``tensors`` (e.g.
+    :func:`neel_cell`) or seeded random ones, by :func:`tenpy_ad.optimize.minimize`
+    (compiled; ``options`` are its own).  Returns its result: ``x`` the cell, ``fun`` the
+    energy, ``carry`` the environment."""
+    if tensors is None:
+        tensors = random_cell(lx, ly, h_bond.shape[0], bond, seed)
+    tensors = [[np.asarray(values_of(a)) for a in column] for column in tensors]
+    env = grown_environment(double_layers(normalized_cell(tensors)), chi)
+    env = _as_tree(environment(double_layers(normalized_cell(tensors)), chi, env, tol=tol))
+    return tp.optimize.minimize(objective(chi, h_bond, tol), tensors, carry=env, **options)

@@ -39,7 +39,7 @@ class StagedProgram:
             self.step = compile_program(list(outputs), varying + fixed)
             return
         stand_ins = [placeholder(x.shape, x.dtype) for x in cut]
-        rebuilt = _substituted(list(outputs), {id(x): s for x, s in zip(cut, stand_ins)})
+        rebuilt = substituted(list(outputs), {id(x): s for x, s in zip(cut, stand_ins)})
         self.prepare = compile_program(cut, fixed)
         self.step = compile_program(rebuilt, varying + fixed + stand_ins)
 
@@ -69,7 +69,7 @@ def _cut(outputs: list, varying: list) -> list:
     return cut
 
 
-def _substituted(outputs: list, substitutes: dict) -> list:
+def substituted(outputs: list, substitutes: dict) -> list:
     """``outputs`` rebuilt with ``substitutes`` (node id -> node): every node that reads a
     substituted one is bound again, in topological order (one pass, no recursion)."""
     built = dict(substitutes)

@@ -34,6 +34,7 @@ from ...errors import ArgumentError, ConcretizationError, NotDifferentiableError
 from ...primitive import (bind, current, full_like, graph_mode, is_lifting, is_traced,
                          lifting, needs_grad, plain_value)
 from ...ad import jvp as graph_jvp, vjp as graph_vjp
+from ...staging import substituted
 from ...traced import input as placeholder
 
 
@@ -185,26 +186,11 @@ def _operator_graph(probe, nodes, frontier, out) -> "OperatorGraph":
     return OperatorGraph(v, tuple(cs), built[id(out)])
 
 
-def substitute(outputs: list, substitutes: dict) -> list:
-    """``outputs`` rebuilt with ``substitutes`` (placeholder id -> tensor): every node that
-    depends on a substituted placeholder is bound again (in topological order, one pass);
-    the others (constants) are kept."""
-    built = dict(substitutes)
-    with graph_mode():
-        for node in introspection.graph_nodes(outputs):
-            if id(node) in built or not any(id(x) in built for x in node.inputs):
-                continue
-            inputs = [built.get(id(x), x) for x in node.inputs]
-            result = bind(node.prim, node.params, *inputs)
-            built[id(node)] = result[node.slot] if node.prim.n_outputs > 1 else result
-    return [built.get(id(y), y) for y in outputs]
-
-
 class OperatorGraph:
     """``y = G(c, x)``, linear in ``x``, as a graph on placeholders ``x`` and ``c``; its
     derivative graphs are built once, on first use, and instantiated per call at the
     given ``x`` and ``c`` (:meth:`_bound`): traced values give graph nodes
-    (:func:`substitute`), eager tensors that require grad taped operations
+    (:func:`~tenpy_ad.staging.substituted`), eager tensors that require grad taped operations
     (:func:`evaluate`), other values arrays (a compiled program).  What a rule builds from
     them is therefore differentiable again, in every mode, to any order."""
 
@@ -241,7 +227,7 @@ class OperatorGraph:
             if any(needs_grad(v) for v in values) and not is_lifting():
                 raise ArgumentError("tp.scipy.sparse.linalg: an operator's graph applied to "
                                     "traced tensors and eager tensors that require grad")
-            return substitute(graph_outputs, {id(p): v for p, v in zip(holders, values)})
+            return substituted(graph_outputs, {id(p): v for p, v in zip(holders, values)})
         arrays = [_as_input(v, p) for v, p in zip(values, holders)]
         if any(needs_grad(v) for v in values) or any(a is None for a in arrays):
             return evaluate(graph_outputs, {id(p): v for p, v in zip(holders, values)})

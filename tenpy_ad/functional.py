@@ -335,18 +335,17 @@ class jit:
         entry = None if by_layout is None else by_layout.get(layouts)
         if entry is None:
             writes = _core.writes_forwarded()
-            entry = self._trace(static, treedef, arrays)
+            entry = self._trace(static, treedef, arrays, layouts)
             if by_layout is None and _core.writes_forwarded() == writes:
                 self._cache[signature] = entry      # (no write: a layout cannot show)
             else:
                 self._cache.setdefault(signature, {})[layouts] = entry
         return entry
 
-    def _trace(self, static, treedef, arrays):
+    def _trace(self, static, treedef, arrays, layouts):
         self.trace_count += 1
         placeholders = [placeholder(a.shape, a.dtype) for a in arrays]
-        for node, array in zip(placeholders, arrays):
-            strides = _layout_key(array)
+        for node, strides in zip(placeholders, layouts):
             if strides is not None:        # NumPy's views of it follow its layout
                 record_layout(node, strides)
         dynamic, kwargs = tree_unflatten(treedef, placeholders)

@@ -171,9 +171,7 @@ def getitem(x, index):
     items = index if type(index) is tuple else (index,)
     if all(type(item) in _BASIC for item in items):      # the common case, kept short
         if is_eager(x):
-            spec, slices, final_shape, scalar, _ = _plan(x, items)
-            return eager_basic_index(x, spec, slices, final_shape,
-                                     None if scalar else BASIC_INDEX, items)
+            return _eager_basic(x, items, True)
         return _basic_view(_basic(x, items), x, items)
     template, operands = parse_index(x, items)
     if not any(ix.is_advanced(e) and type(e) is not int for e in template):
@@ -197,10 +195,15 @@ BASIC_INDEX = ViewKind("indexing", lambda p, items: _basic_value(p, items),
 
 def _basic_value(x, items: tuple):
     """``x[items]`` for a basic index, not registered as a view (a view's recomputation)."""
-    if is_eager(x):
-        spec, slices, final_shape, _, _ = _plan(x, items)
-        return eager_basic_index(x, spec, slices, final_shape, None, items)
-    return _basic(x, items)
+    return _eager_basic(x, items, False) if is_eager(x) else _basic(x, items)
+
+
+def _eager_basic(x, items: tuple, register: bool):
+    """An eager ``x[items]`` by its plan, in the core (as a view if ``register``; a
+    scalar never is)."""
+    spec, slices, final_shape, scalar, _ = _plan(x, items)
+    kind = BASIC_INDEX if register and not scalar else None
+    return eager_basic_index(x, spec, slices, final_shape, kind, items)
 
 
 def index_key(items: tuple):

@@ -80,10 +80,9 @@ def _check_writable(target, link) -> None:
 
 # ------------------------------------------------------------------ the write
 
-def assign(target, value, what: str, new_base=None) -> None:
+def assign(target, value, what: str) -> None:
     """``target`` takes ``value`` (a tensor or array of its shape and dtype), through its
-    base if it is a view (``new_base``: the base's new value, if known); the views of that
-    base are recomputed."""
+    base if it is a view; the views of that base are recomputed."""
     if not is_tensor(target):
         _refuse_target(what, target)
     if tuple(shape_of(value)) != tuple(target.shape) or value.dtype != target.dtype:
@@ -100,9 +99,8 @@ def assign(target, value, what: str, new_base=None) -> None:
         if link is None:
             _rebind_base(target, value)
         else:
-            if new_base is None:
-                new_base = _through_chain(link.base, link.steps, value)
-            _rebind_base(link.base, new_base, target, value)
+            _rebind_base(link.base, _through_chain(link.base, link.steps, value),
+                         target, value)
 
 
 def _through_chain(base, steps: tuple, value):
@@ -196,12 +194,10 @@ def _fitted(target, value, what: str, casting: str = "same_kind"):
 
 def setitem(target, index, value) -> None:
     """``target[index] = value`` (NumPy's basic, integer-array and boolean indices,
-    ``value`` broadcast; repeated indices keep the last value)."""
+    ``value`` broadcast; repeated indices keep the last value).  An eager tensor without
+    views is written by the core's short path first (``__setitem__``: the update rebound)."""
     if not is_tensor(target):
         _refuse_target("x[index] = value", target)
-    if not is_aliased(target):                               # no views: the short path
-        if rebind_plain(target, set_at(target, index, value)):
-            return
     if is_tensor(value) and value._view is not None and _unchanged_view(target, index,
                                                                                 value):
         return                         # a[i] += v: the view already wrote into a

@@ -127,8 +127,15 @@ class _Contraction:
         la = len(free_a)      # the output as the product's transpose: free_b, then free_a
         swapped = tuple(range(la, len(mid))) + tuple(range(la))
         self.transposed_out = not batch and perm_out == swapped and la < len(mid)
+        # no summed letter: an outer product, each entry one multiplication (the bits of
+        # the matmul it replaces), written straight in the output's order
+        self.outer = None if contract else (_broadcast_view(ra, out, size),
+                                            _broadcast_view(rb, out, size))
+        self.out_shape = tuple(size[c] for c in out)
 
     def __call__(self, a, b):
+        if self.outer is not None:
+            return self._outer_product(a, b)
         a = _matrices(a, self.pre_a, self.perm_a, self.shape_a)
         b = _matrices(b, self.pre_b, self.perm_b, self.shape_b)
         c = np.matmul(a, b).reshape(self.mid_shape)
@@ -141,6 +148,8 @@ class _Contraction:
         operands an output that is the product transposed is a copy in its own order, as
         :meth:`small_kernel` gives it)."""
         product, scratch_a, scratch_b = out
+        if self.outer is not None:
+            return self._outer_product(a, b, product.reshape(self.out_shape))
         a = _matrices(a, self.pre_a, self.perm_a, self.shape_a, scratch_a)
         b = _matrices(b, self.pre_b, self.perm_b, self.shape_b, scratch_b)
         np.matmul(a, b, out=product.reshape(self.product_shape))
@@ -162,6 +171,8 @@ class _Contraction:
                                            self.perm_out)
         einsum, matmul, contiguous = np.einsum, np.matmul, np.ascontiguousarray
         transposed = self.transposed_out
+        if self.outer is not None:
+            return lambda params, a, b: self._outer_product(a, b)
 
         def run(params, a, b):
             if pre_a is not None:
@@ -209,6 +220,15 @@ class _Contraction:
                                   is_complex, numpy_way)
         return kernel, (self.m * self.n,) if transposed else ()
 
+    def _outer_product(self, a, b, out=None):
+        (perm_a, shape_a), (perm_b, shape_b) = self.outer
+        if self.pre_a is not None:
+            a = np.einsum(self.pre_a, a)
+        if self.pre_b is not None:
+            b = np.einsum(self.pre_b, b)
+        return np.multiply(a.transpose(perm_a).reshape(shape_a),
+                           b.transpose(perm_b).reshape(shape_b), out=out, order="C")
+
     @property
     def operand_sizes(self) -> tuple:
         """Elements of each operand as matrices (after the summed-out letters)."""
@@ -216,6 +236,14 @@ class _Contraction:
 
 
 _plan = lru_cache(maxsize=4096)(_Contraction)
+
+
+def _broadcast_view(letters: str, out: str, size: dict) -> tuple:
+    """``(perm, shape)`` that turn an operand with ``letters`` (all in ``out``) into a
+    view broadcasting against the output ``out``: its axes in the output's order, size-1
+    axes for the letters it lacks."""
+    perm = tuple(letters.index(c) for c in out if c in letters)
+    return perm, tuple(size[c] if c in letters else 1 for c in out)
 
 
 def _matrices(x, pre, perm, shape, scratch=None):

@@ -8,7 +8,7 @@ import pytest
 import tenpy_ad as tp
 from tenpy_ad.errors import ArgumentError, ConvergenceError, GaugeError, ShapeError
 
-from linalg_cases import DTYPES, unitary
+from linalg_cases import DTYPES, traced_hvp, unitary
 from modes import GRAD_MODES, grad_in
 
 pytestmark = pytest.mark.usefixtures("restore_linalg_config")
@@ -93,6 +93,50 @@ def test_auto_and_full_use_eigh_for_small_matrices(rng):
     x = tp.input((30, 30))
     names = {n.prim.name for n in tp.introspection.graph_nodes(list(tp.linalg.eigsh(x, 3)))}
     assert "eigh" in names and "eigsh" not in names
+
+
+def full(x, k, which):
+    return [tp.linalg.eigsh(x, k, which, method="full")]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("k", [1, 5, 30])
+def test_dense_largest_magnitude_equals_eigh_sliced_at_every_order(rng, dtype, k):
+    """method="full" with "LM": LAPACK's decomposition, and derivatives from the whole
+    discarded spectrum (exact mode): those of eigh's pairs, first and second order."""
+    a = hermitian_with(rng, spectrum(30, signed=True), dtype)
+    weights = rng.standard_normal(k)
+    w, v = tp.linalg.eigsh(a, k, "LM", method="full")
+    values = np.linalg.eigvalsh(a)
+    assert relative_error(w, np.sort(values[np.argsort(-np.abs(values))[:k]])) < 1e-13
+    np.testing.assert_allclose(a @ v, v * w, atol=1e-13)
+    expected = grad_in("eager", loss_of(leading_by_full, k, "LM", weights), a)
+    for mode in GRAD_MODES:
+        got = grad_in(mode, loss_of(full, k, "LM", weights), a)
+        assert relative_error(got, expected) < 1e-10, mode
+    direction, h = hermitian_with(rng, rng.standard_normal(30), dtype), 1e-5
+    hv = traced_hvp(loss_of(full, k, "LM", weights), a, direction)
+    gradient = tp.grad(loss_of(full, k, "LM", weights))
+    difference = (gradient(a + h * direction) - gradient(a - h * direction)) / (2 * h)
+    assert relative_error(hv, difference) < 1e-6
+
+
+def test_dense_derivative_is_a_product_with_the_discarded_pairs(rng):
+    x = tp.input((30, 30))
+    loss = tp.sum(tp.linalg.eigsh(x, 4, "LM", method="full")[1] ** 3)
+    solves = [n for n in tp.introspection.graph_nodes([tp.ad.grad(loss, x)])
+              if n.prim.name == "complement_solve"]
+    assert solves and all(n.params[-1] is True for n in solves)    # exact mode: no Lanczos
+
+
+@pytest.mark.parametrize("mode", GRAD_MODES)
+def test_dense_cut_through_a_degenerate_pair_raises(rng, mode):
+    """k = 3 keeps one of the two eigenvalues of magnitude 1.0: the kept vector is any in
+    their plane, so a loss of it has no derivative."""
+    a = hermitian_with(rng, [2.0, -1.5, 1.0, 1.0, 0.5, 0.3, 0.2, 0.1])
+    with pytest.raises(GaugeError, match="eigsh"):
+        grad_in(mode, lambda x: tp.sum(tp.linalg.eigsh(x, 3, "LM", method="full")[1] ** 3),
+                a)
 
 
 def test_phase_dependent_complex_loss_raises(rng):

@@ -592,7 +592,11 @@ def eigsh(a, k: int, which: str = "LA", UPLO: str = "L", *,  # noqa: N803 - NumP
     only, any order; ``eps`` and the gauge check as :func:`eigh`).  ``a`` is read as
     :func:`eigh` reads it: the ``UPLO`` triangle, or ``(a + a^H)/2`` with
     ``symmetrize_input``.  ``method``, ``tol``, ``hint``, ``maxiter`` as for :func:`svds`;
-    ``"full"`` computes the dense decomposition.
+    ``"full"`` computes the dense decomposition, and its derivatives then couple the kept
+    pairs to every discarded one directly (products with them, no iteration: ``O(n^2 k)``
+    where differentiating all of ``eigh`` costs ``O(n^3)``) and, as ``eigh`` sliced, raise
+    GaugeError where the loss uses a kept vector whose value the cut shares with a
+    discarded one.
     """
     if which not in WHICH:
         raise ArgumentValueError(f"eigsh: which must be one of {WHICH}, got {which!r}")
@@ -609,7 +613,8 @@ def eigsh(a, k: int, which: str = "LA", UPLO: str = "L", *,  # noqa: N803 - NumP
         a = (a + ew.conj(transpose(a))) * 0.5
     else:
         a = hermitian_from_triangle(a, lower=_uplo("eigsh", UPLO) == "L")
-    w, v, _ = _eigsh_nodes(a, k, _hint_size(hint, k, n), which, eps, tol, maxiter, dense)
+    extra = n - k if dense else _hint_size(hint, k, n)    # dense: the whole complement
+    w, v, _ = _eigsh_nodes(a, k, extra, which, eps, tol, maxiter, dense)
     return w, v
 
 

@@ -9,7 +9,9 @@ products of ``a`` only: the part of ``dV`` orthogonal to the kept vectors is
 broadened ``1/(w_i - lambda_j)`` for every discarded ``lambda_j``.  Within the kept pairs
 the rules are ``eigh``'s, with the Lorentzian broadening ``eps`` and the complex gauge
 check.  A third output, ``hint`` (the next ``p`` eigenvectors by ``which``), only speeds up
-the solves and carries no derivative; the fourth is the token of :mod:`.derived`.
+the solves and carries no derivative; the fourth is the token of :mod:`.derived`.  With
+``dense`` (LAPACK's whole decomposition, ``p = n - k``) the hint is the complete discarded
+spectrum over its values, and the solves are :mod:`.complement_solve`'s exact mode.
 """
 from __future__ import annotations
 
@@ -18,10 +20,12 @@ import numpy as np
 from ... import dtypes
 from ...errors import MissingRuleError, ShapeError
 from ...param_schema import BOOL, EPS, SIZE, Exactly, Int, Maybe, Struct
-from ...primitive import bind, code_of_value, describe, is_complex_value, primitive
+from ...primitive import (bind, code_of_value, describe, is_complex_value, primitive,
+                         shape_of)
 from ...rules import defrules
 from .. import elementwise as ew
-from .complement_solve import coupling_hermitian, solve_params
+from .. import structural as st
+from .complement_solve import coupling_hermitian, exact_params, solve_params
 from .degenerate_guard import checked_use
 from .derived import (empty_token, guard_tangents, loss_cotangents, mark_rule_result,
                       token_result)
@@ -38,24 +42,28 @@ def _impl(params, a):
     k, p, which, _, tol, maxiter, dense = params
     w, v = leading_eigenpairs(a, k + p, k, which, tol, maxiter, dense)
     order = np.argsort(w[:k], kind="stable")             # kept pairs ascending
-    return w[order], v[:, order], v[:, k:], empty_token(a)
+    hint = v[:, k:]
+    if dense:                   # the whole complement over its values: exact mode's hint
+        hint = np.concatenate([hint, w[None, k:].astype(a.dtype)])
+    return w[order], v[:, order], hint, empty_token(a)
 
 
 def _shape_rule(params, a):
-    k, p = params[0], params[1]
+    k, p, dense = params[0], params[1], params[6]
     if a.ndim != 2 or a.shape[0] != a.shape[1] or not 1 <= k <= a.shape[0] \
-            or k + p > a.shape[0]:
-        raise ShapeError(f"eigsh: expected a square matrix of size >= k + p = {k} + {p}, got "
-                         f"{describe(a)}")
+            or k + p > a.shape[0] or (dense and k + p != a.shape[0]):
+        raise ShapeError(f"eigsh: expected a square matrix of size >= k + p = {k} + {p} "
+                         f"(= with dense), got {describe(a)}")
     n = a.shape[0]
     code = code_of_value(a)
-    return [(dtypes.real_code(code), (k,)), (code, (n, k)), (code, (n, p)),
+    return [(dtypes.real_code(code), (k,)), (code, (n, k)), (code, (n + dense, p)),
             token_result(code)]
 
 
 def _coupling(params, a, v, w, rhs, hint):
-    return coupling_hermitian(a, v, w, rhs, hint,
-                              solve_params("hermitian", params[3], params[4], params[5]))
+    solve = exact_params("hermitian", params[3]) if params[6] else \
+        solve_params("hermitian", params[3], params[4], params[5])
+    return coupling_hermitian(a, v, w, rhs, hint, solve)
 
 
 def _jvp(params, tangents, out, xs):
@@ -81,10 +89,16 @@ def _vjp(params, cts, out, xs, active):
                               "internal output and has no derivative")
     a = xs[0]
     w, v, hint, token = out
+    dense = params[6]
     ct_a = kept_pairs_vjp(params[3], w, v, gw, gv,
                           lambda rhs: _coupling(params, a, v, w, rhs, hint),
-                          loss_cotangents(g_token))
-
+                          loss_cotangents(g_token), None if dense else "eigsh")
+    if dense and gv is not None:   # every value known: refuse a cut through a degenerate
+        #                            group too, as eigh sliced does
+        every = st.concatenate([v, hint[:-1]], 1)
+        values = st.concatenate([w, ew.real(hint[-1])], 0)
+        ct_a = checked_use(ct_a, values, "eigsh", mm(adjoint(every), gv), lo=0,
+                           hi=shape_of(w)[0])
     return (mark_rule_result(ct_a, token, is_complex_value(v), differentiable(gw, gv)),)
 
 

@@ -2,7 +2,8 @@
 side-by-side tables of bench/ipeps.py.
 
 The same algorithm, convention for convention: the state symmetrised over the square's
-eight symmetries and normalised; the double layer; one C4v CTMRG move (the enlarged
+eight symmetries and normalised; the double layer; one C4v CTMRG move (P^T Tt P contracted
+without forming the enlarged edge Tt; the enlarged
 corner's ``chi`` largest-|w| eigenvectors by decreasing w, rotated inside each multiplet by
 the eigenbasis of the same covariant matrix, signs fixed against the same reference vector,
 the projections symmetrised and normalised); the environment in two solves (the moves until
@@ -98,23 +99,31 @@ def enlarged(env, dl):
     ctt = jnp.einsum("bsx,bty->sxty", ct, t)
     m = jnp.einsum("sxty,stdr->xryd", ctt, dl).reshape(k * d2, k * d2)
     m = (m + m.T) * 0.5
-    tt = jnp.einsum("asb,sldr->aldbr", t, dl).reshape(k * d2, d2, k * d2)
-    return m, tt
+    return m
 
 
-def _projected(p, tt, probe):
-    k = p.T @ jnp.einsum("adb,d->ab", tt, jnp.asarray(probe)) @ p
+def projected_edge(t, dl, p):
+    """P^T Tt P [x, d, y] without forming Tt (as tenpy_ad.models.peps.projected_edge)."""
+    k, d2 = t.shape[0], dl.shape[0]
+    p3 = p.reshape(k, d2, p.shape[1])
+    pt = jnp.einsum("alx,asb->xlsb", p3, t)
+    pta = jnp.einsum("xlsb,sldr->xdbr", pt, dl)
+    return jnp.einsum("xdbr,bry->xdy", pta, p3)
+
+
+def _along(edge, probe):
+    k = jnp.einsum("xdy,d->xy", edge, probe)
     k = (k + k.T) * 0.5
     return k / jnp.linalg.norm(k)
 
 
-def _multiplet_rotation(p, w, tt):
+def _multiplet_rotation(w, edge):
     w = jax.lax.stop_gradient(w)
     gaps = jnp.abs(w[1:] - w[:-1]) > peps.MULTIPLET_GAP * jnp.max(jnp.abs(w))
     block = jnp.concatenate([jnp.zeros(1), jnp.cumsum(jnp.where(gaps, 1.0, 0.0))])
     same = jnp.where(block[:, None] == block[None, :], 1.0, 0.0)
-    bond = np.arange(tt.shape[1])
-    k1, k2, k3 = (_projected(p, tt, probe) for probe in
+    bond = np.arange(edge.shape[1])
+    k1, k2, k3 = (_along(edge, probe) for probe in
                   (np.cos(1.0 + 0.7 * bond) + 0.3, np.sin(0.4 + 1.3 * bond * bond),
                    np.cos(2.1 * bond + 0.2) - 0.1))
     k = (k1 + (k2 @ k3 + k3 @ k2) * 0.5) * same
@@ -124,15 +133,17 @@ def _multiplet_rotation(p, w, tt):
 
 
 def move(env, dl, chi: int):
-    m, tt = enlarged(env, dl)
+    m = enlarged(env, dl)
     w, v = eigh(m)
     kept = jnp.argsort(-jnp.abs(w))[:min(chi, m.shape[0])]
     order = kept[jnp.argsort(-w[kept])]
     p = v[:, order]
-    p = p @ _multiplet_rotation(p, w[order], tt)
-    p = p * jax.lax.stop_gradient(jnp.sign(jnp.asarray(peps._reference(m.shape[0])) @ p))
+    edge = projected_edge(env[1], dl, p)
+    r = _multiplet_rotation(w[order], edge)
+    r = r * jax.lax.stop_gradient(jnp.sign(jnp.asarray(peps._reference(m.shape[0])) @ (p @ r)))
+    p = p @ r
     c_new = p.T @ m @ p
-    t_new = jnp.einsum("xa,adb,by->xdy", p.T, tt, p)
+    t_new = jnp.einsum("xa,xdy,yb->adb", r, edge, r)
     c_new = (c_new + c_new.T) * 0.5
     t_new = (t_new + t_new.transpose(2, 1, 0)) * 0.5
     return c_new / jnp.linalg.norm(c_new), t_new / jnp.linalg.norm(t_new)

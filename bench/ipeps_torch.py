@@ -98,8 +98,16 @@ def enlarged(env, dl):
     ctt = torch.einsum("bsx,bty->sxty", ct, t)
     m = torch.einsum("sxty,stdr->xryd", ctt, dl).reshape(k * d2, k * d2)
     m = (m + m.T) * 0.5
-    tt = torch.einsum("asb,sldr->aldbr", t, dl).reshape(k * d2, d2, k * d2)
-    return m, tt
+    return m
+
+
+def projected_edge(t, dl, p):
+    """P^T Tt P [x, d, y] without forming Tt (as tenpy_ad.models.peps.projected_edge)."""
+    k, d2 = t.shape[0], dl.shape[0]
+    p3 = p.reshape(k, d2, p.shape[1])
+    pt = torch.einsum("alx,asb->xlsb", p3, t)
+    pta = torch.einsum("xlsb,sldr->xdbr", pt, dl)
+    return torch.einsum("xdbr,bry->xdy", pta, p3)
 
 
 _PROBES: dict = {}
@@ -114,18 +122,18 @@ def _probes(n: int):
     return _PROBES[n]
 
 
-def _projected(p, tt, probe):
-    k = p.T @ torch.einsum("adb,d->ab", tt, probe) @ p
+def _along(edge, probe):
+    k = torch.einsum("xdy,d->xy", edge, probe)
     k = (k + k.T) * 0.5
     return k / torch.linalg.norm(k)
 
 
-def _multiplet_rotation(p, w, tt):
+def _multiplet_rotation(w, edge):
     w = w.detach()
     gaps = torch.abs(w[1:] - w[:-1]) > peps.MULTIPLET_GAP * torch.max(torch.abs(w))
     block = torch.cat([torch.zeros(1, dtype=DTYPE), torch.cumsum(gaps.to(DTYPE), 0)])
     same = (block[:, None] == block[None, :]).to(DTYPE)
-    k1, k2, k3 = (_projected(p, tt, probe) for probe in _probes(tt.shape[1]))
+    k1, k2, k3 = (_along(edge, probe) for probe in _probes(edge.shape[1]))
     k = (k1 + (k2 @ k3 + k3 @ k2) * 0.5) * same
     k = (k + k.T) * 0.5
     shift = (block * (2.0 * torch.linalg.norm(k) + 1.0)).detach()
@@ -136,7 +144,7 @@ _REFERENCES: dict = {}
 
 
 def move(env, dl, chi: int):
-    m, tt = enlarged(env, dl)
+    m = enlarged(env, dl)
     n = m.shape[0]
     if n not in _REFERENCES:
         _REFERENCES[n] = _tensor(peps._reference(n))
@@ -144,10 +152,12 @@ def move(env, dl, chi: int):
     kept = torch.argsort(-torch.abs(w))[:min(chi, n)]
     order = kept[torch.argsort(-w[kept])]
     p = v[:, order]
-    p = p @ _multiplet_rotation(p, w[order], tt)
-    p = p * torch.sign(_REFERENCES[n] @ p).detach()
+    edge = projected_edge(env[1], dl, p)
+    r = _multiplet_rotation(w[order], edge)
+    r = r * torch.sign(_REFERENCES[n] @ (p @ r)).detach()
+    p = p @ r
     c_new = p.T @ m @ p
-    t_new = torch.einsum("xa,adb,by->xdy", p.T, tt, p)
+    t_new = torch.einsum("xa,xdy,yb->adb", r, edge, r)
     c_new = (c_new + c_new.T) * 0.5
     t_new = (t_new + t_new.permute(2, 1, 0)) * 0.5
     return c_new / torch.linalg.norm(c_new), t_new / torch.linalg.norm(t_new)

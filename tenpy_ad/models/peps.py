@@ -15,6 +15,10 @@ One move (as in Orus & Vidal's C4v CTMRG, and Liao et al., PRX 9, 031041)::
     P = the chi eigenvectors of M with the largest |eigenvalue|, by decreasing eigenvalue
     C <- P^T M P,  T <- P^T Tt P,  each symmetrised and of unit norm
 
+(``Tt`` itself, k D^2 x D^2 x k D^2, is never formed: ``P^T Tt P`` is contracted from
+``P``, ``T`` and ``a`` directly, a third of the work, and its derivative has no
+intermediate of that size.)
+
 **The gauge.**  The environment is defined only up to an orthogonal change of its basis,
 and eigh's eigenvectors carry arbitrary signs (and, inside a degenerate multiplet, an
 arbitrary rotation).  :func:`tenpy_ad.fixed_point`'s implicit derivative needs a map whose
@@ -118,51 +122,61 @@ def initial_environment(a) -> tuple:
 
 
 def enlarged(env, a):
-    """The enlarged corner ``M`` (kD^2 x kD^2, symmetrised) and edge ``Tt``
-    (kD^2 x D^2 x kD^2)."""
+    """The enlarged corner ``M`` (kD^2 x kD^2, symmetrised)."""
     c, t = env
     k, d2 = c.shape[0], a.shape[0]
     ct = tp.einsum("ab,asx->bsx", c, t)
     ctt = tp.einsum("bsx,bty->sxty", ct, t)
     m = tp.einsum("sxty,stdr->xryd", ctt, a).reshape(k * d2, k * d2)
-    m = (m + m.T) * 0.5
-    tt = tp.einsum("asb,sldr->aldbr", t, a).reshape(k * d2, d2, k * d2)
-    return m, tt
+    return (m + m.T) * 0.5
+
+
+def projected_edge(t, a, p):
+    """``P^T Tt P``, ``[x, d, y]``, of the enlarged edge ``Tt[(a,l),d,(b,r)] = T[a,s,b]
+    a[s,l,d,r]`` between the columns of ``p`` (kD^2 x n), contracted without forming
+    ``Tt``."""
+    k, d2 = t.shape[0], a.shape[0]
+    p3 = p.reshape(k, d2, p.shape[1])                        # [a, l, x]
+    pt = tp.einsum("alx,asb->xlsb", p3, t)
+    pta = tp.einsum("xlsb,sldr->xdbr", pt, a)
+    return tp.einsum("xdbr,bry->xdy", pta, p3)
 
 
 def move(env, a, chi: int):
     """One C4v CTMRG move: the enlarged corner's ``chi`` dominant eigenvectors project the
     enlarged corner and edge, in a basis that is a smooth function of ``env`` (module
     docstring)."""
-    m, tt = enlarged(env, a)
-    w, v = tp.linalg.eigh(m)
-    kept = tp.argsort(-tp.abs(w))[:min(chi, m.shape[0])]       # the largest |w| ...
-    order = tp.take(kept, tp.argsort(-tp.take(w, kept)))         # ... by decreasing w
-    p = tp.take(v, order, axis=1)
-    p = p @ _multiplet_rotation(p, tp.take(w, order), tt)
-    p = p * tp.stop_gradient(tp.sign(_reference(m.shape[0]) @ p))
+    m = enlarged(env, a)
+    # eigsh's dense rule: the derivative O(n^2 chi) where eigh's whole would be O(n^3)
+    w, p = tp.linalg.eigsh(m, min(chi, m.shape[0]), which="LM", method="full")
+    w, p = w[::-1], p[:, ::-1]
+    edge = projected_edge(env[1], a, p)
+    r = _multiplet_rotation(w, edge)
+    r = r * tp.stop_gradient(tp.sign(_reference(m.shape[0]) @ (p @ r)))
+    p = p @ r
     c_new = p.T @ m @ p
-    t_new = tp.einsum("xa,adb,by->xdy", p.T, tt, p)
+    t_new = tp.einsum("xa,xdy,yb->adb", r, edge, r)
     c_new = (c_new + c_new.T) * 0.5
     t_new = (t_new + t_new.transpose(2, 1, 0)) * 0.5
     return c_new / tp.linalg.norm(c_new), t_new / tp.linalg.norm(t_new)
 
 
-def _multiplet_rotation(p, w, tt):
+def _multiplet_rotation(w, edge):
     """The rotation that gives each multiplet of (to ``MULTIPLET_GAP`` times the largest)
-    equal eigenvalues ``w`` (decreasing) of the kept vectors ``p`` -- whose eigenvectors
+    equal eigenvalues ``w`` (decreasing) of the kept vectors -- whose eigenvectors
     rounding determines only to ``eps / gap`` -- a covariant basis: the eigenbasis of a
-    generic combination of the enlarged edge's projections (and their products, which
-    tell apart states a symmetry leaves alike in each projection), so the same whatever
-    basis eigh returned inside it (the identity, up to signs, for a single eigenvalue).
-    The multiplets are found at run time: the matrix is masked to them, and shifted block
-    by block so that eigh keeps them apart, in order."""
+    generic combination of the enlarged edge's projections ``edge`` (:func:`projected_edge`
+    in the kept basis) along fixed bond vectors (and their products, which tell apart
+    states a symmetry leaves alike in each projection), so the same whatever basis eigh
+    returned inside it (the identity, up to signs, for a single eigenvalue).  The
+    multiplets are found at run time: the matrix is masked to them, and shifted block by
+    block so that eigh keeps them apart, in order."""
     w = tp.stop_gradient(w)
     gaps = tp.abs(w[1:] - w[:-1]) > MULTIPLET_GAP * tp.amax(tp.abs(w))
     block = tp.concatenate([np.zeros(1), tp.cumsum(tp.where(gaps, 1.0, 0.0))])
     same = tp.where(block[:, None] == block[None, :], 1.0, 0.0)
-    bond = np.arange(tt.shape[1])
-    k1, k2, k3 = (_projected(p, tt, probe) for probe in
+    bond = np.arange(edge.shape[1])
+    k1, k2, k3 = (_along(edge, probe) for probe in
                   (_reference(len(bond)), np.sin(0.4 + 1.3 * bond * bond),
                    np.cos(2.1 * bond + 0.2) - 0.1))
     k = (k1 + (k2 @ k3 + k3 @ k2) * 0.5) * same
@@ -172,10 +186,9 @@ def _multiplet_rotation(p, w, tt):
     return r
 
 
-def _projected(p, tt, probe):
-    """``p^T Tt_probe p`` of unit norm: the enlarged edge along the bond vector ``probe``,
-    in the kept basis (symmetrised)."""
-    k = p.T @ tp.einsum("adb,d->ab", tt, probe) @ p
+def _along(edge, probe):
+    """The projected edge along the bond vector ``probe``, of unit norm (symmetrised)."""
+    k = tp.einsum("xdy,d->xy", edge, probe)
     k = (k + k.T) * 0.5
     return k / tp.linalg.norm(k)
 

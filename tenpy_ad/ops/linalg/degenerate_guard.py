@@ -257,8 +257,8 @@ def _basis_dependent(params, values, j, k) -> bool:
     return bool((np.abs(residue)[pairs] > RESIDUE_RTOL * scale).any())
 
 
-#: the decompositions whose values come sorted (descending s, ascending w); not eigsh's:
-#: its dense rule checks its kept values followed by the discarded ones
+#: the decompositions whose values come sorted (descending s, ascending w); not eigsh's,
+#: whose dense rule checks its kept values followed by the discarded ones
 _SORTED = ("svd", "svds", "eigh")
 
 
@@ -277,6 +277,8 @@ def any_degenerate(values, name: str, lo: int = 0, hi: int | None = None) -> boo
     values = np.asarray(values)
     if values.ndim == 0 or values.shape[-1] < 2 or values.size == 0:
         return False
+    if name == "eigsh":               # real, unsorted: neighbours once sorted
+        return bool(_degenerate_when_sorted(values)[..., lo:hi].any())
     if name not in _SORTED:
         return bool(degenerate_pairs(values)[..., lo:hi, :].any())
     n = values.shape[-1]
@@ -288,6 +290,23 @@ def any_degenerate(values, name: str, lo: int = 0, hi: int | None = None) -> boo
         return any(abs(v[i] - v[i + 1]) <= tol for i in range(start, stop))
     gaps = np.abs(np.diff(values, axis=-1))[..., start:stop]
     return bool((gaps <= _tolerance(values)).any())
+
+
+def _degenerate_when_sorted(values) -> np.ndarray:
+    """Per real value, whether it equals another one of its matrix to rounding (found
+    between neighbours in sorted order: O(n log n), where every pair is O(n^2))."""
+    ordered = np.sort(values, axis=-1)
+    scale = np.maximum(np.abs(ordered[..., :1]), np.abs(ordered[..., -1:])).max()
+    close = np.diff(ordered, axis=-1) <= _ROUNDOFFS[values.dtype] * scale   # sorted: the ends
+    if not close.any():                 # the common case
+        return np.zeros(values.shape, bool)
+    order = np.argsort(values, axis=-1)
+    flags = np.zeros(values.shape, bool)
+    flags[..., 1:] |= close
+    flags[..., :-1] |= close
+    marked = np.empty_like(flags)
+    np.put_along_axis(marked, order, flags, -1)
+    return marked
 
 
 def degenerate_pairs(values) -> np.ndarray:

@@ -277,8 +277,12 @@ def any_degenerate(values, name: str, lo: int = 0, hi: int | None = None) -> boo
     values = np.asarray(values)
     if values.ndim == 0 or values.shape[-1] < 2 or values.size == 0:
         return False
-    if name == "eigsh":               # real, unsorted: neighbours once sorted
-        return bool(_degenerate_when_sorted(values)[..., lo:hi].any())
+    if name == "eigsh" and values.ndim == 1:   # real, unsorted: count the values within
+        ordered, tol = np.sort(values), _tolerance(values)    # tol of each of lo:hi
+        used = values[lo:hi]
+        near = np.searchsorted(ordered, used + tol, "right") - \
+            np.searchsorted(ordered, used - tol, "left")
+        return bool((near > 1).any())
     if name not in _SORTED:
         return bool(degenerate_pairs(values)[..., lo:hi, :].any())
     n = values.shape[-1]
@@ -290,23 +294,6 @@ def any_degenerate(values, name: str, lo: int = 0, hi: int | None = None) -> boo
         return any(abs(v[i] - v[i + 1]) <= tol for i in range(start, stop))
     gaps = np.abs(np.diff(values, axis=-1))[..., start:stop]
     return bool((gaps <= _tolerance(values)).any())
-
-
-def _degenerate_when_sorted(values) -> np.ndarray:
-    """Per real value, whether it equals another one of its matrix to rounding (found
-    between neighbours in sorted order: O(n log n), where every pair is O(n^2))."""
-    ordered = np.sort(values, axis=-1)
-    scale = np.maximum(np.abs(ordered[..., :1]), np.abs(ordered[..., -1:])).max()
-    close = np.diff(ordered, axis=-1) <= _ROUNDOFFS[values.dtype] * scale   # sorted: the ends
-    if not close.any():                 # the common case
-        return np.zeros(values.shape, bool)
-    order = np.argsort(values, axis=-1)
-    flags = np.zeros(values.shape, bool)
-    flags[..., 1:] |= close
-    flags[..., :-1] |= close
-    marked = np.empty_like(flags)
-    np.put_along_axis(marked, order, flags, -1)
-    return marked
 
 
 def degenerate_pairs(values) -> np.ndarray:

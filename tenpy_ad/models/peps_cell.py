@@ -539,26 +539,33 @@ def diagonal_energies(tensors, env, h_diagonal) -> tuple:
 
 # ------------------------------------------------------------------ the variational state
 
-def objective(chi: int, h_bond, tol: float = TOL, max_iter: int = 2000):
-    """``fun(tensors, env) -> (E, env)``: the energy per site of the cell and its converged
-    environment, warm-started from ``env`` -- the objective of
-    :func:`tenpy_ad.optimize.minimize` with the environment as its carry."""
+def objective(chi: int, h_bond, tol: float = TOL, max_iter: int = 2000, h_diagonal=None):
+    """``fun(tensors, env) -> (E, env)``: the energy per site of the cell (with the
+    next-nearest ``h_diagonal`` if given) and its converged environment, warm-started from
+    ``env`` -- the objective of :func:`tenpy_ad.optimize.minimize` with the environment as
+    its carry."""
     def energy_and_environment(tensors, env):
         return cell_energy(tensors, chi, h_bond, env0=env, tol=tol, max_iter=max_iter,
-                           implicit=True)
+                           implicit=True, h_diagonal=h_diagonal)
     return energy_and_environment
 
 
 def optimize(h_bond, lx: int = 2, ly: int = 2, bond: int = 2, chi: int = 16, tensors=None,
-             seed: int = 0, tol: float = TOL, **options):
+             seed: int = 0, tol: float = TOL, h_diagonal=None, **options):
     """Minimise the energy per site of the ``lx x ly`` cell of bond dimension ``bond`` for
-    the two-site ``h_bond`` at environment dimension ``chi``, from ``tensors`` (e.g.
-    :func:`neel_cell`) or seeded random ones, by :func:`tenpy_ad.optimize.minimize`
-    (compiled; ``options`` are its own).  Returns its result: ``x`` the cell, ``fun`` the
-    energy, ``carry`` the environment."""
+    the two-site ``h_bond`` (and the next-nearest ``h_diagonal``, e.g. :func:`peps.j1j2`'s)
+    at environment dimension ``chi``, from ``tensors`` (e.g. :func:`neel_cell`) or seeded
+    random ones, by :func:`tenpy_ad.optimize.minimize` (compiled; ``options`` are its own).
+    Returns its result: ``x`` the cell, ``fun`` the energy, ``carry`` the environment.
+
+    A start with a symmetry the Hamiltonian shares keeps it (the gradient has it too): the
+    Neel cell of a C4v tensor stays in the C4v manifold and ends at its optimum
+    (:data:`peps.HEISENBERG_D2` for D = 2), while a random 2 x 2 cell of D = 2 goes below
+    it (module docstring)."""
     if tensors is None:
         tensors = random_cell(lx, ly, h_bond.shape[0], bond, seed)
     tensors = [[np.asarray(values_of(a)) for a in column] for column in tensors]
     env = grown_environment(double_layers(normalized_cell(tensors)), chi)
     env = _as_tree(environment(double_layers(normalized_cell(tensors)), chi, env, tol=tol))
-    return tp.optimize.minimize(objective(chi, h_bond, tol), tensors, carry=env, **options)
+    return tp.optimize.minimize(objective(chi, h_bond, tol, h_diagonal=h_diagonal), tensors,
+                                carry=env, **options)

@@ -65,7 +65,7 @@ the state's energy, not the optimiser exploiting the truncation: re-evaluated at
 quarter-turned, mirrored and 4 x 4-tiled cells agree to 1e-9, its density matrices are
 Hermitian, positive and of unit trace, and on infinite cylinders of circumference 4, 6,
 8 (contracted exactly) it is -0.668099, -0.663191, -0.662605, converging to it (the C4v
-optimum's: -0.664094, -0.660388 at 4, 6).  The Neel cell of a C4v tensor (whose gradient
+optimum's: -0.664094, -0.660388, -0.660238).  The Neel cell of a C4v tensor (whose gradient
 keeps its symmetry, up to the directional environment's rounding) ends at the C4v
 optimum instead: from ``peps.random_tensor(2, 2, seed=0)``, -0.6602310934 in 80 iterations.
 """

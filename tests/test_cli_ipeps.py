@@ -32,12 +32,24 @@ def test_the_2x2_cell_runs_from_the_neel_start(capsys):
     assert -0.67 < cell["energy"] == cell["energies"][-1] < cell["energies"][0] < 0.0
 
 
+def test_j1j2_runs_on_the_2x2_cell_and_reports_j2(capsys):
+    """The next-nearest terms from the plaquettes, four random tensors: the iterations
+    lower the energy, and the settings carry j2."""
+    assert main(["ipeps", "--model", "j1j2", "--j2", "0.5", "--unit-cell", "2x2", "--chi", "8",
+                 "--maxiter", "2", "--json", "--quiet"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["settings"]["model"] == "j1j2" and report["settings"]["j2"] == 0.5
+    assert "references" not in report                 # the Heisenberg values do not apply
+    assert report["energy"] == report["energies"][-1] < report["energies"][0]
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--D", "0"], "--D"),
     (["--unit-cell", "3x3"], "only 1x1 (a C4v-symmetric single site) and 2x2"),
     (["--chi", "3"], "below D^2"),
     (["--D", "8", "--chi", "512"], "GiB"),
     (["--model", "hubbard"], "--model"),
+    (["--model", "j1j2", "--j2", "0.5"], "--model j1j2 needs --unit-cell 2x2"),
 ])
 def test_bad_arguments_end_with_one_line_and_exit_code_2(capsys, argv, message):
     assert main(["ipeps", *argv]) == 2

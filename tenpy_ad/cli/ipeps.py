@@ -19,15 +19,17 @@ site from the two-site density matrix, minimised by tp.optimize's L-BFGS from a 
 random tensor, the whole value-and-gradient compiled once.
 
 models: heisenberg (S.S, with the sublattice rotation that lets one tensor describe the
-Neel state), xxz (Sx Sx + Sy Sy + jz Sz Sz), tfim (-sz sz - field sx, Pauli matrices).
+Neel state), xxz (Sx Sx + Sy Sy + jz Sz Sz), tfim (-sz sz - field sx, Pauli matrices),
+j1j2 (S.S on the nearest bonds, j2 S.S on the diagonals; --unit-cell 2x2 only, its energy
+from each plaquette's reduced density matrix).
 --unit-cell 2x2: four independent (non-symmetric) tensors with a directional CTMRG
 environment (tenpy_ad.models.peps_cell), no sublattice rotation; heisenberg and xxz
 start from the Neel cell of a seeded random tensor (it and its spin-flip on the two
-sublattices), tfim from four seeded random tensors.
+sublattices), tfim and j1j2 from four seeded random tensors (no order assumed).
 References (heisenberg): the D = 2 C4v optimum -0.6602310934799582, D = 3 about -0.6676,
 quantum Monte Carlo -0.669437.
 """
-MODELS = ("heisenberg", "xxz", "tfim")
+MODELS = ("heisenberg", "xxz", "tfim", "j1j2")
 UNIT_CELLS = ("1x1", "2x2")
 #: references of the Heisenberg model, per site
 REFERENCES = {"d2_c4v_optimum": -0.6602310934799582, "d3_c4v": -0.6676, "qmc": -0.669437}
@@ -40,6 +42,8 @@ def build_parser(prog: str, epilog: str = "") -> Parser:
     parser.add_argument("--model", choices=MODELS, default="heisenberg",
                         help="the Hamiltonian (default heisenberg)")
     parser.add_argument("--jz", type=float, default=1.0, help="xxz: the Sz Sz coupling")
+    parser.add_argument("--j2", type=float, default=0.5,
+                        help="j1j2: the next-nearest (diagonal) coupling, J1 = 1 (default 0.5)")
     parser.add_argument("--field", type=float, default=2.5,
                         help="tfim: the transverse field (default 2.5, critical near 3.04)")
     parser.add_argument("--D", type=integer(1, 8), default=2, help="bond dimension (1..8)")
@@ -62,13 +66,16 @@ def build_parser(prog: str, epilog: str = "") -> Parser:
     return parser
 
 
-def planned_bytes(bond: int, chi: int, d: int = 2) -> int:
-    """About the memory the largest arrays of one evaluation take (value and gradient)."""
+def planned_bytes(bond: int, chi: int, d: int = 2, plaquette: bool = False) -> int:
+    """About the memory the largest arrays of one evaluation take (value and gradient);
+    ``plaquette``: with the next-nearest terms' plaquette density matrices."""
     d2 = bond * bond
     corner = (chi * d2) ** 2                 # the enlarged corner, its eigenvectors, ...
     density = chi * chi * d2 ** 3 * d * d    # the bond density matrix's half column
     layer = d * d * d2 ** 4                  # the open double layer
-    return 8 * (12 * corner + 6 * density + 4 * layer)
+    # the plaquette's upper and lower halves, chi^2 D^4 d^4 each
+    halves = 2 * chi * chi * d2 ** 2 * d ** 4 if plaquette else 0
+    return 8 * (12 * corner + 6 * density + 4 * layer + 4 * halves)
 
 
 def _machine_bytes() -> int:
@@ -82,12 +89,16 @@ def _check(args) -> None:
     if args.unit_cell not in UNIT_CELLS:
         raise UsageError(f"--unit-cell {args.unit_cell}: only 1x1 (a C4v-symmetric single "
                          "site) and 2x2 (four general tensors) are supported")
+    if args.model == "j1j2" and args.unit_cell != "2x2":
+        raise UsageError(f"--model j1j2 needs --unit-cell 2x2 (its diagonal bonds come from "
+                         f"the 2 x 2 plaquette), got --unit-cell {args.unit_cell}")
     if not (0 < args.tol < 1e-3):
         raise UsageError(f"--tol must be in (0, 1e-3), got {args.tol}")
     if args.chi < args.D * args.D:
         raise UsageError(f"--chi {args.chi} is below D^2 = {args.D ** 2}: the environment "
                          "could not hold even one absorbed tensor")
-    need = planned_bytes(args.D, args.chi) * (4 if args.unit_cell == "2x2" else 1)
+    need = (planned_bytes(args.D, args.chi, plaquette=args.model == "j1j2")
+            * (4 if args.unit_cell == "2x2" else 1))
     have = _machine_bytes() * MEMORY_SHARE
     if need > have:
         raise UsageError(f"--D {args.D} --chi {args.chi} would need about "
@@ -99,6 +110,8 @@ def _hamiltonian(args, rotated: bool = True):
     from tenpy_ad.models import peps
     if args.model == "tfim":
         return peps.transverse_ising(args.field)
+    if args.model == "j1j2":
+        return peps.j1j2(args.j2)[0]
     return peps.heisenberg(jz=args.jz if args.model == "xxz" else None, rotated=rotated)
 
 
@@ -110,11 +123,14 @@ def _optimize(args, callback):
     if args.unit_cell == "1x1":
         return peps.optimize(_hamiltonian(args), bond=args.D, chi=args.chi, seed=args.seed,
                              **options)
-    start = None
-    if args.model != "tfim":
+    start, h_diagonal = None, None
+    if args.model in ("heisenberg", "xxz"):
         start = peps_cell.neel_cell(peps_cell.random_cell(1, 1, 2, args.D, args.seed)[0][0])
+    if args.model == "j1j2":
+        h_diagonal = peps.j1j2(args.j2)[1]
     return peps_cell.optimize(_hamiltonian(args, rotated=False), 2, 2, bond=args.D,
-                              chi=args.chi, tensors=start, seed=args.seed, **options)
+                              chi=args.chi, tensors=start, seed=args.seed,
+                              h_diagonal=h_diagonal, **options)
 
 
 def run(args) -> int:
@@ -156,7 +172,8 @@ def _report(args, result, seconds: float) -> dict:
                            "unit_cell": args.unit_cell, "seed": args.seed,
                            "tol": args.tol, "maxiter": args.maxiter,
                            **({"jz": args.jz} if args.model == "xxz" else {}),
-                           **({"field": args.field} if args.model == "tfim" else {})},
+                           **({"field": args.field} if args.model == "tfim" else {}),
+                           **({"j2": args.j2} if args.model == "j1j2" else {})},
               "energies": list(result.history)}
     if args.model == "heisenberg":
         report["references"] = dict(REFERENCES)

@@ -441,6 +441,16 @@ def transverse_ising(field: float, j: float = 1.0) -> np.ndarray:
     return _two_site((-j, sz, sz), (-field / 4, sx, _ID), (-field / 4, _ID, sx))
 
 
+def j1j2(j2: float, j1: float = 1.0) -> tuple:
+    """``(h_bond, h_diagonal)``: the nearest- and next-nearest-neighbour bonds of the
+    spin-1/2 J1-J2 Heisenberg model ``J1 sum_<ij> S_i.S_j + J2 sum_<<ij>> S_i.S_j``, with no
+    sublattice rotation (the next-nearest neighbours share a sublattice): for a unit cell
+    of general tensors (:func:`tenpy_ad.models.peps_cell.cell_energy`'s ``h_bond`` and
+    ``h_diagonal``), which counts each bond once.  (A 1 x 1 cell in the rotated frame takes
+    :func:`heisenberg`'s rotated bond with this ``h_diagonal``.)"""
+    return heisenberg(j1, rotated=False), heisenberg(j2, rotated=False)
+
+
 # ------------------------------------------------------------------ the variational state
 
 def objective(chi: int, h, tol: float = TOL, max_iter: int = 2000) -> Callable:

@@ -363,12 +363,13 @@ def environment(layers, chi: int, env0, tol: float = TOL, max_iter: int = 2000,
     splits a multiplet leaves no element-wise fixed point: that solve then raises
     ConvergenceError (``on_stall``) rather than return a wrong derivative.  ``stats``
     receives the last solve's ``iterations``, ``residual``, ... and the first's as
-    ``spectrum_iterations``, ``spectrum_residual``, ...."""
+    ``spectrum_iterations``, ``spectrum_residual``, ....  A real ``env0`` of a complex cell
+    is taken as complex."""
     if implicit is None:
         implicit = any(is_traced(a) or needs_grad(a) for column in layers for a in column)
     fixed = [[tp.stop_gradient(a) for a in column] for column in layers]
     first: dict = {}
-    env = tp.fixed_point(partial(step, chi=chi), _as_tree(env0), fixed, tol=tol,
+    env = tp.fixed_point(partial(step, chi=chi), _start(env0, layers), fixed, tol=tol,
                          max_iter=max_iter, monitor=invariants, on_stall=on_stall,
                          stats=first)
     if implicit:
@@ -380,6 +381,16 @@ def environment(layers, chi: int, env0, tol: float = TOL, max_iter: int = 2000,
     if stats is not None:
         stats.update({"spectrum_" + key: value for key, value in first.items()})
     return [list(column) for column in env]
+
+
+def _start(env0, layers) -> list:
+    """``env0`` as the fixed point's start: in the layers' dtype (a complex cell may be
+    warm-started from a real cell's environment; the steps' dtype is the layers')."""
+    kinds = [np.dtype(a.dtype) for column in layers for a in column if _is_complex(a)]
+    if kinds:
+        env0 = [[tuple(t if _is_complex(t) else tp.astype(t, np.result_type(t.dtype, *kinds))
+                       for t in site) for site in column] for column in env0]
+    return _as_tree(env0)
 
 
 def _flat(env) -> list:

@@ -45,6 +45,37 @@ def test_a_real_cell_passed_as_complex_is_the_real_cell():
         np.testing.assert_allclose(t_c, t, atol=1e-12)
 
 
+def test_the_kept_basis_is_a_function_of_the_subspaces_alone():
+    """Complex kept states with an exact doublet: a phase on each single state and a random
+    unitary inside the doublet (what LAPACK may return instead) give the same ``u r``
+    element-wise, its weighted-largest entries real and positive."""
+    rng = np.random.default_rng(10)
+    u = _unitary(rng, 8)[:, :4]
+    s = np.array([1.0, 0.5, 0.5, 0.2])
+    change = np.zeros((4, 4), complex)
+    change[0, 0], change[3, 3] = np.exp(1j * rng.random(2) * 2 * np.pi)
+    change[1:3, 1:3] = _unitary(rng, 2)
+    fixed = u @ np.asarray(peps_cell._kept_basis(u, s))
+    other = (u @ change) @ np.asarray(peps_cell._kept_basis(u @ change, s))
+    np.testing.assert_allclose(other, fixed, atol=1e-12)
+    np.testing.assert_allclose(fixed.conj().T @ fixed, np.eye(4), atol=1e-12)
+    weighted = np.abs(fixed) * peps_cell._tie_breaker(8)[:, None]
+    largest = fixed[np.argmax(weighted, axis=0), np.arange(4)]
+    np.testing.assert_allclose(largest.imag, 0.0, atol=1e-15)
+    assert np.all(largest.real > 0)
+
+
+def test_complex_projectors_are_oblique_projectors():
+    """``upper lower`` is the identity on the kept states (adjoints, not transposes)."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((12, 10)) + 1j * rng.standard_normal((12, 10))
+    y = rng.standard_normal((10, 12)) + 1j * rng.standard_normal((10, 12))
+    upper, lower, s = (np.asarray(t) for t in peps_cell.projectors(x, y, 5))
+    np.testing.assert_allclose(upper @ lower, np.eye(5), atol=1e-12)
+    np.testing.assert_allclose(s, np.linalg.svd(y @ x, compute_uv=False)[:5]
+                               / np.linalg.norm(y @ x, 2), atol=1e-12)
+
+
 def _complex_chain_cell(seed: int) -> list:
     """A random complex 2 x 2 cell whose vertical bonds are rank one: decoupled rows, each
     a period-2 complex matrix product state."""

@@ -120,6 +120,31 @@ def test_decoupled_complex_chains_have_their_exact_density_matrices():
         np.testing.assert_allclose(got, exact, atol=1e-12)
 
 
+def test_invertible_matrices_on_the_bonds_of_complex_chains_leave_them():
+    """``G`` and ``G^-1`` (complex, not unitary) on each bond along the rows of decoupled
+    chains: nothing is truncated there (rank-one corners), so the energy and the density
+    matrices are those of the ungauged cell to rounding."""
+    cell = _complex_chain_cell(4)
+    rng = np.random.default_rng(12)
+    g = [[np.eye(2) + 0.4 * (rng.standard_normal((2, 2)) + 1j * rng.standard_normal((2, 2)))
+          for _ in range(2)] for _ in range(2)]
+    gauged = [[np.einsum("suldr,rR,Ll->suLdR", cell[x][y], g[x][y],
+                         np.linalg.inv(g[(x - 1) % 2][y])) for y in range(2)]
+              for x in range(2)]
+    energy, env = peps_cell.cell_energy(cell, 8, HEISENBERG)
+    energy_g, env_g = peps_cell.cell_energy(gauged, 8, HEISENBERG)
+    assert float(energy_g) == pytest.approx(float(energy), abs=1e-12)
+    opened = [[peps.open_double_layer(a) for a in column] for column in cell]
+    normal = peps_cell.normalized_cell(gauged)
+    opened_g = [[peps.open_double_layer(a) for a in column] for column in normal]
+    for x in range(2):
+        for y in range(2):
+            np.testing.assert_allclose(
+                np.asarray(peps_cell.horizontal_density_matrix(env_g, opened_g, x, y)),
+                np.asarray(peps_cell.horizontal_density_matrix(env, opened, x, y)),
+                atol=1e-12)
+
+
 def _bond_rotated(cell, horizontal, vertical):
     """The cell with the unitary ``horizontal[x][y]`` on the bond right of site (x, y)
     (``A[x][y]``'s r times U, ``A[x+1][y]``'s l times U^*: U U^H = 1 in between), likewise

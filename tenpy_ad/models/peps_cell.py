@@ -68,6 +68,7 @@ import dataclasses
 from functools import partial
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 import tenpy_ad as tp
 from tenpy_ad.errors import ArgumentError
@@ -95,7 +96,7 @@ def cell_shape(grid) -> tuple:
 
 
 def random_cell(lx: int, ly: int, d: int = 2, bond: int = 2, seed: int = 0,
-                dtype=float) -> list:
+                dtype: DTypeLike = float) -> list:
     """Seeded random site tensors ``A[s, u, l, d, r]`` of unit norm, ``cell[x][y]``: real
     Gaussian entries, or for a complex ``dtype`` real and imaginary parts Gaussian."""
     rng = np.random.default_rng(seed)
@@ -516,7 +517,7 @@ def objective(chi: int, h_bond, tol: float = TOL, max_iter: int = 2000):
 
 
 def optimize(h_bond, lx: int = 2, ly: int = 2, bond: int = 2, chi: int = 16, tensors=None,
-             seed: int = 0, tol: float = TOL, dtype=float, **options):
+             seed: int = 0, tol: float = TOL, dtype: DTypeLike = float, **options):
     """Minimise the energy per site of the ``lx x ly`` cell of bond dimension ``bond`` for
     the two-site ``h_bond`` at environment dimension ``chi``, from ``tensors`` (e.g.
     :func:`neel_cell`) or seeded random ones of ``dtype``, by

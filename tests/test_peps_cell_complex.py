@@ -1,9 +1,11 @@
 """Complex site tensors in the unit-cell iPEPS (tenpy_ad.models.peps_cell): a real cell
-passed as complex is the real cell element-wise; decoupled complex chains have their exact
-MPS density matrices; site phases, a physical unitary (with the Hamiltonian transformed)
-and unitaries on the virtual bonds leave the energy; the density matrices are Hermitian;
-the implicit gradient matches central differences along real and imaginary directions;
-arrays, eager tensors and tp.jit agree; optimize runs over real and imaginary parts.
+passed as complex is the real cell element-wise; the kept basis is independent of the
+decompositions' phases and of the basis inside an exact multiplet; decoupled complex
+chains have their exact MPS density matrices, also with invertible matrices on their
+bonds; site phases, a physical unitary (with the Hamiltonian transformed) and unitaries on
+the virtual bonds leave the energy; the density matrices are Hermitian; the implicit
+gradient matches central differences along real and imaginary directions; arrays, eager
+tensors and tp.jit agree; optimize runs over real and imaginary parts.
 
 The engine's complex gradient is ``dE/dx + i dE/dy`` (PyTorch's convention), so the
 first-order change along ``dz`` is ``Re sum(conj(g) dz)``."""

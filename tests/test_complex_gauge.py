@@ -123,3 +123,40 @@ def test_real_inputs_have_no_phase_gauge(fn, rng):
     of a sign-dependent entry matches finite differences (LAPACK's sign is locally fixed)."""
     a = _gauge_data(rng, fn).real.copy()
     check_grads(fn, [a], order=1, rng=rng, eager=True)
+
+
+def _phase_fixed(vectors):
+    """``vectors`` with each column's largest-magnitude entry made real and positive, the
+    phase differentiated (the gauge fixing of tenpy_ad.models.peps_cell)."""
+    magnitude = tp.stop_gradient(tp.abs(vectors))
+    largest = tp.where(magnitude >= tp.amax(magnitude, axis=0, keepdims=True), 1.0, 0.0)
+    entry = tp.sum(vectors * largest, axis=0)
+    return vectors * (tp.conj(entry) / tp.abs(entry))[None, :]
+
+
+def svd_truncated_phase_fixed(x):
+    u, s, vh = svd(x)
+    return _phase_fixed(u[:, :2]) * s[:2]
+
+
+def svd_phase_fixed_v(x):
+    # V's columns carry U's phases: fixed by U's entries, they are phase-invariant too
+    u, _, vh = svd(x)
+    magnitude = tp.stop_gradient(tp.abs(u))
+    largest = tp.where(magnitude >= tp.amax(magnitude, axis=0, keepdims=True), 1.0, 0.0)
+    entry = tp.sum(u * largest, axis=0)
+    return tp.conj(vh).T * (tp.conj(entry) / tp.abs(entry))[None, :]
+
+
+def eigh_phase_fixed(x):
+    return _phase_fixed(tp.linalg.eigh((x + tp.conj(x).T) * 0.5)[1])
+
+
+@pytest.mark.parametrize("fn", [svd_truncated_phase_fixed, svd_phase_fixed_v,
+                                eigh_phase_fixed], ids=lambda f: f.__name__)
+def test_phase_fixed_vectors_have_the_finite_difference_derivative(fn, rng):
+    """Complex singular vectors and eigenvectors made element-wise unique by a
+    differentiated phase per column: the rules' phase terms give the finite-difference
+    derivative (the gauge check does not fire: the result is phase-invariant)."""
+    a = random_array(rng, (4, 4) if fn.__name__.startswith("eigh") else (5, 4), "complex128")
+    check_grads(fn, [a], order=1, rng=rng, eager=True)

@@ -169,8 +169,9 @@ def test_observables_of_the_optimum(optimum):
 
 
 def test_complex_states_are_refused_not_mistreated():
+    """The C4v moves are real; the error points to the unit-cell code, which is not."""
     state = peps.random_tensor(2, 2) * (1 + 0.5j)
-    with pytest.raises(tp.errors.ArgumentError, match="only real tensors"):
+    with pytest.raises(tp.errors.ArgumentError, match="real tensors only.*peps_cell"):
         peps.energy(state, 8, H)
 
 

@@ -106,11 +106,13 @@ def _bond_identity(d2: int) -> np.ndarray:
 
 
 def _check_real(x, what: str) -> None:
-    """The moves transpose where a complex state would need the adjoint: refuse it."""
+    """The C4v moves (eigh of a symmetrised real corner) hold for real states only: refuse
+    a complex one, pointing to the unit-cell code, which takes it."""
     if np.dtype(x.dtype).kind == "c":
-        raise ArgumentError(f"{what}: only real tensors are supported so far (got "
-                            f"{np.dtype(x.dtype).name}); the C4v moves of a complex state "
-                            "are not implemented")
+        raise ArgumentError(f"{what}: the C4v iPEPS takes real tensors only (got "
+                            f"{np.dtype(x.dtype).name}); a complex state goes through "
+                            "tenpy_ad.models.peps_cell, e.g. as a 1 x 1 cell "
+                            "peps_cell.cell_energy([[A]], chi, h)")
 
 
 # ------------------------------------------------------------------ the environment
@@ -338,8 +340,10 @@ def bond_density_matrix(env, a_open):
 
 
 def bond_energy(rho, h):
-    """``<h>`` of a two-site operator ``h[s1, s2, s1', s2']`` in ``rho[s1, s1', s2, s2']``."""
-    return tp.einsum("iIjJ,IJij->", rho, h)
+    """``<h>`` of a two-site operator ``h[s1, s2, s1', s2']`` in ``rho[s1, s1', s2, s2']``:
+    its real part (for a Hermitian ``h`` and the Hermitian ``rho`` of a complex state the
+    imaginary part is rounding and the convergence error; real states have none)."""
+    return tp.real(tp.einsum("iIjJ,IJij->", rho, h))
 
 
 def energy_per_site(a, env, h):

@@ -1,6 +1,7 @@
-"""iPEPS with an ``Lx x Ly`` unit cell of general (non-symmetric, real) site tensors and their
-directional CTMRG environment (Corboz, Rice & Troyer, PRB 84, 041108 (2011); Corboz et al.,
-PRB 89, 035133 (2014)) -- written once for every mode.
+"""iPEPS with an ``Lx x Ly`` unit cell of general (non-symmetric, real or complex) site
+tensors and their directional CTMRG environment (Corboz, Rice & Troyer, PRB 84, 041108
+(2011); Corboz et al., PRB 89, 035133 (2014)) -- written once for every mode.  A 1 x 1 cell
+is a general single-site state (the C4v code, :mod:`tenpy_ad.models.peps`, is real only).
 
 **Conventions.**  Site ``(x, y)`` is column ``x`` (to the right) and row ``y`` (downwards),
 both periodic in the cell; ``tensors[x][y]`` is ``A[s, u, l, d, r]`` (physical, then the
@@ -24,8 +25,9 @@ the upper and the lower site's.
 for every ``x`` in turn.  Each cut of that boundary, between rows ``y`` and ``y + 1``, gets
 projectors from the enlarged corners on either side of it, ``Q1`` (upper-left, of site
 ``(x, y)``) and ``Q4`` (lower-left, of ``(x, y+1)``), the half-infinite variant: ``Q4 Q1 =
-U S V^T`` truncated to ``chi`` gives the oblique projector ``Q1 V S^-1/2 . S^-1/2 U^T Q4``
-(the identity where the network can see it).  (The half-planes ``Q1 Q2``, ``Q3 Q4`` square
+U S V^H`` truncated to ``chi`` gives the oblique projector ``Q1 V S^-1/2 . S^-1/2 U^H Q4``
+(the identity where the network can see it; adjoints, which a complex cell's complex
+double layers need).  (The half-planes ``Q1 Q2``, ``Q3 Q4`` square
 the singular values, and rounding then leaves the weak states' vectors undetermined.)
 The top, right and bottom moves are the left move of the cell turned by a quarter turn
 (:func:`rotated`), so one code path serves all four; a step is the four moves, left,
@@ -33,13 +35,17 @@ top, right, bottom.  At a chi that truncates badly the fixed point depends on th
 and the order of the moves by about the truncation error (a corner is updated by two
 moves, which then need not agree).
 
-**The gauge.**  The singular vectors are fixed up to a sign per kept state (and a rotation
-inside a multiplet of equal singular values).  Each multiplet is turned to the eigenbasis
-of a fixed generic operator projected into it, and each state's sign chosen so that the
-largest-magnitude entry of ``U``'s column (under fixed distinct weights, which break the
-exact ties of the states odd under the exchange of a double layer's ket and bra) is
-positive, ``V``'s with it (:func:`_kept_basis`): the step is a function of its input
-alone and, iterated to convergence, lands on the same environment element-wise.
+**The gauge.**  The singular vectors are fixed up to a phase per kept state (a sign, for a
+real cell; and a unitary rotation inside a multiplet of equal singular values).  Each
+multiplet is turned to the eigenbasis of a fixed generic Hermitian operator projected into
+it, and each state's phase chosen so that the largest-magnitude entry of ``U``'s column
+(under fixed distinct weights, which break the exact ties of the states odd under the
+exchange of a double layer's ket and bra) is real and positive, ``V``'s with it
+(:func:`_kept_basis`): the step is a function of its input alone and, iterated to
+convergence, lands on the same environment element-wise.  A sign is piecewise constant;
+a complex phase is a smooth function of the state and is differentiated with it (so the
+derivative does not depend on LAPACK's phases: svd's and eigh's complex gauge check
+raises on a loss that does).
 :func:`environment` first converges the corners' singular values and the edges' Gram
 matrices on their bulk legs (no gauge changes them), then the element-wise fixed point, which :func:`tenpy_ad.fixed_point`
 differentiates implicitly (memory flat in the steps).  A truncation that splits a
@@ -54,11 +60,15 @@ bond of the cell (:func:`horizontal_density_matrix`, :func:`vertical_density_mat
 next-nearest (diagonal) terms from the 2 x 2 plaquette's (:func:`plaquette_density_matrix`:
 the four sites' enlarged corners, each from that site's own environment tensors, joined
 as two halves, so no ``chi^4`` tensor is built), each site counting the two diagonals of
-the plaquette it is the upper-left corner of.
+the plaquette it is the upper-left corner of.  For a complex cell the density matrices
+are Hermitian to rounding and the convergence error, and an energy is the real part of
+``tr(rho h)``.  Gradients with respect to complex tensors follow the engine's
+convention, ``dE/dx + i dE/dy`` (PyTorch's; JAX's is its conjugate); :func:`optimize`
+runs over the real and imaginary parts.
 
 **Below the C4v optimum.**  Four independent D = 2 tensors go lower than the C4v ansatz
 (:data:`peps.HEISENBERG_D2`, -0.6602311; a general 1 x 1 tensor with the rotated bond also
-ends there): 150 L-BFGS iterations from ``random_cell(2, 2, seed=0)`` at chi = 16 reach
+ends there, while a complex one reaches -0.66251 too): 150 L-BFGS iterations from ``random_cell(2, 2, seed=0)`` at chi = 16 reach
 -0.6625140 for the Heisenberg model, with every bond within 1e-4 of the others.  That is
 the state's energy, not the optimiser exploiting the truncation: re-evaluated at chi =
 24 and 32 it moves by 1e-9, from any closure of the starting boundary it is the same, the
@@ -71,9 +81,11 @@ optimum instead: from ``peps.random_tensor(2, 2, seed=0)``, -0.6602310934 in 80 
 """
 from __future__ import annotations
 
+import dataclasses
 from functools import partial
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 import tenpy_ad as tp
 from tenpy_ad.errors import ArgumentError
@@ -100,19 +112,25 @@ def cell_shape(grid) -> tuple:
     return lx, ly
 
 
-def random_cell(lx: int, ly: int, d: int = 2, bond: int = 2, seed: int = 0) -> list:
-    """Seeded random real site tensors ``A[s, u, l, d, r]`` of unit norm, ``cell[x][y]``."""
+def random_cell(lx: int, ly: int, d: int = 2, bond: int = 2, seed: int = 0,
+                dtype: DTypeLike = float) -> list:
+    """Seeded random site tensors ``A[s, u, l, d, r]`` of unit norm, ``cell[x][y]``: real
+    Gaussian entries, or for a complex ``dtype`` real and imaginary parts Gaussian."""
     rng = np.random.default_rng(seed)
-    cell = [[rng.standard_normal((d,) + (bond,) * 4) for _ in range(ly)] for _ in range(lx)]
+    shape = (d,) + (bond,) * 4
+
+    def entries():
+        if np.dtype(dtype).kind != "c":
+            return rng.standard_normal(shape)
+        return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+
+    cell = [[entries().astype(dtype) for _ in range(ly)] for _ in range(lx)]
     return [[a / np.linalg.norm(a) for a in column] for column in cell]
 
 
 def normalized_cell(tensors) -> list:
-    """Each site tensor of unit norm (any mode)."""
+    """Each site tensor of unit norm (any mode; real or complex)."""
     cell_shape(tensors)
-    for column in tensors:
-        for a in column:
-            peps._check_real(a, "peps_cell")
     return [[a / tp.linalg.norm(a) for a in column] for column in tensors]
 
 
@@ -194,11 +212,12 @@ def _as_matrix(q):
 def projectors(x, y, chi: int) -> tuple:
     """``(upper, lower, s)``: the projectors of a cut between the matrices ``x`` (cut x
     rest, above it) and ``y`` (rest x cut, below it), ``upper`` (k x cut) applied to the legs
-    above the cut and ``lower`` (cut x k) to those below: with ``y x = U S V^T`` truncated to
-    the ``chi`` largest, ``lower upper = x V S^-1 U^T y``, the oblique projector onto what
-    the network sees through the cut.  Also the kept singular values ``s`` (of unit
-    largest).  The new bond's basis is a function of the input alone (:func:`_kept_basis`);
-    singular values under ``CUTOFF`` are not inverted (their states are dropped)."""
+    above the cut and ``lower`` (cut x k) to those below: with ``y x = U S V^H`` truncated to
+    the ``chi`` largest, ``lower upper = x V S^-1 U^H y``, the oblique projector onto what
+    the network sees through the cut (``upper lower`` is the identity).  Also the kept
+    singular values ``s`` (of unit largest).  The new bond's basis is a function of the
+    input alone (:func:`_kept_basis`); singular values under ``CUTOFF`` are not inverted
+    (their states are dropped).  Real or complex input."""
     x, y = x / tp.linalg.norm(x), y / tp.linalg.norm(y)      # (the projector is scale-free)
     u, s, vh = tp.linalg.svd(y @ x, full_matrices=False)
     k = min(chi, s.shape[0])
@@ -206,37 +225,59 @@ def projectors(x, y, chi: int) -> tuple:
     large = s > CUTOFF * s[0]
     inv = tp.stop_gradient(tp.where(large, 1.0, 0.0)) / tp.sqrt(tp.where(large, s, 1.0))
     r = _kept_basis(u, s)
-    lower = (x @ vh.T) @ (inv[:, None] * r)
-    upper = (r.T * inv[None, :]) @ (u.T @ y)
+    # adjoints, not transposes: upper lower = R^H S^-1/2 U^H (y x) V S^-1/2 R = 1
+    lower = (x @ _adjoint(vh)) @ (inv[:, None] * r)
+    upper = (_adjoint(r) * inv[None, :]) @ (_adjoint(u) @ y)
     return upper, lower, s / s[0]
 
 
+def _adjoint(m):
+    return tp.conj(m).T
+
+
+def _is_complex(x) -> bool:
+    return np.dtype(x.dtype).kind == "c"
+
+
 def _kept_basis(u, s):
-    """The orthogonal ``r`` (k x k) that makes the kept states ``u r`` a function of the
-    subspaces alone: inside each multiplet of singular values (within ``MULTIPLET_GAP`` of
-    the largest, found at run time), whose vectors rounding determines only to
-    ``eps / gap``, the eigenbasis of a fixed generic diagonal operator projected into it
-    (the identity, up to signs, for a single value); then each state's sign chosen so that
-    its largest-magnitude entry (weighted by fixed distinct weights in 1..1.5, which break
-    the exact ties of a layer-exchange-odd state) is positive (piecewise constant: no
-    derivative).  The matrix is masked to the multiplets and shifted block by block, so
-    that eigh keeps them apart and in order."""
+    """The unitary ``r`` (k x k; orthogonal for real ``u``) that makes the kept states
+    ``u r`` a function of the subspaces alone: inside each multiplet of singular values
+    (within ``MULTIPLET_GAP`` of the largest, found at run time), whose vectors rounding
+    determines only to ``eps / gap``, the eigenbasis of a fixed generic diagonal operator
+    projected into it (the identity, up to phases, for a single value); then each state's
+    phase (sign, if real) chosen so that its largest-magnitude entry (weighted by fixed
+    distinct weights in 1..1.5, which break the exact ties of a layer-exchange-odd state)
+    is real and positive (:func:`_phases`).  The matrix is masked to the multiplets and
+    shifted block by block, so that eigh keeps them apart and in order."""
     w = tp.stop_gradient(s)
     gaps = (w[:-1] - w[1:]) > MULTIPLET_GAP * w[0]
     block = tp.concatenate([np.zeros(1), tp.cumsum(tp.where(gaps, 1.0, 0.0))])
     same = tp.where(block[:, None] == block[None, :], 1.0, 0.0)
     probe = _reference(u.shape[0])
-    k = tp.einsum("ai,a,aj->ij", u, probe, u) * same
-    k = (k + k.T) * 0.5
+    k = tp.einsum("ai,a,aj->ij", tp.conj(u), probe, u) * same
+    k = (k + _adjoint(k)) * 0.5
     shift = tp.stop_gradient(block * (2.0 * tp.linalg.norm(k) + 1.0))
     _, r = tp.linalg.eigh(k + tp.diag(shift))
-    rotated_u = u @ r
+    return r * _phases(u @ r)[None, :]
+
+
+def _phases(states):
+    """The factor per column of ``states`` that makes its weighted largest-magnitude entry
+    real and positive.  A real state's sign is piecewise constant (no derivative); a
+    complex state's phase is a smooth function of the state and is differentiated: that is
+    what makes ``u r`` independent of the decompositions' arbitrary phases, derivatives
+    included (a stopped phase would leave the loss phase-dependent, which svd's and eigh's
+    gauge check refuses)."""
     # weighted, so that the exact ties of a state odd under the exchange of a double
-    # layer's ket and bra (entries +-c at (i, j) and (j, i)) do not decide by rounding
-    magnitude = tp.stop_gradient(tp.abs(rotated_u)) * _tie_breaker(u.shape[0])[:, None]
+    # layer's ket and bra (entries of equal magnitude at (i, j) and (j, i)) do not decide
+    # by rounding
+    magnitude = tp.stop_gradient(tp.abs(states)) * _tie_breaker(states.shape[0])[:, None]
     largest = tp.where(magnitude >= tp.amax(magnitude, axis=0, keepdims=True), 1.0, 0.0)
-    sign = tp.stop_gradient(tp.sign(tp.sum(rotated_u * largest, axis=0)))
-    return r * tp.where(sign == 0.0, 1.0, sign)[None, :]
+    entry = tp.sum(states * largest, axis=0)
+    if _is_complex(states):
+        return tp.conj(entry) / tp.abs(entry)    # the largest entry of a unit state: > 0
+    sign = tp.stop_gradient(tp.sign(entry))
+    return tp.where(sign == 0.0, 1.0, sign)
 
 
 def _tie_breaker(n: int) -> np.ndarray:
@@ -298,15 +339,16 @@ def corner_spectra(env) -> list:
 
 
 def invariants(env) -> list:
-    """What no orthogonal change of the boundary bases alters, monitored for convergence:
-    every corner's singular values and every edge's Gram matrix on its bulk leg (unit
-    trace).  The spectra alone are not enough: with rank-one boundary bonds (decoupled
-    rows) they are converged from the start while the edges are not."""
+    """What no unitary (for a real cell, orthogonal) change of the boundary bases alters,
+    monitored for convergence: every corner's singular values and every edge's Hermitian
+    Gram matrix on its bulk leg (unit trace).  The spectra alone are not enough: with
+    rank-one boundary bonds (decoupled rows) they are converged from the start while the
+    edges are not."""
     grams = []
     for column in env:
         for site in column:
             for t in site[4:]:
-                g = tp.einsum("amb,anb->mn", t, t)
+                g = tp.einsum("amb,anb->mn", t, tp.conj(t))
                 grams.append(g / tp.trace(g))
     return corner_spectra(env) + grams
 
@@ -339,12 +381,13 @@ def environment(layers, chi: int, env0, tol: float = TOL, max_iter: int = 2000,
     splits a multiplet leaves no element-wise fixed point: that solve then raises
     ConvergenceError (``on_stall``) rather than return a wrong derivative.  ``stats``
     receives the last solve's ``iterations``, ``residual``, ... and the first's as
-    ``spectrum_iterations``, ``spectrum_residual``, ...."""
+    ``spectrum_iterations``, ``spectrum_residual``, ....  A real ``env0`` of a complex cell
+    is taken as complex."""
     if implicit is None:
         implicit = any(is_traced(a) or needs_grad(a) for column in layers for a in column)
     fixed = [[tp.stop_gradient(a) for a in column] for column in layers]
     first: dict = {}
-    env = tp.fixed_point(partial(step, chi=chi), _as_tree(env0), fixed, tol=tol,
+    env = tp.fixed_point(partial(step, chi=chi), _start(env0, layers), fixed, tol=tol,
                          max_iter=max_iter, monitor=invariants, on_stall=on_stall,
                          stats=first)
     if implicit:
@@ -356,6 +399,16 @@ def environment(layers, chi: int, env0, tol: float = TOL, max_iter: int = 2000,
     if stats is not None:
         stats.update({"spectrum_" + key: value for key, value in first.items()})
     return [list(column) for column in env]
+
+
+def _start(env0, layers) -> list:
+    """``env0`` as the fixed point's start: in the layers' dtype (a complex cell may be
+    warm-started from a real cell's environment; the steps' dtype is the layers')."""
+    kinds = [np.dtype(a.dtype) for column in layers for a in column if _is_complex(a)]
+    if kinds:
+        env0 = [[tuple(t if _is_complex(t) else tp.astype(t, np.result_type(t.dtype, *kinds))
+                       for t in site) for site in column] for column in env0]
+    return _as_tree(env0)
 
 
 def _flat(env) -> list:
@@ -403,7 +456,7 @@ def vertical_density_matrix(env, opened, x: int, y: int):
 
 def bond_energies(tensors, env, h_bond) -> tuple:
     """``(horizontal, vertical)``: ``<h>`` on the bond right of and below each site, as
-    lists of columns (normalised ``tensors``)."""
+    lists of columns (normalised ``tensors``); real (:func:`peps.bond_energy`)."""
     opened = [[peps.open_double_layer(a) for a in column] for column in tensors]
     lx, ly = cell_shape(tensors)
     horizontal = [[peps.bond_energy(horizontal_density_matrix(env, opened, x, y), h_bond)
@@ -569,22 +622,38 @@ def objective(chi: int, h_bond, tol: float = TOL, max_iter: int = 2000, h_diagon
 
 def optimize(h_bond, lx: int = 2, ly: int = 2, bond: int = 2, chi: int = 16, tensors=None,
              seed: int = 0, tol: float = TOL, h_diagonal=None, max_iter: int = 2000,
-             **options):
+             dtype: DTypeLike = float, **options):
     """Minimise the energy per site of the ``lx x ly`` cell of bond dimension ``bond`` for
     the two-site ``h_bond`` (and the next-nearest ``h_diagonal``, e.g. :func:`peps.j1j2`'s)
     at environment dimension ``chi``, from ``tensors`` (e.g. :func:`neel_cell`) or seeded
-    random ones, by :func:`tenpy_ad.optimize.minimize` (compiled; ``options`` are its own);
-    ``tol`` and ``max_iter`` are the environment's (:func:`environment`).
+    random ones of ``dtype``, by :func:`tenpy_ad.optimize.minimize` (compiled; ``options``
+    are its own); ``tol`` and ``max_iter`` are the environment's (:func:`environment`).
     Returns its result: ``x`` the cell, ``fun`` the energy, ``carry`` the environment.
 
     The start matters beyond speed: the Neel cell of a C4v tensor ends at the C4v optimum
     (:data:`peps.HEISENBERG_D2` for D = 2; its gradient keeps the symmetry up to rounding),
-    a random 2 x 2 cell of D = 2 goes below it (module docstring)."""
+    a random 2 x 2 cell of D = 2 goes below it (module docstring).
+
+    A complex cell (any complex tensor) is optimised over the real and imaginary parts of
+    its entries, since ``minimize`` takes real parameters: its L-BFGS then runs in the
+    real space of twice the dimension (the gradient of a part is that part of the
+    engine's complex gradient ``dE/dx + i dE/dy``); ``x`` is the complex cell again."""
     if tensors is None:
-        tensors = random_cell(lx, ly, h_bond.shape[0], bond, seed)
+        tensors = random_cell(lx, ly, h_bond.shape[0], bond, seed, dtype)
     tensors = [[np.asarray(values_of(a)) for a in column] for column in tensors]
     env = grown_environment(double_layers(normalized_cell(tensors)), chi)
     env = _as_tree(environment(double_layers(normalized_cell(tensors)), chi, env, tol=tol,
                                max_iter=max_iter))
-    return tp.optimize.minimize(objective(chi, h_bond, tol, max_iter, h_diagonal), tensors,
-                                carry=env, **options)
+    fun = objective(chi, h_bond, tol, max_iter, h_diagonal)
+    if not any(_is_complex(a) for column in tensors for a in column):
+        return tp.optimize.minimize(fun, tensors, carry=env, **options)
+    parts = [[(a.real.copy(), a.imag.copy()) for a in column] for column in tensors]
+    result = tp.optimize.minimize(lambda p, e: fun(_joined(p), e), parts, carry=env,
+                                  **options)
+    return dataclasses.replace(result, x=[[np.asarray(a) for a in column]
+                                          for column in _joined(result.x)])
+
+
+def _joined(parts) -> list:
+    """The complex cell of the ``(real, imaginary)`` pairs ``parts[x][y]`` (any mode)."""
+    return [[re + 1j * im for re, im in column] for column in parts]

@@ -234,3 +234,27 @@ def test_point_reports_values_exact_values_and_costs():
         assert abs(result[key] - result[f"{key}_exact"]) < 1e-6, key
     assert result["iterations"] > 0 and result["adjoint_iterations"] > 0
     assert result["forward_s"] > 0 and result["backward_s"] > 0 and result["second_s"] > 0
+    assert result["c_method"] == "implicit"
+
+
+def stalled(beta):
+    raise ConvergenceError("fixed_point adjoint adjoint: GMRES did not converge")
+
+
+def test_specific_heat_falls_back_to_differences_of_the_first_derivative():
+    """Where the second derivative's solve stalls, c comes from central differences of
+    Onsager's d(lnZ/N)/d beta (extrapolated): within its stated uncertainty of Onsager's
+    c, which bounds it loosely (the unextrapolated difference's error)."""
+    for beta in (0.3, 0.45, 0.6):
+        row = ctmrg.specific_heat(stalled, lambda x: -onsager.energy(x), beta, 8)
+        assert row["c_method"] == "differences" and "GMRES" in row["c_reason"]
+        error = abs(row["c"] - onsager.specific_heat(beta))
+        assert error < 1e-4 and error <= row["c_uncertainty"], beta
+        assert ctmrg.specific_heat(lambda x: 7.0, None, beta, 8) == {
+            "c": 7.0 * beta * beta, "c_method": "implicit"}
+
+
+def test_specific_heat_next_to_beta_c_is_refused():
+    row = ctmrg.specific_heat(stalled, lambda x: -onsager.energy(x), onsager.BETA_C + 1e-3,
+                              8)
+    assert np.isnan(row["c"]) and "straddle beta_c" in row["c_error"]

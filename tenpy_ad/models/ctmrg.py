@@ -521,8 +521,9 @@ def point(beta: float, chi: int = 32, second_order: bool = True, tol: float = TO
     The environment comes from :func:`converge` (NumPy); ``u = -d(lnZ/N)/d beta`` and
     ``c = beta^2 d^2(lnZ/N)/d beta^2`` from one compiled graph through
     :func:`tenpy_ad.fixed_point` (implicit derivatives); ``u_local = -2 <s s>`` from the
-    environment.  ``c`` is NaN where its derivative solve does not converge (``c_error``
-    then says why, on one line).  Keys:
+    environment.  Where the second derivative's solve does not converge, ``c`` comes from
+    central differences of the first (:func:`specific_heat`: ``c_method``,
+    ``c_uncertainty``, ``c_reason``), or is NaN next to beta_c (``c_error``).  Keys:
     ``beta, chi, kept, lnz, u, m, c, u_local``, the exact ``*_exact`` values, how far the
     environment is from a fixed point (``residual``, element-wise; ``converged``: whether
     that met ``tol``, else the values and derivatives are accurate to about ``residual``
@@ -540,25 +541,47 @@ def point(beta: float, chi: int = 32, second_order: bool = True, tol: float = TO
     start = time.perf_counter()
     lnz_value, dlnz = (float(v) for v in program(np.float64(beta)))
     backward_s = time.perf_counter() - start
-    adjoint_iterations = stats.get("adjoint_iterations")
-    c, c_error, second_s = None, None, None
-    if second_order:
-        program = tp.compile(tp.ad.grad(first, b), inputs=[b])
-        start = time.perf_counter()
-        try:
-            c = beta * beta * float(program(np.float64(beta)))
-        except ConvergenceError as error:
-            c, c_error = math.nan, failed_point(beta, chi, error)["error"]
-        second_s = time.perf_counter() - start
     result = {"beta": beta, "chi": chi, "lnz": lnz_value, "u": -dlnz,
-              **environment_report(boundary), "adjoint_iterations": adjoint_iterations,
-              "backward_s": backward_s}
+              **environment_report(boundary),
+              "adjoint_iterations": stats.get("adjoint_iterations"), "backward_s": backward_s}
     if second_order:
-        result.update(c=c, second_s=second_s)
-        if c_error is not None:
-            result["c_error"] = c_error
+        second = tp.compile(tp.ad.grad(first, b), inputs=[b])
+        start = time.perf_counter()
+        result.update(specific_heat(lambda x: float(second(np.float64(x))),
+                                    lambda x: float(program(np.float64(x))[1]), beta, chi),
+                      second_s=time.perf_counter() - start)
     result.update(exact(beta, second_order))
     return result
+
+
+#: the steps of the central differences of d(lnZ/N)/d beta that give c where its own
+#: derivative solve does not converge
+DIFFERENCE_STEPS = (2e-3, 1e-3)
+
+
+def specific_heat(second, first, beta: float, chi: int) -> dict:
+    """``c = beta^2 d^2(lnZ/N)/d beta^2`` as the keys ``c`` and ``c_method`` of a point, from
+    ``second(beta)`` (the implicit second derivative) or, where its solve does not converge
+    (its linearisation contracts too slowly near beta_c: GMRES stalls), from central
+    differences of ``first`` (the implicit first derivative, as exact as the
+    environment) at the :data:`DIFFERENCE_STEPS` ``h`` and ``h / 2``, extrapolated
+    (Richardson): ``c_method`` says so and ``c_uncertainty`` is the extrapolation's own
+    change.  Within ``2 h`` of beta_c, where differences straddle the transition, ``c`` is
+    NaN and ``c_error`` says why."""
+    try:
+        return {"c": beta * beta * second(beta), "c_method": "implicit"}
+    except ConvergenceError as error:
+        reason = failed_point(beta, chi, error)["error"]
+    h = DIFFERENCE_STEPS[0]
+    if abs(beta - onsager.BETA_C) <= 2 * h:
+        return {"c": math.nan, "c_error": f"{reason}; central differences would straddle "
+                                          f"beta_c (within {2 * h:g})"}
+    slopes = [(first(beta + step) - first(beta - step)) / (2 * step)
+              for step in DIFFERENCE_STEPS]
+    extrapolated = (4.0 * slopes[1] - slopes[0]) / 3.0
+    return {"c": beta * beta * extrapolated, "c_method": "differences",
+            "c_uncertainty": beta * beta * abs(extrapolated - slopes[1]),
+            "c_reason": reason}
 
 
 def environment_report(boundary: Boundary) -> dict:

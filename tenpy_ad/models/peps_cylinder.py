@@ -32,6 +32,11 @@ of the same modulus are reported (they average out of the limit) but left out.
 
 The cylinder's energies converge to the plane's exponentially in ``L`` (on the scale of
 the state's correlation length); :func:`cylinder_energies` also returns the gap of ``T``.
+A state whose ``T`` has eigenvalues near ``+q`` and ``-q`` (a staggered mode as strong as
+the uniform one) converges unevenly: odd and even ``L`` differ in size.  The complex D = 2
+1x1 state optimised below the C4v optimum (rotated Heisenberg bond; ``T``'s subleading
+eigenvalues ``+0.40, -0.40``): energy per site -0.662082, -0.668106, -0.662516, -0.663194,
+-0.6625141, -0.662606 for L = 3..8, the directional CTMRG -0.6625134 (chi 16 and 32).
 """
 from __future__ import annotations
 
@@ -132,7 +137,8 @@ def transfer_spectrum(a: np.ndarray, length: int, k: int = EIGENVALUES) -> tuple
     to a left boundary (over the right legs ``r_0 .. r_{L-1}`` of the half-plane left of a
     column: :func:`apply_column` maps it to ``values[j]`` times itself); ``right[:, j]`` the
     same for the column applied from the right (over the left legs of the half-plane to
-    the right), the transpose, of the same spectrum."""
+    the right), the transpose, of the same spectrum.  Up to ``DENSE_SIZE`` all ``n``
+    eigenpairs are returned (dense ``eig``)."""
     dl = double_layer(a)
     x = dl.shape[0]
     n = x ** length

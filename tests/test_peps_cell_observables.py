@@ -86,7 +86,8 @@ def _exact_site_density_matrix(m0, m1):
     left, right = dominant(t.T), dominant(t)
     right = _chain_transfer(m1) @ right
     d = m0.shape[1]
-    rho = np.einsum("ac,sab,tcd,bd->st", left.reshape(d, d), m0, m0.conj(), right.reshape(d, d))
+    rho = np.einsum("ac,sab,tcd,bd->st", left.reshape(d, d), m0, m0.conj(),
+                    right.reshape(d, d))
     return rho / np.trace(rho)
 
 
@@ -156,6 +157,11 @@ def test_a_product_state_has_its_spinors_spins():
     assert float(average) == pytest.approx(0.5, abs=1e-14)
 
 
+def _start(cell, chi):
+    layers = peps_cell.double_layers(peps_cell.normalized_cell(cell))
+    return peps_cell.grown_environment(layers, chi)
+
+
 def _average_moment(cell, env0, chi, stats=None):
     """The cell's average moment through its implicitly differentiated environment."""
     normal = peps_cell.normalized_cell(cell)
@@ -166,8 +172,7 @@ def _average_moment(cell, env0, chi, stats=None):
 
 def test_the_magnetisation_gradient_matches_central_differences():
     cell, chi = peps_cell.random_cell(2, 2, seed=0), 8
-    env0 = peps_cell.grown_environment(peps_cell.double_layers(peps_cell.normalized_cell(cell)),
-                                       chi)
+    env0 = _start(cell, chi)
     stats = {}
     grad = tp.grad(lambda c: _average_moment(c, env0, chi, stats))(cell)
     assert stats["converged"] and stats["adjoint_converged"]
@@ -189,8 +194,7 @@ def test_the_magnetisation_gradient_matches_central_differences():
 def test_arrays_eager_and_compiled_observables_agree():
     """A complex cell: the average moment and the spins' sum in every mode."""
     cell, chi = peps_cell.random_cell(2, 2, seed=8, dtype=complex), 8
-    env0 = peps_cell.grown_environment(peps_cell.double_layers(peps_cell.normalized_cell(cell)),
-                                       chi)
+    env0 = _start(cell, chi)
 
     def observable(c, e):
         normal = peps_cell.normalized_cell(c)

@@ -1,6 +1,7 @@
 """Observables of the unit-cell iPEPS (tenpy_ad.models.peps_cell): the Neel cell of a C4v
 tensor has the C4v code's magnetisation on every site (its spin vectors the sublattice
-rotation of one another) and the C4v edge transfer matrix's correlation length; decoupled
+rotation of one another) and the C4v edge transfer matrix's correlation length (eigs on
+the transfer operator and the dense spectrum agreeing); decoupled
 real and complex chains have their exact MPS site density matrices, spins (<S^y> too)
 and correlation lengths (0 across the chains); a product state's spins are its spinors';
 the magnetisation's implicit gradient matches central differences, and arrays, eager
@@ -63,6 +64,17 @@ def test_the_neel_cell_has_the_c4v_correlation_length(neel):
     horizontal, vertical = peps_cell.correlation_lengths(env)
     assert horizontal == pytest.approx(xi, rel=1e-6)
     assert vertical == pytest.approx(xi, rel=1e-6)
+
+
+def test_eigs_on_the_transfer_operator_agrees_with_the_dense_spectrum(neel, monkeypatch):
+    """The LinearOperator path (every matrix larger than DENSE_TRANSFER) against the dense
+    one, for the channel transfer matrices (256 dimensions here)."""
+    _, _, cell, env = neel
+    layers = peps_cell.double_layers(cell)
+    dense = peps_cell.correlation_lengths(env, layers)
+    monkeypatch.setattr(peps_cell, "DENSE_TRANSFER", 0)
+    np.testing.assert_allclose(peps_cell.correlation_lengths(env, layers), dense, rtol=1e-9)
+    np.testing.assert_allclose(dense, 0.894, atol=1e-3)        # (the edges': 0.8835)
 
 
 def _chain_transfer(m):

@@ -113,6 +113,8 @@ TOL = 1e-10
 CUTOFF = 1e-12
 #: kept singular values closer than this (relative to the largest) form one multiplet
 MULTIPLET_GAP = 1e-5
+#: transfer matrices up to this dimension are diagonalised densely, larger ones by eigs
+DENSE_TRANSFER = 256
 
 
 # ------------------------------------------------------------------ the cell
@@ -655,7 +657,7 @@ def _channel_column(t1, a, t3) -> tuple:
 
 def _leading_ratio(factors) -> float:
     """``|lambda_2 / lambda_1|`` of the product of the column maps ``factors`` (each
-    ``(shape, map)``, applied in turn): dense up to 256 dimensions, else scipy's ``eigs``
+    ``(shape, map)``, applied in turn): dense up to ``DENSE_TRANSFER``, else scipy's ``eigs``
     on a LinearOperator (two values; the product is never formed as a matrix)."""
     from scipy.sparse.linalg import LinearOperator, eigs
     shape = factors[0][0]
@@ -667,7 +669,7 @@ def _leading_ratio(factors) -> float:
             v = factor(v)
         return v.reshape(v.shape[0], n)
 
-    if n <= 256:
+    if n <= DENSE_TRANSFER:
         values = np.linalg.eigvals(apply(np.eye(n)).T)
     else:
         dtype = apply(np.ones(n)).dtype

@@ -1,4 +1,5 @@
-"""``python -m tenpy_ad ipeps``: its JSON object, its errors (one line, exit code 2 before
+"""``python -m tenpy_ad ipeps``: its JSON object (with the magnetisation and the
+correlation lengths for either cell), its errors (one line, exit code 2 before
 any work, absurd sizes with the memory they would need) and its plot."""
 import json
 
@@ -41,6 +42,27 @@ def test_j1j2_runs_on_the_2x2_cell_and_reports_j2(capsys):
     assert report["settings"]["model"] == "j1j2" and report["settings"]["j2"] == 0.5
     assert "references" not in report                 # the Heisenberg values do not apply
     assert report["energy"] == report["energies"][-1] < report["energies"][0]
+
+
+@pytest.mark.parametrize("cell, sites", [("1x1", (1, 1)), ("2x2", (2, 2))])
+def test_json_reports_the_magnetisation_and_the_correlation_lengths(capsys, cell, sites):
+    """The same keys for both cells: |<S>| per site (a list of columns; spin-1/2, so at
+    most 1/2) and its average, and the two correlation lengths (one C4v length both ways
+    for 1x1).  Single iterations: the state is rough, the report's shape is the point."""
+    assert main(["ipeps", "--unit-cell", cell, "--chi", "8", "--maxiter", "1", "--json",
+                 "--quiet"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    moments = report["magnetization"]["sites"]
+    assert (len(moments), len(moments[0])) == sites
+    flat = [m for column in moments for m in column]
+    assert all(0.0 < m <= 0.5 + 1e-12 for m in flat)
+    assert report["magnetization"]["average"] == pytest.approx(sum(flat) / len(flat),
+                                                               abs=1e-15)
+    lengths = report["correlation_lengths"]
+    assert set(lengths) == {"horizontal", "vertical"}
+    assert all(value > 0.0 for value in lengths.values())
+    if cell == "1x1":
+        assert lengths["horizontal"] == lengths["vertical"]
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -26,6 +26,10 @@ from each plaquette's reduced density matrix).
 environment (tenpy_ad.models.peps_cell), no sublattice rotation; heisenberg and xxz
 start from the Neel cell of a seeded random tensor (it and its spin-flip on the two
 sublattices), tfim and j1j2 from four seeded random tensors (no order assumed).
+The report also gives |<S>| per site and its average (1x1: in the rotated frame, the
+staggered moment; 2x2: the local moments, whose average is the staggered magnetisation
+of a Neel cell) and the horizontal and vertical correlation lengths of the environment's
+edge transfer matrices.
 References (heisenberg): the D = 2 C4v optimum -0.6602310934799582, D = 3 about -0.6676,
 quantum Monte Carlo -0.669437.
 """
@@ -154,6 +158,7 @@ def run(args) -> int:
         if not args.quiet and energies:
             print(file=sys.stderr)
     report = _report(args, result, time.perf_counter() - start)
+    report.update(_observables(args, result))
     if args.plot is not None:
         _plot(args.plot, energies, args)
     if args.json:
@@ -180,6 +185,37 @@ def _report(args, result, seconds: float) -> dict:
     return report
 
 
+def _observables(args, result) -> dict:
+    """``magnetization`` (``sites``: ``|<S>|`` per site as a list of columns, ``average``)
+    and ``correlation_lengths`` (``horizontal``, ``vertical``: of the edge transfer
+    matrices; null if infinite) of the final state, in the environment re-converged at
+    it (the optimiser's carry is the last trial point's).  1x1: one site in the rotated
+    frame, where ``|<S>|`` is the staggered moment, and the C4v edge's one length both
+    ways; 2x2: the local moments of the unrotated cell (their average, the staggered
+    magnetisation of a Neel cell) and the cell's two lengths."""
+    from tenpy_ad.models import peps, peps_cell
+    if args.unit_cell == "1x1":
+        _, env = peps.energy(result.x, args.chi, _hamiltonian(args), env0=result.carry,
+                             tol=args.tol)
+        moment = float(peps.magnetization(peps.normalized(result.x), env))
+        sites, average = [[moment]], moment
+        horizontal = vertical = peps.correlation_length(env)
+    else:
+        h_diagonal = peps.j1j2(args.j2)[1] if args.model == "j1j2" else None
+        cell = peps_cell.normalized_cell(result.x)
+        _, env = peps_cell.cell_energy(cell, args.chi, _hamiltonian(args, rotated=False),
+                                       env0=result.carry, tol=args.tol, h_diagonal=h_diagonal)
+        moments, average = peps_cell.magnetization(cell, env)
+        sites, average = [[float(m) for m in column] for column in moments], float(average)
+        horizontal, vertical = peps_cell.correlation_lengths(env)
+    # an infinite length (a degenerate leading eigenvalue) is null, as in the other
+    # sub-commands' JSON
+    lengths = {"horizontal": horizontal, "vertical": vertical}
+    return {"magnetization": {"sites": sites, "average": average},
+            "correlation_lengths": {key: value if math.isfinite(value) else None
+                                    for key, value in lengths.items()}}
+
+
 def _print(report: dict) -> None:
     s = report["settings"]
     print(f"iPEPS {s['model']}, D = {s['D']}, chi = {s['chi']}, unit cell {s['unit_cell']}, "
@@ -187,6 +223,11 @@ def _print(report: dict) -> None:
     print(f"  energy per site  {report['energy']:+.15f}")
     for name, value in report.get("references", {}).items():
         print(f"  {name:16s} {value:+.15f}   (ours - it: {report['energy'] - value:+.2e})")
+    m, xi = report["magnetization"], report["correlation_lengths"]
+    print(f"  |<S>| per site   {m['sites']}  (average {m['average']:.10f})")
+    lengths = ["inf" if xi[key] is None else f"{xi[key]:.6f}" for key in ("horizontal",
+                                                                          "vertical")]
+    print(f"  correlation lengths  horizontal {lengths[0]}  vertical {lengths[1]} (sites)")
     print(f"  {report['iterations']} iterations, {report['evaluations']} evaluations, "
           f"{report['seconds_per_evaluation'] * 1e3:.1f} ms each, "
           f"{report['total_seconds']:.2f} s in all; {report['message']}")

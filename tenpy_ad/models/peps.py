@@ -408,10 +408,15 @@ def correlation_length(env) -> float:
         values = eigs(LinearOperator((k * k, k * k), matvec=apply, dtype=t.dtype), k=2,
                       which="LM", return_eigenvectors=False, tol=1e-12)
     values = np.sort(np.abs(values))[::-1]
-    ratio = values[1] / values[0]
+    return _length_of_ratio(values[1] / values[0])
+
+
+def _length_of_ratio(ratio: float, period: int = 1) -> float:
+    """``-period / ln(ratio)`` for ``ratio = |lambda_2 / lambda_1|`` of a transfer matrix
+    over ``period`` sites: 0 for a rank-one one, inf for a degenerate leading value."""
     if ratio <= 0.0:
         return 0.0
-    return math.inf if ratio >= 1.0 else -1.0 / math.log(ratio)
+    return math.inf if ratio >= 1.0 else -period / math.log(ratio)
 
 
 # ------------------------------------------------------------------ models

@@ -66,6 +66,20 @@ are Hermitian to rounding and the convergence error, and an energy is the real p
 convention, ``dE/dx + i dE/dy`` (PyTorch's; JAX's is its conjugate); :func:`optimize`
 runs over the real and imaginary parts.
 
+**Observables.**  A site's density matrix is the 3 x 3 network of its own environment
+around its open double layer (:func:`site_density_matrix`; made exactly Hermitian, unit
+trace); :func:`spin_expectations` reads ``<S^x>, <S^y>, <S^z>`` of every site from it and
+:func:`magnetization` the local moments ``|<S>|`` and their average -- in the unrotated
+frame of a Neel cell the staggered magnetisation, equal on every site of
+:func:`neel_cell`'s to :func:`peps.magnetization` of the C4v tensor (measured 1e-15).
+These, like the energies, are differentiable in every mode (a moment's derivative is NaN
+where the moment vanishes: ``|<S>|`` has none there).  :func:`correlation_lengths` (arrays)
+diagonalises the cell's edge transfer matrices (``T1 T3`` along each row of bonds, ``T4
+T2`` along each column: the C4v code's ``T T`` for a Neel cell, to 5e-14), or with the
+double layers the channel ones (``T1 a T3``), which also see the correlations inside rows
+that a product-state boundary hides (decoupled chains: the chains' length, where the
+edges give 0).
+
 **Below the C4v optimum.**  Four independent D = 2 tensors go lower than the C4v ansatz
 (:data:`peps.HEISENBERG_D2`, -0.6602311; a general 1 x 1 tensor with the rotated bond also
 ends there, while a complex one reaches -0.66251 too): 150 L-BFGS iterations from ``random_cell(2, 2, seed=0)`` at chi = 16 reach
@@ -99,6 +113,8 @@ TOL = 1e-10
 CUTOFF = 1e-12
 #: kept singular values closer than this (relative to the largest) form one multiplet
 MULTIPLET_GAP = 1e-5
+#: transfer matrices up to this dimension are diagonalised densely, larger ones by eigs
+DENSE_TRANSFER = 256
 
 
 # ------------------------------------------------------------------ the cell
@@ -180,10 +196,13 @@ def rotated(layers, env) -> tuple:
     lx, ly = cell_shape(layers)
     new_layers = [[tp.transpose(layers[(-yn) % lx][xn], (3, 0, 1, 2)) for yn in range(lx)]
                   for xn in range(ly)]
-    new_env = None
-    if env is not None:
-        new_env = [[_turned(env[(-yn) % lx][xn]) for yn in range(lx)] for xn in range(ly)]
-    return new_layers, new_env
+    return new_layers, None if env is None else _rotated_environment(env)
+
+
+def _rotated_environment(env) -> list:
+    """The environment alone turned as in :func:`rotated`."""
+    lx, ly = cell_shape(env)
+    return [[_turned(env[(-yn) % lx][xn]) for yn in range(lx)] for xn in range(ly)]
 
 
 def _turned(site: tuple) -> tuple:
@@ -526,6 +545,138 @@ def horizontal_value(env, left, right, x: int, y: int):
     other = tp.einsum("qsr,qp,wtp,wm,nvm->rstvn", t1, c2, t2, c3, t3)
     other = tp.einsum("rstvn,savt->ran", other, right)
     return tp.einsum("ran,ran->", half, other)
+
+
+def site_density_matrix(env, opened, x: int, y: int):
+    """``rho[s, t]`` (ket ``s``, bra ``t``) of site ``(x, y)``: the 3 x 3 network of its
+    environment around the open double layer ``opened[x][y]`` (:func:`peps.open_double_layer`),
+    of unit trace and made exactly Hermitian (a complex cell's is so to rounding and the
+    convergence error; the Hermitian part is what ``tr(rho O)`` of a Hermitian ``O`` reads)."""
+    c1, c2, c3, c4, t1, t2, t3, t4 = env[x][y]
+    top = tp.einsum("pq,rsq,rm,ptn,wum->nstuw", c1, t1, c2, t4, t2)
+    top = tp.einsum("nstuw,iIstdu->iIndw", top, opened[x][y])
+    rho = tp.einsum("iIndw,qn,qdr,wr->iI", top, c4, t3, c3)
+    rho = (rho + _adjoint(rho)) * 0.5
+    return rho / tp.real(tp.trace(rho))
+
+
+def spin_expectations(tensors, env) -> tuple:
+    """``(Sx, Sy, Sz)``: the spin-1/2 ``<S^a>`` (real numbers, any mode) on every site of the
+    cell ``tensors[x][y]`` in its environment, each as a list of columns.  ``<S^y>``, zero
+    for a real cell, is read as ``Im tr(rho iS^y)`` with the real ``iS^y`` (no complex
+    constant in a real cell's graph)."""
+    lx, ly = cell_shape(tensors)
+    opened = [[peps.open_double_layer(a) for a in column] for column in tensors]
+    rhos = [[site_density_matrix(env, opened, x, y) for y in range(ly)] for x in range(lx)]
+
+    def read(part, operator):
+        return [[part(tp.einsum("iI,Ii->", rho, operator)) for rho in column]
+                for column in rhos]
+
+    return read(tp.real, peps._SX), read(tp.imag, peps._ISY), read(tp.real, peps._SZ)
+
+
+def magnetization(tensors, env) -> tuple:
+    """``(moments, average)``: the local moment ``|<S>|`` of every site (a list of columns)
+    and its average over the cell (any mode; at a vanishing moment ``|<S>|`` has no
+    derivative, and the gradient there is NaN, not a made-up value).
+
+    In the unrotated frame of a Neel-ordered cell (e.g. the 2 x 2 :func:`neel_cell`) the
+    average is the staggered magnetisation: it is :func:`peps.magnetization` of the C4v
+    tensor, whose sublattice-rotated frame turns the staggered moment into a uniform one
+    (``|<S>|`` is the same in either frame).  For a non-collinear or non-uniform state it is
+    the mean local moment, not the length of the mean staggered vector -- form that from
+    :func:`spin_expectations` if needed."""
+    sx, sy, sz = spin_expectations(tensors, env)
+    moments = [[tp.sqrt(a * a + b * b + c * c) for a, b, c in zip(*columns)]
+               for columns in zip(sx, sy, sz)]
+    total = None
+    for column in moments:
+        for m in column:
+            total = m if total is None else total + m
+    lx, ly = cell_shape(tensors)
+    return moments, total / (lx * ly)
+
+
+def correlation_lengths(env, layers=None) -> tuple:
+    """``(horizontal, vertical)``: the correlation lengths in sites (arrays, floats) from the
+    transfer matrices of the cell's boundary, largest over the cell's cuts.
+
+    Horizontal: for the cut between rows ``y`` and ``y + 1``, the product over the row's
+    ``Lx`` columns of the edge transfer matrices ``sum_m T1[x][y+1][r, m, l] T3[x][y][l', m,
+    r']`` (the upper and the lower edge on the same bonds; ``chi^2`` per column), and
+    ``xi = -Lx / ln|lambda_2 / lambda_1|``; vertical: the same from ``T2[x][y]`` and
+    ``T4[x+1][y]`` along a column (the cell turned a quarter, :func:`rotated`).  With the
+    double layers ``layers`` given, the channel transfer matrices ``T1 a T3`` of each row
+    (``T4 a T2`` of each column; ``chi^2 D^2``) instead: the edges alone see correlations
+    only through the boundary's bonds, so for rows decoupled by rank-one vertical bonds
+    (a product-state boundary) they give 0 where the channel gives the chains' length.
+    Zero for a rank-one transfer matrix, inf for a degenerate leading eigenvalue (as
+    :func:`peps.correlation_length`, which a C4v state's edges reproduce)."""
+    env = [[[np.asarray(values_of(t)) for t in site] for site in column] for column in env]
+    if layers is not None:
+        layers = [[np.asarray(values_of(a)) for a in column] for column in layers]
+    turned = None if layers is None else rotated(layers, None)[0]
+    return (_correlation_along_rows(env, layers),
+            _correlation_along_rows(_rotated_environment(env), turned))
+
+
+def _correlation_along_rows(env, layers) -> float:
+    """The largest correlation length along x over the cuts (edges) or rows (``layers``)."""
+    lx, ly = cell_shape(env)
+    lengths = []
+    for y in range(ly):
+        if layers is None:
+            factors = [_edge_column(env[x][(y + 1) % ly][4], env[x][y][6]) for x in range(lx)]
+        else:
+            factors = [_channel_column(env[x][y][4], layers[x][y], env[x][y][6])
+                       for x in range(lx)]
+        lengths.append(peps._length_of_ratio(_leading_ratio(factors), lx))
+    return max(lengths)
+
+
+def _edge_column(t1, t3) -> tuple:
+    """``(shape, map)``: ``v[k, l, l'] -> w[k, r, r']`` (``k`` a batch) of one column's upper
+    edge ``T1[r, m, l]`` and lower edge ``T3[l', m, r']`` (their bulk legs on the same bond),
+    and the shape of ``v``'s legs."""
+    def apply(v):
+        w = np.tensordot(v, t1, axes=([1], [2]))                       # k, l', r, m
+        return np.tensordot(w, t3, axes=([1, 3], [0, 1]))              # k, r, r'
+    return (t1.shape[2], t3.shape[0]), apply
+
+
+def _channel_column(t1, a, t3) -> tuple:
+    """``(shape, map)``: ``v[k, l, la, l'] -> w[k, r, ra, r']`` through ``T1[r, u, l]``,
+    ``a[u, la, d, ra]`` and ``T3[l', d, r']`` (pairwise, so that BLAS does the work)."""
+    def apply(v):
+        w = np.tensordot(v, t1, axes=([1], [2]))                       # k, la, l', r, u
+        w = np.tensordot(w, a, axes=([4, 1], [0, 1]))                  # k, l', r, d, ra
+        return np.tensordot(w, t3, axes=([1, 3], [0, 1]))              # k, r, ra, r'
+    return (t1.shape[2], a.shape[1], t3.shape[0]), apply
+
+
+def _leading_ratio(factors) -> float:
+    """``|lambda_2 / lambda_1|`` of the product of the column maps ``factors`` (each
+    ``(shape, map)``, applied in turn): dense up to ``DENSE_TRANSFER``, else scipy's ``eigs``
+    on a LinearOperator (two values; the product is never formed as a matrix)."""
+    from scipy.sparse.linalg import LinearOperator, eigs
+    shape = factors[0][0]
+    n = int(np.prod(shape))
+
+    def apply(v):
+        v = v.reshape((-1,) + shape)
+        for _, factor in factors:
+            v = factor(v)
+        return v.reshape(v.shape[0], n)
+
+    if n <= DENSE_TRANSFER:
+        values = np.linalg.eigvals(apply(np.eye(n)).T)
+    else:
+        dtype = apply(np.ones(n)).dtype
+        values = eigs(LinearOperator((n, n), matvec=lambda v: apply(v)[0], dtype=dtype), k=2,
+                      which="LM", return_eigenvectors=False, tol=1e-12)
+    values = np.sort(np.abs(values))[::-1]
+    return values[1] / values[0] if values[0] > 0.0 else 0.0
 
 
 # ------------------------------------------------------------------ next-nearest neighbours

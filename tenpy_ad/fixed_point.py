@@ -69,9 +69,12 @@ class Problem:
                  method: str, solver: str, anderson: int, stats: dict | None,
                  avals: list | None, linearize: Callable | None = None,
                  monitor: Callable | None = None, on_stall: str = "raise",
-                 check: Callable | None = None):
+                 check: Callable | None = None, constant: Callable | None = None):
         self.step, self.n_x, self.label = step, n_x, label
         self.check = check             # run on the args before solving (arrays)
+        #: ``constant(args)``: an affine step's value at x = 0, when the problem knows it
+        #: (an adjoint's right-hand side): GMRES then does not apply the step for it
+        self.constant = constant
         self.linearize = linearize
         self.tol, self.max_iter = tol, max_iter
         self.method, self.solver, self.anderson = method, solver, anderson
@@ -127,8 +130,10 @@ class Problem:
     def solve(self, x0: list, args: list) -> list:
         if self.check is not None:
             self.check(args)
-        solver = solve_affine if self.method == "gmres" else solve_by_iteration
-        return solver(self, self.bound(args), x0)
+        if self.method != "gmres":
+            return solve_by_iteration(self, self.bound(args), x0)
+        constant = None if self.constant is None else self.constant(args)
+        return solve_affine(self, self.bound(args), x0, constant)
 
     def record(self, iterations: int, residual: float, monitored: float | None = None,
                converged: bool = True) -> None:
@@ -197,14 +202,15 @@ def _shape_rule(problem, *operands):
 def _solve(step, x0: list, args: list, label: str, tol: float, max_iter: int, method: str,
            solver: str, anderson: int = 0, stats: dict | None = None,
            linearize: Callable | None = None, monitor: Callable | None = None,
-           on_stall: str = "raise", check: Callable | None = None) -> list:
+           on_stall: str = "raise", check: Callable | None = None,
+           constant: Callable | None = None) -> list:
     """Bind one fixed_point node (traced), tape entry (eager) or solve (arrays)."""
     operands = [_as_operand(a) for a in x0 + args]
     avals = None
     if any_traced(operands):
         avals = [(tuple(shape_of(a)), dtypes.DTYPES[code_of_value(a)]) for a in operands]
     problem = Problem(step, len(x0), label, tol, max_iter, method, solver, anderson, stats,
-                      avals, linearize, monitor, on_stall, check)
+                      avals, linearize, monitor, on_stall, check, constant)
     out = bind(_primitive(len(x0)), problem, *operands)
     return [out] if len(x0) == 1 else list(out)
 
@@ -260,10 +266,14 @@ def _vjp(problem, cts, out, xs, active):
         return linearize(params)(state)
 
     adjoint_step.__name__ = f"adjoint({getattr(step, '__name__', 'f')})"
+    def constant(params):            # the step at state 0: xbar, and t = B^T 0 = 0
+        _, th, xb = _split(params, n, len(theta))
+        return list(xb) + [np.zeros(np.shape(th[k]), np.asarray(th[k]).dtype) for k in wanted]
+
     init = x_bar + [_zeros_like(theta[k]) for k in wanted]
     solution = _solve(adjoint_step, init, x_star + theta + x_bar,
                       **_derived(problem, "adjoint"), linearize=linearize,
-                      check=_at_fixed_point(problem, len(theta)))
+                      check=_at_fixed_point(problem, len(theta)), constant=constant)
     for k, ct in zip(wanted, solution[n:]):
         result[n + k] = ct
     return tuple(result)

@@ -130,11 +130,14 @@ class Packer:
         return leaves
 
 
-def solve_affine(problem, step, x0: list) -> list:
-    """GMRES on ``(I - M) x = b`` for an affine step ``x -> M x + b`` (real-linear M)."""
+def solve_affine(problem, step, x0: list, constant: list | None = None) -> list:
+    """GMRES on ``(I - M) x = b`` for an affine step ``x -> M x + b`` (real-linear M);
+    ``constant`` is ``b``'s leaves when the caller knows them (else one step at 0)."""
     from scipy.sparse.linalg import LinearOperator, gmres
     packer = Packer(x0)
-    b = packer.pack(step([np.zeros(x.shape, x.dtype) for x in x0]))
+    if constant is None:
+        constant = step([np.zeros(x.shape, x.dtype) for x in x0])
+    b = packer.pack(constant)
 
     last = [None, None]           # SciPy ends with b - A x: our residual reuses that A x
 

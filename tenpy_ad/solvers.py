@@ -12,6 +12,7 @@ why)``, and end a stalled solve with ``problem.stalled(iterations, residual, bes
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 
@@ -172,6 +173,11 @@ def solve_affine(problem, step, x0: list, constant: list | None = None) -> list:
 
 
 def _gmres_tol(tol: float) -> dict:
+    return {_gmres_tol_name(): tol, "atol": 0.0}
+
+
+@functools.lru_cache(maxsize=1)
+def _gmres_tol_name() -> str:
+    """SciPy's name of GMRES's relative tolerance ("tol" before 1.12); inspected once."""
     from scipy.sparse.linalg import gmres
-    name = "rtol" if "rtol" in inspect.signature(gmres).parameters else "tol"
-    return {name: tol, "atol": 0.0}
+    return "rtol" if "rtol" in inspect.signature(gmres).parameters else "tol"

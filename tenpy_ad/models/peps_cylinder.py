@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.sparse.linalg import LinearOperator, eigs
 
+from tenpy_ad.errors import ArgumentValueError, ConvergenceError
 from tenpy_ad.runtime import blas_threads
 
 #: ``T`` up to this size is diagonalised densely (ARPACK needs ``k + 1 < n`` and is slower)
@@ -188,9 +189,10 @@ def _boundaries(a: np.ndarray, length: int, tol: float) -> tuple:
     selected, phased, gap = _dominant_space(values, tol)
     right_selected, _, _ = _dominant_space(right_values, tol)
     if len(right_selected) != len(selected):
-        raise RuntimeError(f"peps_cylinder: the column and its transpose disagree on the "
-                           f"dominant multiplicity ({len(selected)} vs {len(right_selected)})"
-                           f"; eigenvalues {values[:4]} and {right_values[:4]}")
+        raise ConvergenceError(f"peps_cylinder: the column and its transpose disagree on "
+                               f"the dominant multiplicity ({len(selected)} vs "
+                               f"{len(right_selected)}); eigenvalues {values[:4]} and "
+                               f"{right_values[:4]}")
     lam = values[selected[0]]
     _check_spectrum(lam, len(selected), phased, n, tol)
     spectrum = (lam, len(selected), 0.0 if gap is None else gap, phased)
@@ -236,7 +238,8 @@ def density_matrices(a: np.ndarray, length: int, tol: float = DEGENERACY) -> tup
     cylinder of circumference ``length`` (>= 2), and ``(lam, multiplicity, gap, phased)``
     of the column transfer matrix (see the module docstring)."""
     if length < 2:
-        raise ValueError("peps_cylinder: a vertical bond needs a circumference of 2 or more")
+        raise ArgumentValueError("peps_cylinder: a vertical bond needs a circumference of 2 "
+                                 "or more")
     a = np.asarray(a)
     a = a / np.linalg.norm(a)                     # the scale only shifts lam
     d = a.shape[0]

@@ -266,6 +266,7 @@ def _vjp(problem, cts, out, xs, active):
         return linearize(params)(state)
 
     adjoint_step.__name__ = f"adjoint({getattr(step, '__name__', 'f')})"
+
     def constant(params):            # the step at state 0: xbar, and t = B^T 0 = 0
         _, th, xb = _split(params, n, len(theta))
         return list(xb) + [np.zeros(np.shape(th[k]), np.asarray(th[k]).dtype) for k in wanted]

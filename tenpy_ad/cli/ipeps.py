@@ -163,8 +163,8 @@ def _start(args) -> list:
     Neel cell of a seeded random tensor (it and its spin-flip on the two sublattices),
     else seeded random tensors.  A complex run draws them complex (real and imaginary
     parts Gaussian): the models are real, so E(A) = E(conj A), the gradient into the
-    imaginary parts vanishes at a real cell, and a real start would stay real.  The 1x1
-    tensor of a seed is the 2x2 Neel cell's, so the two start from the same state."""
+    imaginary parts vanishes at a real cell, and a real start would stay real.  A seed's
+    complex 1x1 tensor is its complex 2x2 Neel cell's, so the two start from one state."""
     from tenpy_ad.models import peps_cell
     dtype = complex if args.dtype == "complex128" else float
     lx, ly = _cell_size(args)

@@ -1,5 +1,6 @@
-"""``python -m tenpy_ad ipeps``: the variational C4v iPEPS ground state of a square-lattice
-spin-1/2 model, optimised by L-BFGS through a gauge-fixed CTMRG environment."""
+"""``python -m tenpy_ad ipeps``: the variational iPEPS ground state of a square-lattice
+spin-1/2 model (a C4v single site, or a general real or complex cell), optimised by L-BFGS
+through a gauge-fixed CTMRG environment."""
 from __future__ import annotations
 
 import json
@@ -26,6 +27,13 @@ from each plaquette's reduced density matrix).
 environment (tenpy_ad.models.peps_cell), no sublattice rotation; heisenberg and xxz
 start from the Neel cell of a seeded random tensor (it and its spin-flip on the two
 sublattices), tfim and j1j2 from four seeded random tensors (no order assumed).
+--dtype complex128: complex tensors, optimised over their real and imaginary parts
+(peps_cell); with --unit-cell 1x1 a general (non-C4v) single site in the rotated frame
+(heisenberg, xxz; tfim needs no rotation), with 2x2 four complex tensors.  Both start
+from seeded complex random tensors (2x2 heisenberg and xxz: the Neel cell of the 1x1
+run's tensor, the same state), not from a real start cast to complex: the models are
+real, so E(A) = E(conj A) and a real start has no gradient into the imaginary parts.
+At D = 2 a complex 1x1 site reaches about -0.66251 for heisenberg, below the C4v optimum.
 The report also gives |<S>| per site and its average (1x1: in the rotated frame, the
 staggered moment; 2x2: the local moments, whose average is the staggered magnetisation
 of a Neel cell) and the horizontal and vertical correlation lengths of the environment's
@@ -35,6 +43,11 @@ quantum Monte Carlo -0.669437.
 """
 MODELS = ("heisenberg", "xxz", "tfim", "j1j2")
 UNIT_CELLS = ("1x1", "2x2")
+DTYPES = ("float64", "complex128")
+#: the short names --dtype also accepts
+DTYPE_ALIASES = {"float": "float64", "complex": "complex128"}
+#: bytes per tensor entry of each --dtype
+ITEMSIZE = {"float64": 8, "complex128": 16}
 #: references of the Heisenberg model, per site
 REFERENCES = {"d2_c4v_optimum": -0.6602310934799582, "d3_c4v": -0.6676, "qmc": -0.669437}
 #: the fraction of the machine's memory a run may plan to use
@@ -54,8 +67,14 @@ def build_parser(prog: str, epilog: str = "") -> Parser:
     parser.add_argument("--chi", type=integer(1, 512), default=16,
                         help="environment dimension (default 16)")
     parser.add_argument("--unit-cell", default="1x1",
-                        help="the unit cell: 1x1 (a C4v-symmetric single site, default) or "
-                             "2x2 (four general tensors, directional CTMRG)")
+                        help="the unit cell: 1x1 (a C4v-symmetric single site, default; "
+                             "with --dtype complex128 a general, non-C4v one) or 2x2 (four "
+                             "general tensors, directional CTMRG)")
+    parser.add_argument("--dtype", type=_dtype, choices=DTYPES, default="float64",
+                        help="the tensors' entries (default float64; float and complex are "
+                             "aliases): complex128 optimises a general complex cell "
+                             "(tenpy_ad.models.peps_cell), 1x1 or 2x2, from complex random "
+                             "tensors")
     parser.add_argument("--seed", type=integer(0), default=0,
                         help="seed of the random starting tensor (default 0)")
     parser.add_argument("--maxiter", type=integer(1), default=500,
@@ -70,16 +89,24 @@ def build_parser(prog: str, epilog: str = "") -> Parser:
     return parser
 
 
-def planned_bytes(bond: int, chi: int, d: int = 2, plaquette: bool = False) -> int:
-    """About the memory the largest arrays of one evaluation take (value and gradient);
-    ``plaquette``: with the next-nearest terms' plaquette density matrices."""
+def _dtype(text: str) -> str:
+    """The --dtype argument type: an alias read as its full name (anything else goes on
+    to the choices' check, which names the choices)."""
+    return DTYPE_ALIASES.get(text, text)
+
+
+def planned_bytes(bond: int, chi: int, d: int = 2, plaquette: bool = False,
+                  itemsize: int = 8) -> int:
+    """About the memory the largest arrays of one evaluation of one site take (value and
+    gradient); ``plaquette``: with the next-nearest terms' plaquette density matrices;
+    ``itemsize``: bytes per entry (:data:`ITEMSIZE`, 16 for complex128)."""
     d2 = bond * bond
     corner = (chi * d2) ** 2                 # the enlarged corner, its eigenvectors, ...
     density = chi * chi * d2 ** 3 * d * d    # the bond density matrix's half column
     layer = d * d * d2 ** 4                  # the open double layer
     # the plaquette's upper and lower halves, chi^2 D^4 d^4 each
     halves = 2 * chi * chi * d2 ** 2 * d ** 4 if plaquette else 0
-    return 8 * (12 * corner + 6 * density + 4 * layer + 4 * halves)
+    return itemsize * (12 * corner + 6 * density + 4 * layer + 4 * halves)
 
 
 def _machine_bytes() -> int:
@@ -89,23 +116,35 @@ def _machine_bytes() -> int:
         return 8 << 30
 
 
+def _general(args) -> bool:
+    """Whether the run is peps_cell's general cell (2x2, or a complex 1x1 site) rather
+    than the C4v code, which is real only."""
+    return args.unit_cell == "2x2" or args.dtype == "complex128"
+
+
+def _cell_size(args) -> tuple:
+    return (2, 2) if args.unit_cell == "2x2" else (1, 1)
+
+
 def _check(args) -> None:
     if args.unit_cell not in UNIT_CELLS:
         raise UsageError(f"--unit-cell {args.unit_cell}: only 1x1 (a C4v-symmetric single "
                          "site) and 2x2 (four general tensors) are supported")
     if args.model == "j1j2" and args.unit_cell != "2x2":
+        also = " (the general complex 1x1 site too)" if args.dtype == "complex128" else ""
         raise UsageError(f"--model j1j2 needs --unit-cell 2x2 (its diagonal bonds come from "
-                         f"the 2 x 2 plaquette), got --unit-cell {args.unit_cell}")
+                         f"the 2 x 2 plaquette), got --unit-cell {args.unit_cell}{also}")
     if not (0 < args.tol < 1e-3):
         raise UsageError(f"--tol must be in (0, 1e-3), got {args.tol}")
     if args.chi < args.D * args.D:
         raise UsageError(f"--chi {args.chi} is below D^2 = {args.D ** 2}: the environment "
                          "could not hold even one absorbed tensor")
-    need = (planned_bytes(args.D, args.chi, plaquette=args.model == "j1j2")
-            * (4 if args.unit_cell == "2x2" else 1))
+    lx, ly = _cell_size(args)
+    need = lx * ly * planned_bytes(args.D, args.chi, plaquette=args.model == "j1j2",
+                                   itemsize=ITEMSIZE[args.dtype])
     have = _machine_bytes() * MEMORY_SHARE
     if need > have:
-        raise UsageError(f"--D {args.D} --chi {args.chi} would need about "
+        raise UsageError(f"--D {args.D} --chi {args.chi} --dtype {args.dtype} would need about "
                          f"{need / 2 ** 30:.1f} GiB, more than {MEMORY_SHARE:.0%} of this "
                          f"machine's {_machine_bytes() / 2 ** 30:.1f} GiB")
 
@@ -119,21 +158,34 @@ def _hamiltonian(args, rotated: bool = True):
     return peps.heisenberg(jz=args.jz if args.model == "xxz" else None, rotated=rotated)
 
 
+def _start(args) -> list:
+    """The starting cell of a general run, of ``--dtype``: for 2x2 heisenberg and xxz the
+    Neel cell of a seeded random tensor (it and its spin-flip on the two sublattices),
+    else seeded random tensors.  A complex run draws them complex (real and imaginary
+    parts Gaussian): the models are real, so E(A) = E(conj A), the gradient into the
+    imaginary parts vanishes at a real cell, and a real start would stay real.  A seed's
+    complex 1x1 tensor is its complex 2x2 Neel cell's, so the two start from one state."""
+    from tenpy_ad.models import peps_cell
+    dtype = complex if args.dtype == "complex128" else float
+    lx, ly = _cell_size(args)
+    if (lx, ly) == (2, 2) and args.model in ("heisenberg", "xxz"):
+        site = peps_cell.random_cell(1, 1, 2, args.D, args.seed, dtype)[0][0]
+        return peps_cell.neel_cell(site)
+    return peps_cell.random_cell(lx, ly, 2, args.D, args.seed, dtype)
+
+
 def _optimize(args, callback):
-    """The 1x1 C4v optimisation, or the 2x2 cell's (unrotated bonds, the Neel cell of a
-    seeded random tensor as the start of the antiferromagnets)."""
+    """The real 1x1 C4v optimisation, or peps_cell's of the general cell (:func:`_start`;
+    a 1x1 cell in the rotated frame, a 2x2 one with unrotated bonds)."""
     from tenpy_ad.models import peps, peps_cell
     options = dict(tol=args.tol, maxiter=args.maxiter, callback=callback)
-    if args.unit_cell == "1x1":
+    if not _general(args):
         return peps.optimize(_hamiltonian(args), bond=args.D, chi=args.chi, seed=args.seed,
                              **options)
-    start, h_diagonal = None, None
-    if args.model in ("heisenberg", "xxz"):
-        start = peps_cell.neel_cell(peps_cell.random_cell(1, 1, 2, args.D, args.seed)[0][0])
-    if args.model == "j1j2":
-        h_diagonal = peps.j1j2(args.j2)[1]
-    return peps_cell.optimize(_hamiltonian(args, rotated=False), 2, 2, bond=args.D,
-                              chi=args.chi, tensors=start, seed=args.seed,
+    lx, ly = _cell_size(args)
+    h_diagonal = peps.j1j2(args.j2)[1] if args.model == "j1j2" else None
+    return peps_cell.optimize(_hamiltonian(args, rotated=lx == 1), lx, ly, bond=args.D,
+                              chi=args.chi, tensors=_start(args), seed=args.seed,
                               h_diagonal=h_diagonal, **options)
 
 
@@ -174,7 +226,9 @@ def _report(args, result, seconds: float) -> dict:
               "total_seconds": seconds, "converged": bool(result.success),
               "message": result.message, "gradient_max": result.grad_norm,
               "settings": {"model": args.model, "D": args.D, "chi": args.chi,
-                           "unit_cell": args.unit_cell, "seed": args.seed,
+                           "unit_cell": args.unit_cell, "dtype": args.dtype,
+                           "ansatz": "general" if _general(args) else "c4v",
+                           "seed": args.seed,
                            "tol": args.tol, "maxiter": args.maxiter,
                            **({"jz": args.jz} if args.model == "xxz" else {}),
                            **({"field": args.field} if args.model == "tfim" else {}),
@@ -190,11 +244,12 @@ def _observables(args, result) -> dict:
     and ``correlation_lengths`` (``horizontal``, ``vertical``: of the edge transfer
     matrices; null if infinite) of the final state, in the environment re-converged at
     it (the optimiser's carry is the last trial point's).  1x1: one site in the rotated
-    frame, where ``|<S>|`` is the staggered moment, and the C4v edge's one length both
-    ways; 2x2: the local moments of the unrotated cell (their average, the staggered
-    magnetisation of a Neel cell) and the cell's two lengths."""
+    frame, where ``|<S>|`` is the staggered moment, and for the C4v site its edge's one
+    length both ways, for a general (complex) one its two; 2x2: the local moments of the
+    unrotated cell (their average, the staggered magnetisation of a Neel cell) and the
+    cell's two lengths."""
     from tenpy_ad.models import peps, peps_cell
-    if args.unit_cell == "1x1":
+    if not _general(args):
         _, env = peps.energy(result.x, args.chi, _hamiltonian(args), env0=result.carry,
                              tol=args.tol)
         moment = float(peps.magnetization(peps.normalized(result.x), env))
@@ -203,7 +258,8 @@ def _observables(args, result) -> dict:
     else:
         h_diagonal = peps.j1j2(args.j2)[1] if args.model == "j1j2" else None
         cell = peps_cell.normalized_cell(result.x)
-        _, env = peps_cell.cell_energy(cell, args.chi, _hamiltonian(args, rotated=False),
+        rotated = args.unit_cell == "1x1"
+        _, env = peps_cell.cell_energy(cell, args.chi, _hamiltonian(args, rotated=rotated),
                                        env0=result.carry, tol=args.tol, h_diagonal=h_diagonal)
         moments, average = peps_cell.magnetization(cell, env)
         sites, average = [[float(m) for m in column] for column in moments], float(average)
@@ -218,8 +274,8 @@ def _observables(args, result) -> dict:
 
 def _print(report: dict) -> None:
     s = report["settings"]
-    print(f"iPEPS {s['model']}, D = {s['D']}, chi = {s['chi']}, unit cell {s['unit_cell']}, "
-          f"seed {s['seed']}")
+    print(f"iPEPS {s['model']}, D = {s['D']}, chi = {s['chi']}, unit cell {s['unit_cell']} "
+          f"({s['ansatz']}, {s['dtype']}), seed {s['seed']}")
     print(f"  energy per site  {report['energy']:+.15f}")
     for name, value in report.get("references", {}).items():
         print(f"  {name:16s} {value:+.15f}   (ours - it: {report['energy'] - value:+.2e})")

@@ -444,17 +444,34 @@ def _as_tree(env, lx: int | None = None) -> list:
 
 # ------------------------------------------------------------------ observables
 
+def _left_half(site):
+    """``C1 T1 T4 C4 T3`` of a site's environment, the left of a row's pair:
+    [T1's r, a's u, a's l, a's d, T3's r]."""
+    c1, _, _, c4, t1, _, t3, t4 = site
+    return tp.einsum("pq,rsq,ptw,mw,mvn->rstvn", c1, t1, t4, c4, t3)
+
+
+def _right_half(site):
+    """``T1 C2 T2 C3 T3`` of a site's environment, the right of a row's pair:
+    [T1's l, a's u, a's r, a's d, T3's l]."""
+    _, c2, c3, _, t1, t2, t3, _ = site
+    return tp.einsum("qsr,qp,wtp,wm,nvm->rstvn", t1, c2, t2, c3, t3)
+
+
+def _upper_rows(site):
+    """``C1 T1 C2 T4 T2`` of a site's environment, the top of a column's pair or of the
+    3 x 3 network: [T4's d, a's u, a's l, a's r, T2's d]."""
+    c1, c2, _, _, t1, t2, _, t4 = site
+    return tp.einsum("pq,rsq,rm,ptn,wum->nstuw", c1, t1, c2, t4, t2)
+
+
 def horizontal_density_matrix(env, opened, x: int, y: int):
     """``rho[s1, t1, s2, t2]`` (ket ``s``, bra ``t``; unit trace) of sites ``(x, y)`` and
     ``(x+1, y)``, from the open double layers ``opened[x][y]`` (:func:`peps.open_double_layer`)."""
     lx, _ = cell_shape(opened)
     xr = (x + 1) % lx
-    c1, _, _, c4, t1, _, t3, t4 = env[x][y]
-    left = tp.einsum("pq,rsq,ptw,mw,mvn->rstvn", c1, t1, t4, c4, t3)
-    left = tp.einsum("rstvn,iIstva->iIran", left, opened[x][y])
-    _, c2, c3, _, t1, t2, t3, _ = env[xr][y]
-    right = tp.einsum("qsr,qp,wtp,wm,nvm->rstvn", t1, c2, t2, c3, t3)
-    right = tp.einsum("rstvn,jJsavt->jJran", right, opened[xr][y])
+    left = tp.einsum("rstvn,iIstva->iIran", _left_half(env[x][y]), opened[x][y])
+    right = tp.einsum("rstvn,jJsavt->jJran", _right_half(env[xr][y]), opened[xr][y])
     rho = tp.einsum("iIran,jJran->iIjJ", left, right)
     return rho / tp.einsum("iijj->", rho)
 
@@ -463,9 +480,7 @@ def vertical_density_matrix(env, opened, x: int, y: int):
     """``rho[s1, t1, s2, t2]`` of sites ``(x, y)`` (first) and ``(x, y+1)``."""
     _, ly = cell_shape(opened)
     yd = (y + 1) % ly
-    c1, c2, _, _, t1, t2, _, t4 = env[x][y]
-    top = tp.einsum("pq,rsq,rm,ptn,wum->nstuw", c1, t1, c2, t4, t2)
-    top = tp.einsum("nstuw,iIstdu->iIndw", top, opened[x][y])
+    top = tp.einsum("nstuw,iIstdu->iIndw", _upper_rows(env[x][y]), opened[x][y])
     _, _, c3, c4, _, t2, t3, t4 = env[x][yd]
     bottom = tp.einsum("ntp,qp,qsr,mr,muw->ntsuw", t4, c4, t3, c3, t2)
     bottom = tp.einsum("ntsuw,jJdtsu->jJndw", bottom, opened[x][yd])
@@ -495,12 +510,7 @@ def energy_per_site(tensors, env, h_bond, h_diagonal=None):
     if h_diagonal is not None:
         diagonal, anti = diagonal_energies(tensors, env, h_diagonal)
         columns = columns + diagonal + anti
-    total = None
-    for column in columns:
-        for e in column:
-            total = e if total is None else total + e
-    lx, ly = cell_shape(tensors)
-    return total / (lx * ly)
+    return _cell_mean(columns, cell_shape(tensors))
 
 
 def cell_energy(tensors, chi: int, h_bond, env0=None, tol: float = TOL,
@@ -527,9 +537,8 @@ def cell_energy(tensors, chi: int, h_bond, env0=None, tol: float = TOL,
 def site_value(env, center, x: int, y: int):
     """The 3 x 3 network of site ``(x, y)``'s environment around ``center[u, l, d, r]`` (its
     double layer, or an impurity: ``<O> = site_value(impurity) / site_value(a)``)."""
-    c1, c2, c3, c4, t1, t2, t3, t4 = env[x][y]
-    top = tp.einsum("pq,rsq,rm,ptn,wum->nstuw", c1, t1, c2, t4, t2)
-    rows = tp.einsum("nstuw,stdu->ndw", top, center)
+    _, _, c3, c4, _, _, t3, _ = env[x][y]
+    rows = tp.einsum("nstuw,stdu->ndw", _upper_rows(env[x][y]), center)
     return tp.einsum("ndw,qn,qdr,wr->", rows, c4, t3, c3)
 
 
@@ -538,12 +547,8 @@ def horizontal_value(env, left, right, x: int, y: int):
     (``[u, l, d, r]`` each)."""
     lx, _ = cell_shape(env)
     xr = (x + 1) % lx
-    c1, _, _, c4, t1, _, t3, t4 = env[x][y]
-    half = tp.einsum("pq,rsq,ptw,mw,mvn->rstvn", c1, t1, t4, c4, t3)
-    half = tp.einsum("rstvn,stva->ran", half, left)
-    _, c2, c3, _, t1, t2, t3, _ = env[xr][y]
-    other = tp.einsum("qsr,qp,wtp,wm,nvm->rstvn", t1, c2, t2, c3, t3)
-    other = tp.einsum("rstvn,savt->ran", other, right)
+    half = tp.einsum("rstvn,stva->ran", _left_half(env[x][y]), left)
+    other = tp.einsum("rstvn,savt->ran", _right_half(env[xr][y]), right)
     return tp.einsum("ran,ran->", half, other)
 
 
@@ -552,9 +557,8 @@ def site_density_matrix(env, opened, x: int, y: int):
     environment around the open double layer ``opened[x][y]`` (:func:`peps.open_double_layer`),
     of unit trace and made exactly Hermitian (a complex cell's is so to rounding and the
     convergence error; the Hermitian part is what ``tr(rho O)`` of a Hermitian ``O`` reads)."""
-    c1, c2, c3, c4, t1, t2, t3, t4 = env[x][y]
-    top = tp.einsum("pq,rsq,rm,ptn,wum->nstuw", c1, t1, c2, t4, t2)
-    top = tp.einsum("nstuw,iIstdu->iIndw", top, opened[x][y])
+    _, _, c3, c4, _, _, t3, _ = env[x][y]
+    top = tp.einsum("nstuw,iIstdu->iIndw", _upper_rows(env[x][y]), opened[x][y])
     rho = tp.einsum("iIndw,qn,qdr,wr->iI", top, c4, t3, c3)
     rho = (rho + _adjoint(rho)) * 0.5
     return rho / tp.real(tp.trace(rho))
@@ -590,12 +594,17 @@ def magnetization(tensors, env) -> tuple:
     sx, sy, sz = spin_expectations(tensors, env)
     moments = [[tp.sqrt(a * a + b * b + c * c) for a, b, c in zip(*columns)]
                for columns in zip(sx, sy, sz)]
+    return moments, _cell_mean(moments, cell_shape(tensors))
+
+
+def _cell_mean(columns, shape: tuple):
+    """The sum of the values in ``columns`` (lists of per-site values) over the cell's
+    ``Lx * Ly`` sites (any mode)."""
     total = None
-    for column in moments:
-        for m in column:
-            total = m if total is None else total + m
-    lx, ly = cell_shape(tensors)
-    return moments, total / (lx * ly)
+    for column in columns:
+        for value in column:
+            total = value if total is None else total + value
+    return total / (shape[0] * shape[1])
 
 
 def correlation_lengths(env, layers=None) -> tuple:

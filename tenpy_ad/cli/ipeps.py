@@ -183,10 +183,19 @@ def _optimize(args, callback):
         return peps.optimize(_hamiltonian(args), bond=args.D, chi=args.chi, seed=args.seed,
                              **options)
     lx, ly = _cell_size(args)
+    h_bond, h_diagonal = _cell_bonds(args)
+    return peps_cell.optimize(h_bond, lx, ly, bond=args.D, chi=args.chi,
+                              tensors=_start(args), seed=args.seed, h_diagonal=h_diagonal,
+                              **options)
+
+
+def _cell_bonds(args) -> tuple:
+    """``(h_bond, h_diagonal)`` of a general run: the bond rotated on a 1x1 cell (one
+    tensor for both sublattices), unrotated on a 2x2 one; the diagonal bond of j1j2, else
+    None."""
+    from tenpy_ad.models import peps
     h_diagonal = peps.j1j2(args.j2)[1] if args.model == "j1j2" else None
-    return peps_cell.optimize(_hamiltonian(args, rotated=lx == 1), lx, ly, bond=args.D,
-                              chi=args.chi, tensors=_start(args), seed=args.seed,
-                              h_diagonal=h_diagonal, **options)
+    return _hamiltonian(args, rotated=_cell_size(args) == (1, 1)), h_diagonal
 
 
 def run(args) -> int:
@@ -256,11 +265,10 @@ def _observables(args, result) -> dict:
         sites, average = [[moment]], moment
         horizontal = vertical = peps.correlation_length(env)
     else:
-        h_diagonal = peps.j1j2(args.j2)[1] if args.model == "j1j2" else None
+        h_bond, h_diagonal = _cell_bonds(args)
         cell = peps_cell.normalized_cell(result.x)
-        rotated = args.unit_cell == "1x1"
-        _, env = peps_cell.cell_energy(cell, args.chi, _hamiltonian(args, rotated=rotated),
-                                       env0=result.carry, tol=args.tol, h_diagonal=h_diagonal)
+        _, env = peps_cell.cell_energy(cell, args.chi, h_bond, env0=result.carry,
+                                       tol=args.tol, h_diagonal=h_diagonal)
         moments, average = peps_cell.magnetization(cell, env)
         sites, average = [[float(m) for m in column] for column in moments], float(average)
         horizontal, vertical = peps_cell.correlation_lengths(env)

@@ -13,7 +13,8 @@ Both are fixed points again, of maps built from one VJP (JVP) of ``f``, so they 
 solved, and differentiated, by the same primitive: the derivative of a derivative is once
 more implicit, to any order.  The reverse solve carries ``t = B^T lam`` along in its state,
 so a rule emits exactly one node (traced) or one tape entry (eager) and never sweeps the
-caller's tape.  The linear solves use GMRES (SciPy) or plain iteration (``solver=``).
+caller's tape; as no step reads ``t``, the solver iterates ``lam`` alone (a pullback pruned
+to the cotangent of x) and computes ``t`` once, at the solution.  The linear solves use GMRES (SciPy) or plain iteration (``solver=``).
 
 The solvers themselves work on arrays (:mod:`tenpy_ad.solvers`).
 
@@ -63,14 +64,19 @@ class Problem:
     only its backward sweep per iteration).  Traced, the step is compiled in two stages
     (tenpy_ad/staging.py): what the args alone determine -- for a derivative problem,
     f's forward values at the solution -- runs once per solve, the rest per iteration.
+    ``tail``: how many of x's last leaves the step never reads (the adjoint's ``t = B^T
+    lam``): a solve iterates the others with a step pruned to them and computes these
+    once, by one whole step at the solution.
     """
 
     def __init__(self, step: Callable, n_x: int, label: str, tol: float, max_iter: int,
                  method: str, solver: str, anderson: int, stats: dict | None,
                  avals: list | None, linearize: Callable | None = None,
                  monitor: Callable | None = None, on_stall: str = "raise",
-                 check: Callable | None = None, constant: Callable | None = None):
+                 check: Callable | None = None, constant: Callable | None = None,
+                 tail: int = 0):
         self.step, self.n_x, self.label = step, n_x, label
+        self.tail = tail
         self.check = check             # run on the args before solving (arrays)
         #: ``constant(args)``: an affine step's value at x = 0, when the problem knows it
         #: (an adjoint's right-hand side): GMRES then does not apply the step for it
@@ -95,7 +101,8 @@ class Problem:
         outs = [as_node(o) for o in outs]
         self._check_outputs([(o.shape, o.dtype) for o in outs], avals[:self.n_x])
         try:             # (the part the args alone determine: once per solve)
-            self._program = StagedProgram(outs, xs[:self.n_x], xs[self.n_x:])
+            self._program = StagedProgram(outs, xs[:self.n_x], xs[self.n_x:],
+                                          head=self.n_x - self.tail if self.tail else None)
         except GraphError as error:                     # an input f was not given
             raise ArgumentError(f"{self.label}: f uses a traced tensor it was not given; "
                                 f"pass every tensor f depends on in args ({error})") from None
@@ -130,10 +137,27 @@ class Problem:
     def solve(self, x0: list, args: list) -> list:
         if self.check is not None:
             self.check(args)
+        if not self.tail:
+            return self._solve(self.bound(args), x0, args)
+        k = self.n_x - self.tail
+        head_step, whole_step = self._bound_head(args, x0[k:])
+        head = self._solve(head_step, x0[:k], args)
+        return head + whole_step(head + x0[k:])[k:]       # the tail: one step at the solution
+
+    def _solve(self, step: Callable, x0: list, args: list) -> list:
         if self.method != "gmres":
-            return solve_by_iteration(self, self.bound(args), x0)
-        constant = None if self.constant is None else self.constant(args)
-        return solve_affine(self, self.bound(args), x0, constant)
+            return solve_by_iteration(self, step, x0)
+        constant = None if self.constant is None else self.constant(args)[:len(x0)]
+        return solve_affine(self, step, x0, constant)
+
+    def _bound_head(self, args: list, tail: list) -> tuple:
+        """``(step of x's leading leaves alone, whole step)`` (see ``tail``); ``tail``
+        fills the leaves the step does not read."""
+        if self._program is not None:
+            return self._program.bind_head(args)
+        whole = self.bound(args)
+        k = self.n_x - self.tail
+        return (lambda xs: whole(list(xs) + tail)[:k]), whole
 
     def record(self, iterations: int, residual: float, monitored: float | None = None,
                converged: bool = True) -> None:
@@ -203,14 +227,14 @@ def _solve(step, x0: list, args: list, label: str, tol: float, max_iter: int, me
            solver: str, anderson: int = 0, stats: dict | None = None,
            linearize: Callable | None = None, monitor: Callable | None = None,
            on_stall: str = "raise", check: Callable | None = None,
-           constant: Callable | None = None) -> list:
+           constant: Callable | None = None, tail: int = 0) -> list:
     """Bind one fixed_point node (traced), tape entry (eager) or solve (arrays)."""
     operands = [_as_operand(a) for a in x0 + args]
     avals = None
     if any_traced(operands):
         avals = [(tuple(shape_of(a)), dtypes.DTYPES[code_of_value(a)]) for a in operands]
     problem = Problem(step, len(x0), label, tol, max_iter, method, solver, anderson, stats,
-                      avals, linearize, monitor, on_stall, check, constant)
+                      avals, linearize, monitor, on_stall, check, constant, tail)
     out = bind(_primitive(len(x0)), problem, *operands)
     return [out] if len(x0) == 1 else list(out)
 
@@ -274,7 +298,8 @@ def _vjp(problem, cts, out, xs, active):
     init = x_bar + [_zeros_like(theta[k]) for k in wanted]
     solution = _solve(adjoint_step, init, x_star + theta + x_bar,
                       **_derived(problem, "adjoint"), linearize=linearize,
-                      check=_at_fixed_point(problem, len(theta)), constant=constant)
+                      check=_at_fixed_point(problem, len(theta)), constant=constant,
+                      tail=len(wanted))
     for k, ct in zip(wanted, solution[n:]):
         result[n + k] = ct
     return tuple(result)

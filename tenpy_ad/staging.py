@@ -28,27 +28,43 @@ class StagedProgram:
     """``outputs`` of the traced step on placeholders ``varying`` (the iterate) and
     ``fixed`` (the operands a solve keeps), compiled as ``prepare(fixed) -> cut`` and
     ``step(varying, fixed, cut) -> outputs``.  ``bind(fixed_values)`` runs ``prepare``
-    once and returns the step as a function of the iterate's arrays."""
+    once and returns the step as a function of the iterate's arrays.
 
-    def __init__(self, outputs: Sequence, varying: Sequence, fixed: Sequence):
-        varying, fixed = list(varying), list(fixed)
-        cut = _cut(list(outputs), varying)
+    With ``head=k``, also a step that computes only the first ``k`` outputs from the
+    first ``k`` varying operands (the rest of the step pruned; the others must not be
+    read by those outputs): ``bind_head`` gives both, sharing one ``prepare``."""
+
+    def __init__(self, outputs: Sequence, varying: Sequence, fixed: Sequence,
+                 head: int | None = None):
+        varying, fixed, outputs = list(varying), list(fixed), list(outputs)
+        cut = _cut(outputs, varying)
         self.cut_size = len(cut)
-        if not cut:
-            self.prepare = None
-            self.step = compile_program(list(outputs), varying + fixed)
-            return
         stand_ins = [placeholder(x.shape, x.dtype) for x in cut]
-        rebuilt = substituted(list(outputs), {id(x): s for x, s in zip(cut, stand_ins)})
-        self.prepare = compile_program(cut, fixed)
-        self.step = compile_program(rebuilt, varying + fixed + stand_ins)
+        if cut:
+            outputs = substituted(outputs, {id(x): s for x, s in zip(cut, stand_ins)})
+        self.prepare = compile_program(cut, fixed) if cut else None
+        self.step = compile_program(outputs, varying + fixed + stand_ins)
+        self.head_step = None if head is None else \
+            compile_program(outputs[:head], varying[:head] + fixed + stand_ins)
 
     def bind(self, fixed_values: Sequence) -> Callable:
         """The step as a function of the iterate's arrays, for these fixed operands."""
+        return self._bound(self.step, self._prepared(fixed_values))
+
+    def bind_head(self, fixed_values: Sequence) -> tuple:
+        """``(head step, whole step)`` for these fixed operands, prepared once."""
+        prepared = self._prepared(fixed_values)
+        return self._bound(self.head_step, prepared), self._bound(self.step, prepared)
+
+    def _prepared(self, fixed_values: Sequence) -> list:
         fixed_values = list(fixed_values)
         if self.prepare is not None:
             fixed_values += list(self.prepare(*fixed_values))
-        step = self.step.with_last_inputs(fixed_values)       # (checked once)
+        return fixed_values
+
+    @staticmethod
+    def _bound(program, fixed_values: list) -> Callable:
+        step = program.with_last_inputs(fixed_values)       # (checked once)
         return lambda xs: list(step(*xs))
 
 

@@ -38,6 +38,22 @@ def test_a_step_with_nothing_fixed_to_cut_is_one_program():
                                   [1.0, 2.0, 3.0])
 
 
+def test_a_head_step_prunes_what_only_the_tail_needs():
+    """``head=k``: a step of the first k outputs from the first k iterates, without the
+    work only the others need (here a cosine), sharing one ``prepare`` with the whole."""
+    x, t, a = tp.input((4, 3), name="x"), tp.input((4, 3), name="t"), tp.input((4, 4), name="a")
+    head_out = _step(x, a)[0]
+    outputs = [head_out, tnp.cos(head_out) * 2.0]
+    staged = StagedProgram(outputs, [x, t], [a], head=1)
+    assert "cos" in str(staged.step) and "cos" not in str(staged.head_step)
+    rng = np.random.default_rng(2)
+    a0, x0 = rng.normal(size=(4, 4)), rng.normal(size=(4, 3))
+    head, whole = staged.bind_head([a0])
+    expected = compile_program(outputs, [x, t, a])(x0, x0, a0)
+    np.testing.assert_array_equal(head([x0])[0], expected[0])
+    np.testing.assert_array_equal(whole([x0, x0])[1], expected[1])
+
+
 def test_fixed_point_derivatives_through_staged_steps_match_eager():
     """The adjoint and tangent problems of a fixed point compile their steps in two
     stages under tp.jit; the gradient and the JVP equal eager mode's."""

@@ -540,15 +540,19 @@ cdef class GemmKernel(StepKernel):
     ``transposed_out`` (the output's order puts the second operand's free axes first) the
     product goes to a scratch array (``out`` is ``(array, scratch)``) and is transposed
     into the output: computing the transpose directly would change the rounding of some
-    shapes (another kernel order)."""
+    shapes (another kernel order).  An operand in another layout (a reversed or permuted
+    view) is handed over as ``matrices(index, operand)`` gives it: the C-ordered copy
+    NumPy's ``matmul`` would make, or None (NumPy's way)."""
 
     def __init__(self, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k, tuple a_layouts,
-                 tuple b_layouts, bint transposed_out, bint is_complex, object fallback):
+                 tuple b_layouts, bint transposed_out, bint is_complex, object fallback,
+                 object matrices=None):
         StepKernel.__init__(self, "gemm", fallback)
         self.m, self.n, self.k = m, n, k
         self.a_layouts = (a_layouts[0], a_layouts[1])
         self.b_layouts = (b_layouts[0], b_layouts[1])
         self.transposed_out, self.is_complex = transposed_out, is_complex
+        self.matrices = matrices
 
     cdef object run(self, object out, object params, const Py_ssize_t* ins, Py_ssize_t m,
                     list buffers):
@@ -557,10 +561,19 @@ cdef class GemmKernel(StepKernel):
         cdef double* product
         cdef int a_rows = -1, b_rows = -1
         cdef Py_ssize_t width = 2 if self.is_complex else 1     # doubles per element
+        cdef object a_copy = None, b_copy = None     # (alive until gemm has read them)
         cdef const double* a = _matrix_data(buffers[ins[0]], descr,
                                             self.m * self.k, self.a_layouts, &a_rows)
         cdef const double* b = _matrix_data(buffers[ins[1]], descr,
                                             self.k * self.n, self.b_layouts, &b_rows)
+        if a == NULL and self.matrices is not None:
+            a_copy = self.matrices(0, buffers[ins[0]])
+            a = _array_data(a_copy, descr, self.m * self.k, False)
+            a_rows = 1
+        if b == NULL and self.matrices is not None:
+            b_copy = self.matrices(1, buffers[ins[1]])
+            b = _array_data(b_copy, descr, self.k * self.n, False)
+            b_rows = 1
         if _dgemm == NULL or a == NULL or b == NULL or \
                 a == b:         # a @ a.T: NumPy calls syrk, whose rounding may differ
             return self.fall_back(out, params, ins, m, buffers)

@@ -225,7 +225,10 @@ def test_vectors_batches_and_summed_letters_keep_numpy():
         assert program.kernel_kinds()[0] == "numpy", subscripts
 
 
-def test_non_contiguous_operands_fall_back_to_numpy():
+def test_non_contiguous_operands_take_numpys_copy_or_fall_back():
+    """An operand neither C- nor F-contiguous: the gemm kernel multiplies the C-ordered
+    copy NumPy's matmul would make (reversed or permuted views: an eigh's columns in
+    decreasing order); the elementwise add declines to NumPy.  The bits are NumPy's."""
     x, y = tp.input((6, 6)), tp.input((6, 6))
     program = tp.compile(ew.neg(ew.add(einsum_strict("ij,jk->ik", x, y), x)), [x, y])
     assert program.kernel_kinds() == ["gemm", "add", "numpy"]
@@ -234,7 +237,12 @@ def test_non_contiguous_operands_fall_back_to_numpy():
     strided = np.zeros((6, 12))
     strided[:, ::2] = a
     got, run, declined = _run_counted(program, strided[:, ::2], b)   # neither C nor F
-    assert (run, declined) == (0, 2)
+    assert (run, declined) == (1, 1)
+    np.testing.assert_allclose(got, -(a @ b + a), rtol=1e-14, atol=1e-14)
+    assert _bits(program(a, b)) == _bits(got)
+    reversed_b = np.ascontiguousarray(b[:, ::-1])[:, ::-1]             # negative strides
+    got, run, declined = _run_counted(program, a, reversed_b)
+    assert (run, declined) == (2, 0)
     np.testing.assert_allclose(got, -(a @ b + a), rtol=1e-14, atol=1e-14)
     assert _bits(program(a, b)) == _bits(got)
 

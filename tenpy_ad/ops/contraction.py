@@ -216,8 +216,16 @@ class _Contraction:
             result = out[0] if transposed else out
             np.copyto(result, self(a, b))
             return result
+        operands = ((self.perm_a, self.shape_a), (self.perm_b, self.shape_b))
+
+        def matrices(index, x):                  # an operand NumPy would copy: its copy
+            if type(x) is not np.ndarray:
+                return None
+            perm, shape = operands[index]
+            matrix = _matrices(x, None, perm, shape)
+            return matrix if matrix.flags.c_contiguous else None
         kernel = _core.GemmKernel(self.m, self.n, self.k, layouts_a, layouts_b, transposed,
-                                  is_complex, numpy_way)
+                                  is_complex, numpy_way, matrices)
         return kernel, (self.m * self.n,) if transposed else ()
 
     def _outer_product(self, a, b, out=None):

@@ -219,8 +219,6 @@ class _Contraction:
         operands = ((self.perm_a, self.shape_a), (self.perm_b, self.shape_b))
 
         def matrices(index, x):                  # an operand NumPy would copy: its copy
-            if type(x) is not np.ndarray:
-                return None
             perm, shape = operands[index]
             matrix = _matrices(x, None, perm, shape)
             return matrix if matrix.flags.c_contiguous else None

@@ -14,7 +14,8 @@ solved, and differentiated, by the same primitive: the derivative of a derivativ
 more implicit, to any order.  The reverse solve carries ``t = B^T lam`` along in its state,
 so a rule emits exactly one node (traced) or one tape entry (eager) and never sweeps the
 caller's tape; as no step reads ``t``, the solver iterates ``lam`` alone (a pullback pruned
-to the cotangent of x) and computes ``t`` once, at the solution.  The linear solves use GMRES (SciPy) or plain iteration (``solver=``).
+to the cotangent of x) and computes ``t`` once, at the solution.  The linear solves use
+GMRES (SciPy) or plain iteration (``solver=``).
 
 The solvers themselves work on arrays (:mod:`tenpy_ad.solvers`).
 

@@ -264,7 +264,7 @@ def _matrices(x, pre, perm, shape, scratch=None):
     if scratch is None:
         return _blasable(x.reshape(shape))
     try:
-        matrices = np.reshape(x, shape, copy=False)
+        matrices = x.reshape(shape, copy=False)   # (the method: no dispatch)
     except (ValueError, TypeError):     # no view (TypeError: NumPy < 2.1 cannot tell)
         matrices = None
     if matrices is not None and _is_blasable(matrices):

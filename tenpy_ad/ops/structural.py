@@ -72,7 +72,8 @@ def _is_permutation(perm: tuple, ndim: int) -> bool:
     return sorted(perm) == list(range(ndim))
 
 
-transpose_p = primitive("transpose", lambda perm, x: np.transpose(x, perm), _transpose_rule,
+transpose_p = primitive("transpose", lambda perm, x: np.asarray(x).transpose(perm),
+                        _transpose_rule,
                         format_params=lambda perm: f"perm={list(perm)}", static_shapes=True,
                         params=PERMUTATION)
 deflinear(transpose_p, lambda perm, ct, out, x: transpose(ct, _inverse(perm)))

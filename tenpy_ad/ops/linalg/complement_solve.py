@@ -195,9 +195,10 @@ def _exact(kind: str, eps: float, m: int, basis, t, r, hint):
     values.  What they leave of the complement (kind "svd": the null vectors of a
     rectangular ``a``) has the eigenvalue 0.  Stacks of matrices are computed at once."""
     vectors, values = hint[..., :-1, :], np.swapaxes(hint[..., -1:, :].real, -1, -2)
-    r = r - basis @ (_adjoint(basis) @ r)
     shift = t[..., None, :]
     null = r.shape[-2] > basis.shape[-1] + vectors.shape[-1] * (2 if kind == "svd" else 1)
+    if null:            # (else r enters only through its components along the vectors,
+        r = r - basis @ (_adjoint(basis) @ r)       # which are orthogonal to the basis)
     rest = None
     if kind == "hermitian":
         coef = _adjoint(vectors) @ r

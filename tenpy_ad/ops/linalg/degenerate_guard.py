@@ -133,7 +133,7 @@ def _guard(params, x, values, *rest):
     first = params[5]
     if first is not None:
         n = len(params[4])
-        _first_order_check((first[0], params[1], 0, first[1], first[2]), x, values,
+        _first_order_check((first[0], params[1], 0, first[1], first[2], False), x, values,
                            rest[n], rest[n + 1])
     return x
 
@@ -236,7 +236,7 @@ def _square(j, n: int, column: int):
 def _basis_dependent(params, values, j, k) -> bool:
     """Whether the loss depends on the basis of an exactly degenerate group of the used
     values ``lo:hi``: a rotation part above ``gauge_rtol`` of the cotangents' scale."""
-    _, name, column, lo, hi = params
+    _, name, column, lo, hi, factored = params
     values = np.asarray(values)
     n = values.shape[-1] if values.ndim else 0
     if n < 2 or not any_degenerate(values, name, lo, hi):
@@ -247,6 +247,8 @@ def _basis_dependent(params, values, j, k) -> bool:
         pairs[..., hi:, :] = False
     if not pairs.any():
         return False
+    if factored:                  # j = left^H right, formed only now that it is needed
+        j, k = np.swapaxes(np.asarray(j), -1, -2).conj() @ np.asarray(k), None
     j = _square(j, n, column)
     k = _square(k, n, column) if name != "eig" else (None if np.ndim(k) == 0 else
                                                       np.asarray(k))
@@ -331,29 +333,34 @@ def _same_check(params, g, out, x, values, j, k):
     return bind(first_order_check_p, params, g, values, j, k)
 
 
-#: (mode, name, column, lo, hi): the used values lo:hi, the products' first column
+#: (mode, name, column, lo, hi, factored): the used values lo:hi, the products' first
+#: column, whether the operands j, k are the factors of j = left^H right
 first_order_check_p = primitive(
     "degeneracy_check", _first_order_check, _same_as_first, format_params=_format,
     static_shapes=True,
     params=Struct(Exactly(*GAUGE_MODES), Exactly("svd", "eigh", "eig", "svds", "eigsh"),
-                  SIZE, SIZE, Maybe(SIZE)))
+                  SIZE, SIZE, Maybe(SIZE), BOOL))
 defjvp(first_order_check_p, _same_check, *_zeros(3))
 defvjp(first_order_check_p, _same_check, *_zeros(3))
 _NONE = np.zeros(())
 
 
 def checked_use(ct_a, values, name: str, j=None, k=None, lo: int = 0, hi: int | None = None,
-                column: int = 0):
+                column: int = 0, factors=None):
     """A VJP's result ``ct_a``, checked at run time that the loss does not depend on the
     basis of an exactly degenerate group of the values ``lo:hi`` (see above), from the
     cotangent products ``j = U^H gU``, ``k = V^H gV`` (rows: every value, columns: the
-    values from ``column`` on; None for none)."""
+    values from ``column`` on; None for none).  ``factors = (U, gU)`` in place of ``j``
+    (``k`` None): the check forms ``j`` only at a degeneracy, so that a program does not
+    pay for the product where the values are distinct."""
     mode = config.degeneracy_check
-    if mode == "off" or ct_a is None or (j is None and k is None):
+    if mode == "off" or ct_a is None or (j is None and k is None and factors is None):
         return ct_a
     known = concrete_value(values)      # values known now (eager): decided now, for
     if known is not None and not any_degenerate(known, name, lo, hi):    # every order
         return ct_a
+    if factors is not None:
+        j, k = factors
     return bind(first_order_check_p, (mode, name, int(column), int(lo),
-                                      None if hi is None else int(hi)),
+                                      None if hi is None else int(hi), factors is not None),
                 ct_a, values, _NONE if j is None else j, _NONE if k is None else k)

@@ -97,8 +97,8 @@ def _vjp(params, cts, out, xs, active):
         #                            group too, as eigh sliced does
         every = st.concatenate([v, hint[:-1]], 1)
         values = st.concatenate([w, ew.real(hint[-1])], 0)
-        ct_a = checked_use(ct_a, values, "eigsh", mm(adjoint(every), gv), lo=0,
-                           hi=shape_of(w)[0])
+        ct_a = checked_use(ct_a, values, "eigsh", lo=0, hi=shape_of(w)[0],
+                           factors=(every, gv))
     return (mark_rule_result(ct_a, token, is_complex_value(v), differentiable(gw, gv)),)
 
 
@@ -113,9 +113,11 @@ def kept_pairs_vjp(eps, w, v, gw, gv, coupling, check: bool = True,
     if gv is not None:
         j = mm(adjoint(v), gv)
         core = add_optional(core, broadened_inverse_gaps(w, eps) * j)
-    ct_a = None if core is None else mm(mm(v, core), adjoint(v))
+    left = None if core is None else mm(v, core)
+    if gv is not None:                  # (V core + P) V^H: one n x n product
+        left = add_optional(left, coupling(gv - mm(v, j)))
+    ct_a = None if left is None else mm(left, adjoint(v))
     if gv is not None:
-        ct_a = add_optional(ct_a, mm(coupling(gv - mm(v, j)), adjoint(v)))
         if check and is_complex_value(v):
             ct_a = gauge_checked(ct_a, ew.imag(diag(j)), largest_abs(j), "eigh")
         if name is not None:                         # None: the caller checks

@@ -125,12 +125,17 @@ def initial_environment(a) -> tuple:
 
 def enlarged(env, a):
     """The enlarged corner ``M`` (kD^2 x kD^2, symmetrised)."""
+    m = _enlarged_corner(env, a)
+    return (m + m.T) * 0.5
+
+
+def _enlarged_corner(env, a):
+    """The enlarged corner as contracted: symmetric up to rounding."""
     c, t = env
     k, d2 = c.shape[0], a.shape[0]
     ct = tp.einsum("ab,asx->bsx", c, t)
     ctt = tp.einsum("bsx,bty->sxty", ct, t)
-    m = tp.einsum("sxty,stdr->xryd", ctt, a).reshape(k * d2, k * d2)
-    return (m + m.T) * 0.5
+    return tp.einsum("sxty,stdr->xryd", ctt, a).reshape(k * d2, k * d2)
 
 
 def projected_edge(t, a, p):
@@ -148,9 +153,12 @@ def move(env, a, chi: int):
     """One C4v CTMRG move: the enlarged corner's ``chi`` dominant eigenvectors project the
     enlarged corner and edge, in a basis that is a smooth function of ``env`` (module
     docstring)."""
-    m = enlarged(env, a)
+    # M symmetrised by eigsh (its whole cotangent then symmetrised once) and by the
+    # symmetrised C <- P^T M P (which equals P^T sym(M) P)
+    m = _enlarged_corner(env, a)
     # eigsh's dense rule: the derivative O(n^2 chi) where eigh's whole would be O(n^3)
-    w, p = tp.linalg.eigsh(m, min(chi, m.shape[0]), which="LM", method="full")
+    w, p = tp.linalg.eigsh(m, min(chi, m.shape[0]), which="LM", method="full",
+                           symmetrize_input=True)
     w, p = w[::-1], p[:, ::-1]
     edge = projected_edge(env[1], a, p)
     r = _multiplet_rotation(w, edge)

@@ -2,6 +2,7 @@
 determine runs once in ``prepare``, the rest per application in ``step``; the values are
 the one-program values, and a fixed point's derivative steps run only their own part."""
 import numpy as np
+import pytest
 
 import tenpy_ad as tp
 import tenpy_ad.numpy as tnp
@@ -78,3 +79,29 @@ def test_fixed_point_derivatives_through_staged_steps_match_eager():
     expected = tp.jvp(solution, (tp.tensor(a0), tp.tensor(b0)),
                       (tp.tensor(np.ones((4, 4))), tp.tensor(np.zeros(4))))[1]
     np.testing.assert_allclose(tangent, expected.data, rtol=1e-10, atol=1e-12)
+
+
+def _hermitian(values, seed=0):
+    q, _ = np.linalg.qr(np.random.default_rng(seed).normal(size=(len(values),) * 2))
+    return (q * np.asarray(values)) @ q.T
+
+
+def test_a_degeneracy_check_on_fixed_values_is_decided_in_prepare():
+    """The dense eigsh rule's check (does the loss use a basis of degenerate values?):
+    whether a value is degenerate depends on the fixed matrix alone, so it is decided once
+    per solve; each step then checks only where it is, and still raises there."""
+    n, k = 12, 4
+    a, g = tp.input((n, n), name="a"), tp.input((n, k), name="g")
+    loss = tp.sum(tp.linalg.eigsh(a, k, "LM", method="full")[1] * g)
+    staged = StagedProgram([tp.ad.grad(loss, a)], [g], [a])
+    assert "degenerate_flag" in str(staged.prepare)
+    assert "degenerate_flag" not in str(staged.step) and "degeneracy_check" in str(staged.step)
+    rng = np.random.default_rng(3)
+    distinct = _hermitian(np.linspace(6.0, 1.0, n))
+    whole = compile_program(tp.ad.grad(loss, a), [g, a])
+    g0 = rng.normal(size=(n, k))
+    np.testing.assert_array_equal(staged.bind([distinct])([g0])[0], whole(g0, distinct))
+    values = np.linspace(6.0, 1.0, n)
+    values[k] = values[k - 1]                    # a pair across the cut
+    with pytest.raises(tp.errors.GaugeError, match="eigsh"):
+        staged.bind([_hermitian(values)])([g0])

@@ -25,10 +25,11 @@ import warnings
 
 import numpy as np
 
+from ... import dtypes
 from ...errors import GaugeError, GaugeWarning
 from ...param_schema import BOOL, SIZE, Exactly, Int, Maybe, Struct, TupleOf
 from ...primitive import bind, concrete_value, primitive
-from ...rules import defjvp, defvjp, zero_rule
+from ...rules import defjvp, defrules, defvjp, zero_rule
 from .config import GAUGE_MODES, config
 
 
@@ -329,19 +330,43 @@ def _first_order_check(params, x, values, j, k):
     return x
 
 
-def _same_check(params, g, out, x, values, j, k):
-    return bind(first_order_check_p, params, g, values, j, k)
+def _flagged_check(params, x, flag, values, j, k):
+    """:func:`_first_order_check` where ``flag`` (:data:`degenerate_flag_p`) says that a
+    used value is degenerate; else ``x`` at once."""
+    return _first_order_check(params, x, values, j, k) if flag else x
 
 
+def _same_check(params, g, out, x, flag, values, j, k):
+    return bind(first_order_check_p, params, g, flag, values, j, k)
+
+
+_NAMES = Exactly("svd", "eigh", "eig", "svds", "eigsh")
 #: (mode, name, column, lo, hi, factored): the used values lo:hi, the products' first
 #: column, whether the operands j, k are the factors of j = left^H right
 first_order_check_p = primitive(
-    "degeneracy_check", _first_order_check, _same_as_first, format_params=_format,
+    "degeneracy_check", _flagged_check, _same_as_first, format_params=_format,
     static_shapes=True,
-    params=Struct(Exactly(*GAUGE_MODES), Exactly("svd", "eigh", "eig", "svds", "eigsh"),
-                  SIZE, SIZE, Maybe(SIZE), BOOL))
-defjvp(first_order_check_p, _same_check, *_zeros(3))
-defvjp(first_order_check_p, _same_check, *_zeros(3))
+    params=Struct(Exactly(*GAUGE_MODES), _NAMES, SIZE, SIZE, Maybe(SIZE), BOOL))
+defjvp(first_order_check_p, _same_check, *_zeros(4))
+defvjp(first_order_check_p, _same_check, *_zeros(4))
+
+
+def degenerate_flag(params, values) -> np.bool_:
+    """Whether one of the values ``lo:hi`` equals another to rounding (params ``(name, lo,
+    hi)``, :func:`any_degenerate`): the degeneracy check's decision, a node of its own so
+    that a solve whose values are fixed takes it once (staging computes it with what the
+    solve keeps) and its iterations skip the check."""
+    return np.bool_(any_degenerate(values, *params))
+
+
+def _degenerate_flag_rule(params, values):
+    return dtypes.BOOL, ()
+
+
+degenerate_flag_p = primitive("degenerate_flag", degenerate_flag, _degenerate_flag_rule,
+                              static_shapes=True, params=Struct(_NAMES, SIZE, Maybe(SIZE)))
+defrules(degenerate_flag_p, lambda params, tangents, out, xs: None,
+         lambda params, cts, out, xs, active: (None,))
 _NONE = np.zeros(())
 
 
@@ -361,6 +386,7 @@ def checked_use(ct_a, values, name: str, j=None, k=None, lo: int = 0, hi: int | 
         return ct_a
     if factors is not None:
         j, k = factors
-    return bind(first_order_check_p, (mode, name, int(column), int(lo),
-                                      None if hi is None else int(hi), factors is not None),
-                ct_a, values, _NONE if j is None else j, _NONE if k is None else k)
+    lo, hi = int(lo), None if hi is None else int(hi)
+    flag = bind(degenerate_flag_p, (name, lo, hi), values)
+    return bind(first_order_check_p, (mode, name, int(column), lo, hi, factors is not None),
+                ct_a, flag, values, _NONE if j is None else j, _NONE if k is None else k)

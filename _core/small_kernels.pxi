@@ -542,17 +542,21 @@ cdef class GemmKernel(StepKernel):
     into the output: computing the transpose directly would change the rounding of some
     shapes (another kernel order).  An operand in another layout (a reversed or permuted
     view) is handed over as ``matrices(index, operand)`` gives it: the C-ordered copy
-    NumPy's ``matmul`` would make, or None (NumPy's way)."""
+    NumPy's ``matmul`` would make, or None (NumPy's way).  With ``view = (shape, axes)``
+    the output is the product, stored in the planned array (of the output's size) with
+    the product's ``shape``, viewed with its axes in the order ``axes`` (as NumPy's way
+    returns it)."""
 
     def __init__(self, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k, tuple a_layouts,
                  tuple b_layouts, bint transposed_out, bint is_complex, object fallback,
-                 object matrices=None):
+                 object matrices=None, object view=None):
         StepKernel.__init__(self, "gemm", fallback)
         self.m, self.n, self.k = m, n, k
         self.a_layouts = (a_layouts[0], a_layouts[1])
         self.b_layouts = (b_layouts[0], b_layouts[1])
         self.transposed_out, self.is_complex = transposed_out, is_complex
         self.matrices = matrices
+        self.view = view
 
     cdef object run(self, object out, object params, const Py_ssize_t* ins, Py_ssize_t m,
                     list buffers):
@@ -588,7 +592,9 @@ cdef class GemmKernel(StepKernel):
                 _all_finite(c, self.m * self.n * width)):   # inf, NaN: NumPy's way, warnings
             return self.fall_back(out, params, ins, m, buffers)
         _counters.small_kernels_run += 1
-        return result
+        if self.view is None:
+            return result
+        return result.reshape(self.view[0]).transpose(self.view[1])
 
 
 cdef inline const double* _matrix_data(object x, object descr, Py_ssize_t size,

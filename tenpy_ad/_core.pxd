@@ -259,6 +259,7 @@ cdef class GemmKernel(StepKernel):
     cdef (int, int) a_layouts, b_layouts  # C-, F-contiguous operand: row-major 1, column 0, -1
     cdef bint transposed_out, is_complex
     cdef object matrices              # (index, operand) -> NumPy's C-ordered copy, or None
+    cdef object view                  # the output as a view of the product: (shape, axes), or None
 
 cdef class Signatures:            # the distinct kinds of a plan's steps (schedule.pxi)
     cdef list found                   # (prim, params, operand metas, result meta)

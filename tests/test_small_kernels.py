@@ -271,6 +271,33 @@ def test_column_major_operands_are_one_gemm_with_numpys_bits(subscripts, shape_a
         np.testing.assert_allclose(got, -np.einsum(subscripts, a, b), rtol=1e-13, atol=1e-13)
 
 
+@pytest.mark.parametrize("subscripts,shape_a,shape_b", [
+    ("xdbr,sldr->xlsb", (6, 3, 6, 3), (2, 3, 3, 3)),     # operand copies, output a view
+    ("xryd,stdr->sxty", (5, 3, 5, 3), (2, 2, 3, 3)),
+    ("ab,bc->ca", (5, 4), (4, 3)), ("abc,cd->dba", (3, 4, 5), (5, 2))])
+def test_any_output_order_and_operand_layout_is_one_gemm_with_numpys_bits(subscripts,
+                                                                          shape_a, shape_b):
+    """An operand whose matrix is no view of it is NumPy's C-ordered copy; an output in an
+    order other than the product's (or its transpose) is a view of the product, as NumPy's
+    way returns it.  A consumer of the view (a sum, a second contraction) gets the bits it
+    gets without a memory plan."""
+    rng = np.random.default_rng(10)
+    x, y = tp.input(shape_a), tp.input(shape_b)
+    product = einsum_strict(subscripts, x, y)
+    out_letters = subscripts.split("->")[1]
+    outputs = [ew.neg(product), einsum_strict(f"{out_letters},{out_letters}->", product,
+                                              product)]
+    program = tp.compile(outputs, [x, y])
+    plain = tp.compile(outputs, [x, y], reuse_buffers=False)
+    assert program.kernel_kinds()[0] == "gemm"
+    a, b = rng.standard_normal(shape_a), rng.standard_normal(shape_b)
+    tp.reset_counters()
+    got = program(a, b)
+    assert tp.counters()["small_kernels_declined"] == 0
+    assert [_bits(g) for g in got] == [_bits(p) for p in plain(a, b)]
+    np.testing.assert_allclose(got[0], -np.einsum(subscripts, a, b), rtol=1e-13, atol=1e-13)
+
+
 def test_other_dtypes_and_big_results_keep_numpy():
     x, y = tp.input((4, 4), np.float32), tp.input((4, 4), np.float32)
     program = tp.compile(ew.neg(ew.mul(einsum_strict("ij,jk->ik", x, y), x)), [x, y])

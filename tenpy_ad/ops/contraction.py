@@ -192,28 +192,30 @@ class _Contraction:
 
     def gemm_kernel(self, is_complex: bool = False):
         """The core's kernel calling NumPy's CBLAS ``dgemm`` (``zgemm`` for complex128) as
-        its ``matmul`` would, writing the output into a planned array of its shape, and
-        the element counts of its scratch arrays (the product, when the output is its
-        transpose).  None where NumPy's ``matmul`` would not call ``gemm`` either (a
-        batch, vectors, outer products with k = 1, letters summed within an operand),
-        where an operand's matrix is not a row- or column-major view of a C-contiguous
-        operand, where the output is neither the product nor its transpose, or from
-        BLAS's threaded sizes on (``blas.TINY``)."""
+        its ``matmul`` would, writing the product into a planned array, and the element
+        counts of its scratch arrays (the product, when the output is its transpose,
+        which is copied into the output's order; any other order of the output is a
+        view of the product, as :meth:`small_kernel` returns it).  An operand whose
+        matrix is no view of it is NumPy's C-ordered copy.  None where NumPy's ``matmul``
+        would not call ``gemm`` either (a batch, vectors, outer products with k = 1,
+        letters summed within an operand), or from BLAS's threaded sizes on
+        (``blas.TINY``)."""
         if len(self.shape_a) != 2 or self.pre_a or self.pre_b or \
                 min(self.m, self.n, self.k) < 2 or \
                 self.flops * (4 if is_complex else 1) >= TINY["matmul"] or \
                 not _core.has_gemm():
             return None
-        if self.perm_out is not None and not self.transposed_out:
-            return None
         layouts_a = _matrix_layouts(self.operand_shapes[0], self.perm_a, self.shape_a)
         layouts_b = _matrix_layouts(self.operand_shapes[1], self.perm_b, self.shape_b)
-        if layouts_a[0] < 0 or layouts_b[0] < 0:
-            return None
-        transposed = self.perm_out is not None
+        transposed = self.transposed_out
+        # any other order of the output: a view of the product (stored in its own shape)
+        view = None if transposed or self.perm_out is None else \
+            (self.mid_shape, self.perm_out)
 
         def numpy_way(out, params, a, b):        # for the arrays the kernel declines
             result = out[0] if transposed else out
+            if view is not None:
+                result = result.reshape(view[0]).transpose(view[1])
             np.copyto(result, self(a, b))
             return result
         operands = ((self.perm_a, self.shape_a), (self.perm_b, self.shape_b))
@@ -223,7 +225,7 @@ class _Contraction:
             matrix = _matrices(x, None, perm, shape)
             return matrix if matrix.flags.c_contiguous else None
         kernel = _core.GemmKernel(self.m, self.n, self.k, layouts_a, layouts_b, transposed,
-                                  is_complex, numpy_way, matrices)
+                                  is_complex, numpy_way, matrices, view)
         return kernel, (self.m * self.n,) if transposed else ()
 
     def _outer_product(self, a, b, out=None):

@@ -165,6 +165,46 @@ cdef extern from *:
                           : tenpy_ad_transpose_2(x, z, m, n);
     }
 
+    /* The C-ordered copy of an nd-array's view with its axes in the order perm (the
+       copy NumPy makes of an operand whose matrix is no view of it): element by element
+       (width doubles each), an odometer over the permuted axes; nd <= 32. */
+    static void tenpy_ad_gather(const char* data, int nd, const Py_ssize_t* dims,
+                                const Py_ssize_t* strides, const int* perm,
+                                double* restrict z, Py_ssize_t width) {
+        Py_ssize_t index[32], extent[32], step[32], last, i, total = 1;
+        const char* at = data;
+        int d;
+        for (d = 0; d < nd; d++) {
+            extent[d] = dims[perm[d]];
+            step[d] = strides[perm[d]];
+            index[d] = 0;
+            total *= extent[d];
+        }
+        if (total == 0)
+            return;
+        last = nd > 0 ? extent[nd - 1] : 1;
+        for (;;) {
+            if (width == 1) {
+                for (i = 0; i < last; i++)
+                    z[i] = *(const double*)(at + i * (nd > 0 ? step[nd - 1] : 0));
+            } else {
+                for (i = 0; i < last; i++)
+                    memcpy(z + i * width, at + i * (nd > 0 ? step[nd - 1] : 0),
+                           width * sizeof(double));
+            }
+            z += last * width;
+            for (d = nd - 2; d >= 0; d--) {           /* the next row: carry */
+                at += step[d];
+                if (++index[d] < extent[d])
+                    break;
+                at -= step[d] * extent[d];
+                index[d] = 0;
+            }
+            if (d < 0)
+                return;
+        }
+    }
+
     /* Whether no value of x is an infinity or a NaN. */
     static TENPY_AD_VECTORISE int tenpy_ad_all_finite(const double* x, Py_ssize_t n) {
         uint64_t seen = 0;
@@ -181,6 +221,9 @@ cdef extern from *:
     double _pairwise_sum "tenpy_ad_pairwise_sum"(const double* a, Py_ssize_t n) noexcept nogil
     bint _transpose "tenpy_ad_transpose"(const double* x, double* z, Py_ssize_t m,
                                          Py_ssize_t n, Py_ssize_t width) noexcept nogil
+    void _gather "tenpy_ad_gather"(const char* data, int nd, const Py_ssize_t* dims,
+                                   const Py_ssize_t* strides, const int* perm, double* z,
+                                   Py_ssize_t width) noexcept nogil
 
     ctypedef struct tenpy_ad_ndarray:
         char* data
@@ -536,26 +579,32 @@ cdef class GemmKernel(StepKernel):
     NumPy CBLAS ``gemm`` into the step's planned array, called as NumPy's ``matmul`` calls
     it, so the values are NumPy's.  Each operand is taken C-contiguous or, when 2-d,
     F-contiguous (LAPACK's results); ``*_layouts`` give, for each, whether its matrix is
-    then row-major (1), column-major (0) or not a view (-1: NumPy's way).  With
-    ``transposed_out`` (the output's order puts the second operand's free axes first) the
-    product goes to a scratch array (``out`` is ``(array, scratch)``) and is transposed
-    into the output: computing the transpose directly would change the rounding of some
-    shapes (another kernel order).  An operand in another layout (a reversed or permuted
-    view) is handed over as ``matrices(index, operand)`` gives it: the C-ordered copy
-    NumPy's ``matmul`` would make, or None (NumPy's way).  With ``view = (shape, axes)``
-    the output is the product, stored in the planned array (of the output's size) with
-    the product's ``shape``, viewed with its axes in the order ``axes`` (as NumPy's way
-    returns it)."""
+    then row-major (1), column-major (0) or not a view (-1).  An operand whose matrix is
+    no view of it (that layout, or a reversed or permuted view at run time) is multiplied
+    as the C-ordered copy NumPy's ``matmul`` makes: ``*_axes``, the operand's axes in the
+    matrix's order, say how to gather it.  With ``transposed_out`` (the output's order
+    puts the second operand's free axes first) the product goes to a scratch array
+    (``out`` is ``(array, scratch)``) and is transposed into the output: computing the
+    transpose directly would change the rounding of some shapes (another kernel order).
+    With ``view = (shape, axes)`` the output is the product, stored in the planned array
+    (of the output's size) with the product's ``shape``, viewed with its axes in the order
+    ``axes`` (as NumPy's way returns it)."""
 
     def __init__(self, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k, tuple a_layouts,
                  tuple b_layouts, bint transposed_out, bint is_complex, object fallback,
-                 object matrices=None, object view=None):
+                 tuple a_axes, tuple b_axes, object view=None):
         StepKernel.__init__(self, "gemm", fallback)
         self.m, self.n, self.k = m, n, k
         self.a_layouts = (a_layouts[0], a_layouts[1])
         self.b_layouts = (b_layouts[0], b_layouts[1])
         self.transposed_out, self.is_complex = transposed_out, is_complex
-        self.matrices = matrices
+        if len(a_axes) > 32 or len(b_axes) > 32:
+            raise ValueError("GemmKernel: at most 32 axes per operand")
+        self.a_nd, self.b_nd = len(a_axes), len(b_axes)
+        for d in range(self.a_nd):
+            self.a_axes[d] = a_axes[d]
+        for d in range(self.b_nd):
+            self.b_axes[d] = b_axes[d]
         self.view = view
 
     cdef object run(self, object out, object params, const Py_ssize_t* ins, Py_ssize_t m,
@@ -563,31 +612,37 @@ cdef class GemmKernel(StepKernel):
         cdef object descr = _complex128_descr if self.is_complex else _float64_descr
         cdef double* c
         cdef double* product
+        cdef double* copies = NULL      # the gathered operands (freed after gemm)
         cdef int a_rows = -1, b_rows = -1
         cdef Py_ssize_t width = 2 if self.is_complex else 1     # doubles per element
-        cdef object a_copy = None, b_copy = None     # (alive until gemm has read them)
-        cdef const double* a = _matrix_data(buffers[ins[0]], descr,
-                                            self.m * self.k, self.a_layouts, &a_rows)
-        cdef const double* b = _matrix_data(buffers[ins[1]], descr,
-                                            self.k * self.n, self.b_layouts, &b_rows)
-        if a == NULL and self.matrices is not None:
-            a_copy = self.matrices(0, buffers[ins[0]])
-            a = _array_data(a_copy, descr, self.m * self.k, False)
-            a_rows = 1
-        if b == NULL and self.matrices is not None:
-            b_copy = self.matrices(1, buffers[ins[1]])
-            b = _array_data(b_copy, descr, self.k * self.n, False)
-            b_rows = 1
-        if _dgemm == NULL or a == NULL or b == NULL or \
-                a == b:         # a @ a.T: NumPy calls syrk, whose rounding may differ
-            return self.fall_back(out, params, ins, m, buffers)
-        result = out[0] if self.transposed_out else out
-        c = _array_data(result, descr, self.m * self.n, True)
-        product = _array_data(out[1], descr, self.m * self.n, True) \
-            if self.transposed_out else c
-        if c == NULL or product == NULL:
-            return self.fall_back(out, params, ins, m, buffers)
-        _gemm(self.is_complex, a_rows, b_rows, self.m, self.n, self.k, a, b, product)
+        cdef Py_ssize_t a_size = self.m * self.k, b_size = self.k * self.n
+        cdef const double* a = _matrix_data(buffers[ins[0]], descr, a_size,
+                                            self.a_layouts, &a_rows)
+        cdef const double* b = _matrix_data(buffers[ins[1]], descr, b_size,
+                                            self.b_layouts, &b_rows)
+        if a == NULL or b == NULL:
+            copies = <double*>malloc((a_size + b_size) * width * sizeof(double))
+            if copies == NULL:
+                raise MemoryError()
+        try:
+            if a == NULL and _gathered(buffers[ins[0]], descr, a_size, self.a_nd,
+                                       self.a_axes, copies, width):
+                a, a_rows = copies, 1
+            if b == NULL and _gathered(buffers[ins[1]], descr, b_size, self.b_nd,
+                                       self.b_axes, copies + a_size * width, width):
+                b, b_rows = copies + a_size * width, 1
+            if _dgemm == NULL or a == NULL or b == NULL or \
+                    a == b:     # a @ a.T: NumPy calls syrk, whose rounding may differ
+                return self.fall_back(out, params, ins, m, buffers)
+            result = out[0] if self.transposed_out else out
+            c = _array_data(result, descr, self.m * self.n, True)
+            product = _array_data(out[1], descr, self.m * self.n, True) \
+                if self.transposed_out else c
+            if c == NULL or product == NULL:
+                return self.fall_back(out, params, ins, m, buffers)
+            _gemm(self.is_complex, a_rows, b_rows, self.m, self.n, self.k, a, b, product)
+        finally:
+            free(copies)
         if not (_transpose(product, c, self.m, self.n, width) if self.transposed_out else
                 _all_finite(c, self.m * self.n * width)):   # inf, NaN: NumPy's way, warnings
             return self.fall_back(out, params, ins, m, buffers)
@@ -595,6 +650,21 @@ cdef class GemmKernel(StepKernel):
         if self.view is None:
             return result
         return result.reshape(self.view[0]).transpose(self.view[1])
+
+
+cdef inline bint _gathered(object x, object descr, Py_ssize_t size, int nd, const int* axes,
+                           double* z, Py_ssize_t width):
+    """Whether ``x``, an aligned ndarray (exactly) of ``descr`` with ``nd`` axes and
+    ``size`` elements, was copied into ``z`` with its axes in the order ``axes``."""
+    cdef tenpy_ad_ndarray* a
+    if type(x) is not _ndarray:
+        return False
+    a = <tenpy_ad_ndarray*><PyObject*>x
+    if a.descr != <PyObject*>descr or a.nd != nd or _count(a) != size or \
+            not a.flags & _NPY_ALIGNED:
+        return False
+    _gather(a.data, nd, a.dimensions, a.strides, axes, z, width)
+    return True
 
 
 cdef inline const double* _matrix_data(object x, object descr, Py_ssize_t size,

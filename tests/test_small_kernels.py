@@ -271,18 +271,20 @@ def test_column_major_operands_are_one_gemm_with_numpys_bits(subscripts, shape_a
         np.testing.assert_allclose(got, -np.einsum(subscripts, a, b), rtol=1e-13, atol=1e-13)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
 @pytest.mark.parametrize("subscripts,shape_a,shape_b", [
     ("xdbr,sldr->xlsb", (6, 3, 6, 3), (2, 3, 3, 3)),     # operand copies, output a view
     ("xryd,stdr->sxty", (5, 3, 5, 3), (2, 2, 3, 3)),
     ("ab,bc->ca", (5, 4), (4, 3)), ("abc,cd->dba", (3, 4, 5), (5, 2))])
 def test_any_output_order_and_operand_layout_is_one_gemm_with_numpys_bits(subscripts,
-                                                                          shape_a, shape_b):
+                                                                          shape_a, shape_b,
+                                                                          dtype):
     """An operand whose matrix is no view of it is NumPy's C-ordered copy; an output in an
     order other than the product's (or its transpose) is a view of the product, as NumPy's
     way returns it.  A consumer of the view (a sum, a second contraction) gets the bits it
     gets without a memory plan."""
     rng = np.random.default_rng(10)
-    x, y = tp.input(shape_a), tp.input(shape_b)
+    x, y = tp.input(shape_a, dtype), tp.input(shape_b, dtype)
     product = einsum_strict(subscripts, x, y)
     out_letters = subscripts.split("->")[1]
     outputs = [ew.neg(product), einsum_strict(f"{out_letters},{out_letters}->", product,
@@ -290,12 +292,16 @@ def test_any_output_order_and_operand_layout_is_one_gemm_with_numpys_bits(subscr
     program = tp.compile(outputs, [x, y])
     plain = tp.compile(outputs, [x, y], reuse_buffers=False)
     assert program.kernel_kinds()[0] == "gemm"
-    a, b = rng.standard_normal(shape_a), rng.standard_normal(shape_b)
+    a, b = (rng.standard_normal(shape) + (0.5j if dtype is np.complex128 else 0) *
+            rng.standard_normal(shape) for shape in (shape_a, shape_b))
     tp.reset_counters()
     got = program(a, b)
     assert tp.counters()["small_kernels_declined"] == 0
     assert [_bits(g) for g in got] == [_bits(p) for p in plain(a, b)]
     np.testing.assert_allclose(got[0], -np.einsum(subscripts, a, b), rtol=1e-13, atol=1e-13)
+    permuted = np.ascontiguousarray(np.moveaxis(a, 0, -1))      # a view in another layout
+    assert [_bits(g) for g in program(np.moveaxis(permuted, -1, 0), b)] == \
+        [_bits(p) for p in plain(a, b)]
 
 
 def test_other_dtypes_and_big_results_keep_numpy():

@@ -49,6 +49,7 @@ import numpy as np
 
 import tenpy_ad as tp
 from tenpy_ad.errors import ArgumentError
+from tenpy_ad.param_schema import EPS
 from tenpy_ad.primitive import bind, code_of_value, primitive, shape_of
 from tenpy_ad.rules import defrules
 from tenpy_ad.models.values import is_traced, values_of
@@ -181,10 +182,7 @@ def _multiplet_rotation(w, edge):
     returned inside it (the identity, up to signs, for a single eigenvalue).  The
     multiplets are found at run time: the matrix is masked to them, and shifted block by
     block so that eigh keeps them apart, in order."""
-    w = tp.stop_gradient(w)
-    gaps = tp.abs(w[1:] - w[:-1]) > MULTIPLET_GAP * tp.amax(tp.abs(w))
-    block = tp.concatenate([np.zeros(1), tp.cumsum(tp.where(gaps, 1.0, 0.0))])
-    same = tp.where(block[:, None] == block[None, :], 1.0, 0.0)
+    block, same = multiplet_blocks(w)
     bond = np.arange(edge.shape[1])
     k1, k2, k3 = (_along(edge, probe) for probe in
                   (_reference(len(bond)), np.sin(0.4 + 1.3 * bond * bond),
@@ -194,6 +192,31 @@ def _multiplet_rotation(w, edge):
     shift = tp.stop_gradient(block * (2.0 * tp.linalg.norm(k) + 1.0))
     _, r = tp.linalg.eigh(k + tp.diag(shift))
     return r
+
+
+def multiplet_blocks(w, gap: float = MULTIPLET_GAP) -> tuple:
+    """``(block, same)`` for values ``w`` in decreasing order (any mode): each value's
+    multiplet number (0, 1, ...; neighbours closer than ``gap`` times the largest modulus
+    share one) and the mask of the pairs in one multiplet, as float64 -- piecewise
+    constant in ``w``, so without a derivative."""
+    return tuple(bind(_multiplets_p, float(gap), w))
+
+
+def _multiplets(gap, w):
+    splits = np.abs(np.diff(w)) > gap * np.max(np.abs(w))
+    block = np.concatenate([np.zeros(1), np.cumsum(splits, dtype=np.float64)])
+    return block, (block[:, None] == block[None, :]).astype(np.float64)
+
+
+def _multiplets_rule(gap, w):
+    n = shape_of(w)[0]
+    return [(code_of_value(np.zeros(0)), (n,)), (code_of_value(np.zeros(0)), (n, n))]
+
+
+_multiplets_p = primitive("ipeps_multiplets", _multiplets, _multiplets_rule, n_outputs=2,
+                          params=EPS)
+defrules(_multiplets_p, lambda params, tangents, out, xs: (None, None),
+         lambda params, cts, out, xs, active: (None,))
 
 
 def _along(edge, probe):

@@ -268,10 +268,7 @@ def _kept_basis(u, s):
     distinct weights in 1..1.5, which break the exact ties of a layer-exchange-odd state)
     is real and positive (:func:`_phases`).  The matrix is masked to the multiplets and
     shifted block by block, so that eigh keeps them apart and in order."""
-    w = tp.stop_gradient(s)
-    gaps = (w[:-1] - w[1:]) > MULTIPLET_GAP * w[0]
-    block = tp.concatenate([np.zeros(1), tp.cumsum(tp.where(gaps, 1.0, 0.0))])
-    same = tp.where(block[:, None] == block[None, :], 1.0, 0.0)
+    block, same = peps.multiplet_blocks(s, MULTIPLET_GAP)
     probe = _reference(u.shape[0])
     k = tp.einsum("ai,a,aj->ij", tp.conj(u), probe, u) * same
     k = (k + _adjoint(k)) * 0.5

@@ -579,10 +579,12 @@ cdef class GemmKernel(StepKernel):
     NumPy CBLAS ``gemm`` into the step's planned array, called as NumPy's ``matmul`` calls
     it, so the values are NumPy's.  Each operand is taken C-contiguous or, when 2-d,
     F-contiguous (LAPACK's results); ``*_layouts`` give, for each, whether its matrix is
-    then row-major (1), column-major (0) or not a view (-1).  An operand whose matrix is
-    no view of it (that layout, or a reversed or permuted view at run time) is multiplied
-    as the C-ordered copy NumPy's ``matmul`` makes: ``*_axes``, the operand's axes in the
-    matrix's order, say how to gather it.  With ``transposed_out`` (the output's order
+    then row-major (1), column-major (0) or not a view (-1: the kernel gathers the
+    C-ordered copy NumPy's ``matmul`` makes, ``*_axes`` giving the operand's axes in the
+    matrix's order).  An operand in another layout (a reversed or permuted view) is
+    handed over as ``matrices(index, operand)`` gives it: NumPy's copy, or None where
+    NumPy passes it to BLAS as it is (NumPy's way, whose leading dimension can change the
+    bits).  With ``transposed_out`` (the output's order
     puts the second operand's free axes first) the product goes to a scratch array
     (``out`` is ``(array, scratch)``) and is transposed into the output: computing the
     transpose directly would change the rounding of some shapes (another kernel order).
@@ -592,7 +594,7 @@ cdef class GemmKernel(StepKernel):
 
     def __init__(self, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k, tuple a_layouts,
                  tuple b_layouts, bint transposed_out, bint is_complex, object fallback,
-                 tuple a_axes, tuple b_axes, object view=None):
+                 object matrices, tuple a_axes, tuple b_axes, object view=None):
         StepKernel.__init__(self, "gemm", fallback)
         self.m, self.n, self.k = m, n, k
         self.a_layouts = (a_layouts[0], a_layouts[1])
@@ -605,7 +607,7 @@ cdef class GemmKernel(StepKernel):
             self.a_axes[d] = a_axes[d]
         for d in range(self.b_nd):
             self.b_axes[d] = b_axes[d]
-        self.view = view
+        self.matrices, self.view = matrices, view
 
     cdef object run(self, object out, object params, const Py_ssize_t* ins, Py_ssize_t m,
                     list buffers):
@@ -613,6 +615,7 @@ cdef class GemmKernel(StepKernel):
         cdef double* c
         cdef double* product
         cdef double* copies = NULL      # the gathered operands (freed after gemm)
+        cdef object a_copy = None, b_copy = None     # (alive until gemm has read them)
         cdef int a_rows = -1, b_rows = -1
         cdef Py_ssize_t width = 2 if self.is_complex else 1     # doubles per element
         cdef Py_ssize_t a_size = self.m * self.k, b_size = self.k * self.n
@@ -625,12 +628,18 @@ cdef class GemmKernel(StepKernel):
             if copies == NULL:
                 raise MemoryError()
         try:
-            if a == NULL and _gathered(buffers[ins[0]], descr, a_size, self.a_nd,
-                                       self.a_axes, copies, width):
+            if a_rows == -1 and _gathered(buffers[ins[0]], descr, a_size, self.a_nd,
+                                          self.a_axes, copies, width):
                 a, a_rows = copies, 1
-            if b == NULL and _gathered(buffers[ins[1]], descr, b_size, self.b_nd,
-                                       self.b_axes, copies + a_size * width, width):
+            elif a == NULL:
+                a_copy = self.matrices(0, buffers[ins[0]])
+                a, a_rows = _array_data(a_copy, descr, a_size, False), 1
+            if b_rows == -1 and _gathered(buffers[ins[1]], descr, b_size, self.b_nd,
+                                          self.b_axes, copies + a_size * width, width):
                 b, b_rows = copies + a_size * width, 1
+            elif b == NULL:
+                b_copy = self.matrices(1, buffers[ins[1]])
+                b, b_rows = _array_data(b_copy, descr, b_size, False), 1
             if _dgemm == NULL or a == NULL or b == NULL or \
                     a == b:     # a @ a.T: NumPy calls syrk, whose rounding may differ
                 return self.fall_back(out, params, ins, m, buffers)
@@ -671,11 +680,12 @@ cdef inline const double* _matrix_data(object x, object descr, Py_ssize_t size,
                                        (int, int) layouts, int* rows):
     """The data of operand ``x`` of a GemmKernel and whether its matrix is row-major
     (``rows``), by its layout: ``layouts`` for C- and F-contiguous; NULL when neither
-    applies."""
+    applies (``rows``: -1 for a contiguous ``x`` whose matrix is no view of it, -2 for
+    another layout)."""
     cdef const double* data = _array_data(x, descr, size, False)
     if data != NULL:
         rows[0] = layouts[0]
     else:
         data = _fortran_matrix(x, descr, size)
-        rows[0] = layouts[1]
+        rows[0] = layouts[1] if data != NULL else -2
     return NULL if rows[0] < 0 else data

@@ -204,15 +204,15 @@ def test_eigh_hvp_equals_finite_differences(spectrum, kept, uplo, complex_, mode
 
 
 def test_truncated_traced_vjp_uses_the_exact_solve():
-    """The traced VJP of a truncated svd couples through ``complement_solve`` (exact
-    mode); an untruncated one keeps the dense rule."""
+    """The traced VJP of a truncated svd couples through the exact-mode solve (its first
+    output alone, ``complement_lorentz``); an untruncated one keeps the dense rule."""
     x = tp.input((6, 6), name="a")
     u, s, vh = tp.linalg.svd(x)
     truncated = tp.ad.grad((u[:, :2] ** 2).sum() + s[:2].sum(), x)
     whole = tp.ad.grad((u ** 2).sum() + s.sum(), x)
     names = [{node.prim.name for node in introspection.graph_nodes([g])}
              for g in (truncated, whole)]
-    assert "complement_solve" in names[0] and "complement_solve" not in names[1]
+    assert "complement_lorentz" in names[0] and "complement_lorentz" not in names[1]
 
 
 # ------------------------------------------------------------------ forward mode, twice

@@ -187,24 +187,25 @@ def _impl(params, a, basis, t, r, hint):
     return deflated[0] + lanczos.result[0], deflated[1] + lanczos.result[1]
 
 
-def _exact(kind: str, eps: float, m: int, basis, t, r, hint):
+def _exact(kind: str, eps: float, m: int, basis, t, r, hint, first_only: bool = False):
     """Both outputs from the complete decomposition of ``H`` on the complement that
     ``hint`` carries in exact mode (:func:`exact_hint`): its columns are the discarded
     singular vectors ``(u_j; v_j)`` (kind "svd": the eigenvectors ``(u_j; +-v_j)/sqrt 2``
     of ``H`` for ``+-sigma_j``) or eigenvectors ``v_j`` of ``H``, its last row their
     values.  What they leave of the complement (kind "svd": the null vectors of a
-    rectangular ``a``) has the eigenvalue 0.  Stacks of matrices are computed at once."""
+    rectangular ``a``) has the eigenvalue 0.  Stacks of matrices are computed at once.
+    ``first_only``: ``(Z, None)``."""
     vectors, values = hint[..., :-1, :], np.swapaxes(hint[..., -1:, :].real, -1, -2)
     shift = t[..., None, :]
     null = r.shape[-2] > basis.shape[-1] + vectors.shape[-1] * (2 if kind == "svd" else 1)
     if null:            # (else r enters only through its components along the vectors,
         r = r - basis @ (_adjoint(basis) @ r)       # which are orthogonal to the basis)
     rest = None
+    functions = (_lorentz,) if first_only else (_lorentz, _inverse_square)
     if kind == "hermitian":
         coef = _adjoint(vectors) @ r
         gaps = shift - values                           # p x k: t_i - lambda_j
-        both = vectors @ np.concatenate([_lorentz(gaps, eps) * coef,
-                                         _inverse_square(gaps, eps) * coef], axis=-1)
+        both = vectors @ np.concatenate([f(gaps, eps) * coef for f in functions], axis=-1)
         if null:
             rest = r - vectors @ coef
     else:
@@ -212,18 +213,18 @@ def _exact(kind: str, eps: float, m: int, basis, t, r, hint):
         a_coef, b_coef = _adjoint(left) @ r[..., :m, :], _adjoint(right) @ r[..., m:, :]
         plus, minus = (a_coef + b_coef) * 0.5, (a_coef - b_coef) * 0.5
         near, far = shift - values, shift + values      # t_i - sigma_j, t_i + sigma_j
-        halves = [(f(near, eps) * plus, f(far, eps) * minus)
-                  for f in (_lorentz, _inverse_square)]
+        halves = [(f(near, eps) * plus, f(far, eps) * minus) for f in functions]
         both = np.concatenate(
             [left @ np.concatenate([x + y for x, y in halves], axis=-1),
              right @ np.concatenate([x - y for x, y in halves], axis=-1)], axis=-2)
         if null:
             rest = r - np.concatenate([left @ a_coef, right @ b_coef], axis=-2)
     k = r.shape[-1]
-    z, w = both[..., :k], both[..., k:]
+    z, w = both[..., :k], None if first_only else both[..., k:]
     if rest is not None:                                # the eigenvalue 0 of H
         z = z + rest * _lorentz(shift, eps)
-        w = w + rest * _inverse_square(shift, eps)
+        if not first_only:
+            w = w + rest * _inverse_square(shift, eps)
     return z, w
 
 
@@ -514,6 +515,33 @@ complement_solve_p = primitive("complement_solve", _impl, _shape_rule, n_outputs
 defrules(complement_solve_p, _jvp, _vjp)
 
 
+def _lorentz_impl(params, a, basis, t, r, hint):
+    return _exact(params[0], params[1], a.shape[-2], basis, t, r, hint, first_only=True)[0]
+
+
+def _lorentz_shape_rule(params, *xs):
+    return _shape_rule(params, *xs)[0]
+
+
+def _with_second(params, z, xs) -> tuple:
+    """Both outputs of the solve whose first is ``z`` (the second computed now: a
+    derivative of the first needs it)."""
+    return z, bind(complement_solve_p, params, *xs)[1]
+
+
+#: exact mode's first output alone (``Z = L(K) P r``) where no derivative needs ``g``:
+#: half the products; its rules are the whole solve's with ``gW = 0``
+complement_lorentz_p = primitive(
+    "complement_lorentz", _lorentz_impl, _lorentz_shape_rule,
+    format_params=lambda p: f"{p[0]} eps={p[1]:g} exact",
+    params=Struct(Exactly(*KINDS), EPS, EPS, Int(0), Exactly(True)))
+defrules(complement_lorentz_p,
+         lambda params, tangents, out, xs: _jvp(params, tangents,
+                                                _with_second(params, out, xs), xs)[0],
+         lambda params, ct, out, xs, active: _vjp(params, (ct, None),
+                                                  _with_second(params, out, xs), xs, active))
+
+
 def exact_mode(params) -> bool:
     """Whether a node's solves use the complete decomposition its hint carries (params
     ``(kind, eps, tol, maxiter, True)``, :func:`exact_params`) instead of Lanczos."""
@@ -565,12 +593,18 @@ def coupling_svd(a, u, v, s, r_u, r_v, hint, params):
     k = shape_of(s)[-1]
     basis = (place_block(u, (m + n, 2 * k), (0, 0))
              + place_block(v, (m + n, 2 * k), (m, k)))
-    z = complement_solve("svd", a, basis, s, st.concatenate([r_u, r_v], _row_axis(r_u)),
-                         hint, params)[0]
+    z = _first(params, a, basis, s, st.concatenate([r_u, r_v], _row_axis(r_u)), hint)
     return z[..., :m, :], z[..., m:, :]
 
 
 def coupling_hermitian(a, v, w, r, hint, params):
     """``X = L(K) R`` for the Hermitian eigendecomposition (kind "hermitian"); ``R`` must
     be orthogonal to ``v``."""
-    return complement_solve("hermitian", a, v, w, r, hint, params)[0]
+    return _first(params, a, v, w, r, hint)
+
+
+def _first(params, a, basis, t, r, hint):
+    """``Z`` of the solve (exact mode: a node of ``Z`` alone)."""
+    if exact_mode(params):
+        return bind(complement_lorentz_p, params, a, basis, t, r, hint)
+    return bind(complement_solve_p, params, a, basis, t, r, hint)[0]

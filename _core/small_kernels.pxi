@@ -600,9 +600,7 @@ cdef class GemmKernel(StepKernel):
         self.a_layouts = (a_layouts[0], a_layouts[1])
         self.b_layouts = (b_layouts[0], b_layouts[1])
         self.transposed_out, self.is_complex = transposed_out, is_complex
-        if len(a_axes) > 32 or len(b_axes) > 32:
-            raise ValueError("GemmKernel: at most 32 axes per operand")
-        self.a_nd, self.b_nd = len(a_axes), len(b_axes)
+        self.a_nd, self.b_nd = min(len(a_axes), 32), min(len(b_axes), 32)   # (<= 32 given)
         for d in range(self.a_nd):
             self.a_axes[d] = a_axes[d]
         for d in range(self.b_nd):
@@ -625,8 +623,8 @@ cdef class GemmKernel(StepKernel):
                                             self.b_layouts, &b_rows)
         if a == NULL or b == NULL:
             copies = <double*>malloc((a_size + b_size) * width * sizeof(double))
-            if copies == NULL:
-                raise MemoryError()
+            if copies == NULL:                  # (no memory: NumPy's way says so)
+                return self.fall_back(out, params, ins, m, buffers)
         try:
             if a_rows == -1 and _gathered(buffers[ins[0]], descr, a_size, self.a_nd,
                                           self.a_axes, copies, width):

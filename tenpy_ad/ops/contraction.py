@@ -205,6 +205,8 @@ class _Contraction:
                 self.flops * (4 if is_complex else 1) >= TINY["matmul"] or \
                 not _core.has_gemm():
             return None
+        if max(map(len, self.operand_shapes)) > 32:      # (the kernel gathers up to 32 axes)
+            return None
         layouts_a = _matrix_layouts(self.operand_shapes[0], self.perm_a, self.shape_a)
         layouts_b = _matrix_layouts(self.operand_shapes[1], self.perm_b, self.shape_b)
         transposed = self.transposed_out

@@ -1,6 +1,7 @@
-"""The iPEPS toolkit's own primitive: the relative gauge of two environments (signs and a
-layer swap), piecewise constant, so its derivative is zero; the spec reaches it through a
-product with a differentiable value (which the derivative must see alone)."""
+"""The iPEPS toolkit's own primitives: the relative gauge of two environments (signs and a
+layer swap) and the multiplets of a spectrum, piecewise constant, so their derivatives
+are zero; the specs reach them through products with a differentiable value (which the
+derivative must see alone)."""
 import numpy as np
 
 from tenpy_ad.models import peps
@@ -15,6 +16,14 @@ def _signed(c):
     return c * signs[:, None] * signs[None, :] + swapped
 
 
+def _grouped(w):
+    """Distinct values (a multiplet of one each, at a generic point) weighted by blocks."""
+    values = w * 0.1 + np.arange(5.0, 0.0, -1.0)
+    block, same = peps.multiplet_blocks(values)
+    return values * block + (same @ values)
+
+
 SPECS = [
     Spec("ipeps_relative_gauge", _signed, ((3, 3),), dtypes=REAL),
+    Spec("ipeps_multiplets", _grouped, ((5,),), dtypes=REAL),
 ]

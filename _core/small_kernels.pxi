@@ -584,10 +584,10 @@ cdef class GemmKernel(StepKernel):
     matrix's order).  An operand in another layout (a reversed or permuted view) is
     handed over as ``matrices(index, operand)`` gives it: NumPy's copy, or None where
     NumPy passes it to BLAS as it is (NumPy's way, whose leading dimension can change the
-    bits).  With ``transposed_out`` (the output's order
-    puts the second operand's free axes first) the product goes to a scratch array
-    (``out`` is ``(array, scratch)``) and is transposed into the output: computing the
-    transpose directly would change the rounding of some shapes (another kernel order).
+    bits).  With ``transposed_out`` (the output's order puts the second operand's free
+    axes first) the product goes to a scratch array (``out`` is ``(array, scratch)``) and
+    is transposed into the output: computing the transpose directly would change the
+    rounding of some shapes (another kernel order).
     With ``view = (shape, axes)`` the output is the product, stored in the planned array
     (of the output's size) with the product's ``shape``, viewed with its axes in the order
     ``axes`` (as NumPy's way returns it)."""
@@ -621,19 +621,19 @@ cdef class GemmKernel(StepKernel):
                                             self.a_layouts, &a_rows)
         cdef const double* b = _matrix_data(buffers[ins[1]], descr, b_size,
                                             self.b_layouts, &b_rows)
-        if a == NULL or b == NULL:
+        if a_rows == -1 or b_rows == -1:
             copies = <double*>malloc((a_size + b_size) * width * sizeof(double))
             if copies == NULL:                  # (no memory: NumPy's way says so)
                 return self.fall_back(out, params, ins, m, buffers)
         try:
-            if a_rows == -1 and _gathered(buffers[ins[0]], descr, a_size, self.a_nd,
-                                          self.a_axes, copies, width):
+            if a_rows == -1 and _gathered(buffers[ins[0]], self.a_nd, self.a_axes, copies,
+                                          width):
                 a, a_rows = copies, 1
             elif a == NULL:
                 a_copy = self.matrices(0, buffers[ins[0]])
                 a, a_rows = _array_data(a_copy, descr, a_size, False), 1
-            if b_rows == -1 and _gathered(buffers[ins[1]], descr, b_size, self.b_nd,
-                                          self.b_axes, copies + a_size * width, width):
+            if b_rows == -1 and _gathered(buffers[ins[1]], self.b_nd, self.b_axes,
+                                          copies + a_size * width, width):
                 b, b_rows = copies + a_size * width, 1
             elif b == NULL:
                 b_copy = self.matrices(1, buffers[ins[1]])
@@ -659,16 +659,12 @@ cdef class GemmKernel(StepKernel):
         return result.reshape(self.view[0]).transpose(self.view[1])
 
 
-cdef inline bint _gathered(object x, object descr, Py_ssize_t size, int nd, const int* axes,
-                           double* z, Py_ssize_t width):
-    """Whether ``x``, an aligned ndarray (exactly) of ``descr`` with ``nd`` axes and
-    ``size`` elements, was copied into ``z`` with its axes in the order ``axes``."""
-    cdef tenpy_ad_ndarray* a
-    if type(x) is not _ndarray:
-        return False
-    a = <tenpy_ad_ndarray*><PyObject*>x
-    if a.descr != <PyObject*>descr or a.nd != nd or _count(a) != size or \
-            not a.flags & _NPY_ALIGNED:
+cdef inline bint _gathered(object x, int nd, const int* axes, double* z, Py_ssize_t width):
+    """Whether ``x`` -- an operand ``_matrix_data`` found contiguous (an aligned ndarray of
+    the kernel's dtype and size) -- has ``nd`` axes and was copied into ``z`` with its axes
+    in the order ``axes``."""
+    cdef tenpy_ad_ndarray* a = <tenpy_ad_ndarray*><PyObject*>x
+    if a.nd != nd:
         return False
     _gather(a.data, nd, a.dimensions, a.strides, axes, z, width)
     return True

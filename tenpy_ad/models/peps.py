@@ -48,6 +48,7 @@ from typing import Callable
 import numpy as np
 
 import tenpy_ad as tp
+from tenpy_ad import dtypes
 from tenpy_ad.errors import ArgumentError
 from tenpy_ad.param_schema import EPS
 from tenpy_ad.primitive import bind, code_of_value, primitive, shape_of
@@ -210,7 +211,7 @@ def _multiplets(gap, w):
 
 def _multiplets_rule(gap, w):
     n = shape_of(w)[0]
-    return [(code_of_value(np.zeros(0)), (n,)), (code_of_value(np.zeros(0)), (n, n))]
+    return [(dtypes.FLOAT64, (n,)), (dtypes.FLOAT64, (n, n))]
 
 
 _multiplets_p = primitive("ipeps_multiplets", _multiplets, _multiplets_rule, n_outputs=2,

@@ -7,9 +7,10 @@ without forming the enlarged edge Tt; the enlarged
 corner's ``chi`` largest-|w| eigenvectors by decreasing w, rotated inside each multiplet by
 the eigenbasis of the same covariant matrix, signs fixed against the same reference vector,
 the projections symmetrised and normalised); the environment in two solves (the moves until
-the corner spectrum converges, then the constant gauge relating the next move to it --
-NumPy's ``peps._relative_gauge`` for every engine -- and the fixed point of the move
-followed by that gauge, with Anderson mixing of depth ``peps.ANDERSON``); the stopping
+the corner spectrum converges, then the constant gauge relating the last move's result to
+its operand -- NumPy's ``peps._relative_gauge`` for every engine -- and the fixed point of
+the move followed by that gauge, from that result in that gauge, with Anderson mixing of
+depth ``peps.ANDERSON``); the stopping
 rules of ``tp.fixed_point`` (relative change <= tol, and a stalled iteration accepted at a
 floor within ``min(1e3 tol, sqrt tol)``).
 
@@ -155,8 +156,11 @@ def _swap_layers(t):
 
 
 def aligned_move(env, dl, gauge, chi: int):
-    signs, swapped = gauge
-    c, t = move(env, dl, chi)
+    return regauged(move(env, dl, chi), gauge)
+
+
+def regauged(env, gauge):
+    (c, t), (signs, swapped) = env, gauge
     t = t + (_swap_layers(t) - t) * swapped
     return c * signs[:, None] * signs[None, :], t * signs[:, None, None] * signs[None, None, :]
 
@@ -215,6 +219,7 @@ class Client:
 
         self._spectrum_step = jax.jit(spectrum_step)
         self._aligned_step = jax.jit(aligned_step)
+        self._regauged = jax.jit(regauged)
         self._spectrum = jax.jit(corner_spectrum)
         self._fixed = self._environment()
         self._value_and_grad = jax.jit(jax.value_and_grad(self._energy))
@@ -283,15 +288,16 @@ class Client:
         """The converged, gauge-fixed environment and its gauge (values)."""
         watched = [self._spectrum(env0[0])]
 
-        def spectrum_step(env):
-            new, spectrum, residual, criterion = self._spectrum_step(env, dl, watched[0])
+        def spectrum_step(pair):             # (x, y) -> (y, move(y)), as peps.environment
+            new, spectrum, residual, criterion = self._spectrum_step(pair[1], dl, watched[0])
             watched[0] = spectrum
-            return new, residual, criterion
+            return (pair[1], new), residual, criterion
 
-        rough, moves = self._iterate(spectrum_step, tuple(env0), monitored=True)
-        new = self._move(rough, dl)
-        signs, swapped = peps._relative_gauge(None, *(np.asarray(x) for x in new + rough))
+        env0 = tuple(env0)
+        (before, rough), moves = self._iterate(spectrum_step, (env0, env0), monitored=True)
+        signs, swapped = peps._relative_gauge(None, *(np.asarray(x) for x in rough + before))
         gauge = (jnp.asarray(signs), jnp.asarray(swapped))
+        rough = self._regauged(rough, gauge)
         env, aligned = self._iterate(lambda e: (*self._aligned_step(e, dl, gauge), None),
                                      rough, monitored=False)
         self.counts = {"spectrum_moves": moves, "aligned_moves": aligned}

@@ -169,8 +169,11 @@ def _swap_layers(t):
 
 
 def aligned_move(env, dl, gauge, chi: int):
-    signs, swapped = gauge
-    c, t = move(env, dl, chi)
+    return regauged(move(env, dl, chi), gauge)
+
+
+def regauged(env, gauge):
+    (c, t), (signs, swapped) = env, gauge
     t = t + (_swap_layers(t) - t) * swapped
     return c * signs[:, None] * signs[None, :], t * signs[:, None, None] * signs[None, None, :]
 
@@ -295,17 +298,19 @@ class Client:
         chi = self.chi
         watched = [corner_spectrum(env0[0])]
 
-        def spectrum_step(env):
+        def spectrum_step(pair):             # (x, y) -> (y, move(y)), as peps.environment
+            env = pair[1]
             new = move(env, dl, chi)
             spectrum = corner_spectrum(new[0])
             criterion = float(torch.max(torch.abs(spectrum - watched[0])))
             watched[0] = spectrum
-            return new, _residual(new, env), criterion
+            return (env, new), _residual(new, env), criterion
 
-        rough, moves = self._iterate(spectrum_step, tuple(env0), monitored=True)
-        new = move(rough, dl, chi)
-        signs, swapped = peps._relative_gauge(None, *(x.numpy() for x in new + rough))
+        env0 = tuple(env0)
+        (before, rough), moves = self._iterate(spectrum_step, (env0, env0), monitored=True)
+        signs, swapped = peps._relative_gauge(None, *(x.numpy() for x in rough + before))
         gauge = (_tensor(signs), _tensor(swapped))
+        rough = regauged(rough, gauge)
 
         def aligned_step(env):
             new = aligned_move(env, dl, gauge, chi)

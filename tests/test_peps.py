@@ -152,6 +152,31 @@ def test_the_cycle_of_a_sign_fixed_move_is_gone():
         np.testing.assert_allclose(x, y, atol=1e-7)
 
 
+def test_the_relative_gauge_reads_signs_from_the_strongest_overlaps():
+    """relative_gauge recovers the signs and the layer swap that map an environment onto
+    a gauge-transformed copy; signs are read along the strongest overlaps, so an entry
+    that is zero or tiny never decides, and states nothing couples keep +."""
+    rng = np.random.default_rng(7)
+    k, side = 9, 2
+    c = rng.standard_normal((k, k))
+    t = rng.standard_normal((k, side * side, k))
+    c, t = c + c.T, t + t.transpose(2, 1, 0)
+    c[:, 5:], c[5:, :], t[:, :, 5:], t[:, :, :5] = 0, 0, 0, 0   # blocks 0..4 and 5..8
+    t[5:, :, 5:] = rng.standard_normal((4, side * side, 4))
+    t[5:, :, 5:] += t[5:, :, 5:].transpose(2, 1, 0)
+    c[0, 1] = c[1, 0] = 1e-300          # states 0 and 1: no overlap (it underflows), so
+    t[0, :, 1] = t[1, :, 0] = 0         # their relative sign is read through others
+    signs = np.array([1, -1, -1, 1, -1, -1, 1, 1, -1], float)
+    swapped = peps._swap_layers(t)
+    new = (c * np.outer(signs, signs), swapped * signs[:, None, None] * signs[None, None, :])
+    got, flag = peps.relative_gauge(new, (c, t))
+    assert flag == 1.0
+    expected = signs * np.where(np.arange(k) < 5, signs[0], signs[5])   # + at each block
+    np.testing.assert_array_equal(got, expected)
+    back = peps._swap_layers(new[1]) * got[:, None, None] * got[None, None, :]
+    np.testing.assert_array_equal(back, t)
+
+
 def test_observables_of_the_optimum(optimum):
     """The D = 2 optimum is Neel ordered (m ~ 0.4 in the literature of this ansatz) with a
     short correlation length; a product state has m = 1/2 and no correlations."""

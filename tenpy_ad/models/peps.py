@@ -237,8 +237,12 @@ def aligned_move(env, a, gauge, chi: int):
     """:func:`move` followed by the constant change of gauge ``gauge = (signs, swapped)``
     of :func:`relative_gauge`: at the converged environment it maps the environment to
     itself element-wise -- the map whose fixed point is differentiated."""
-    signs, swapped = gauge
-    c, t = move(env, a, chi)
+    return _regauged(move(env, a, chi), gauge)
+
+
+def _regauged(env, gauge):
+    """``env`` in the gauge ``gauge = (signs, swapped)`` of :func:`relative_gauge`."""
+    (c, t), (signs, swapped) = env, gauge
     t = t + (_swap_layers(t) - t) * swapped
     return c * signs[:, None] * signs[None, :], t * signs[:, None, None] * signs[None, None, :]
 
@@ -273,19 +277,20 @@ def _matching_signs(overlaps: np.ndarray) -> np.ndarray:
     """Signs ``s`` with ``s_k s_l = sign(W[k,l])`` for overlaps ``W[k,l] = s_k s_l g_kl``
     (``g >= 0``), read along the tree of the largest overlaps (Prim's), so that no small
     or zero entry decides (a block that nothing couples keeps +)."""
-    n = overlaps.shape[0]
-    strength = np.abs(overlaps)
-    signs, done = np.ones(n), np.zeros(n, bool)
-    done[0] = True
-    best, parent = strength[0].copy(), np.zeros(n, int)
-    for _ in range(n - 1):
-        new = int(np.argmax(np.where(done, -1.0, best)))
-        link = overlaps[parent[new], new]
-        signs[new] = signs[parent[new]] * (-1.0 if link < 0 else 1.0)
-        done[new] = True
-        closer = strength[new] > best
-        best, parent = np.where(closer, strength[new], best), np.where(closer, new, parent)
-    return signs
+    rows = overlaps.tolist()       # a loop over Python floats: n = chi, too small for NumPy
+    n = len(rows)
+    signs, parent = [1.0] * n, [0] * n
+    best = [abs(v) for v in rows[0]]
+    todo = list(range(1, n))
+    while todo:
+        new = max(todo, key=best.__getitem__)          # (the first of equals, in order)
+        todo.remove(new)
+        signs[new] = signs[parent[new]] * (-1.0 if rows[parent[new]][new] < 0 else 1.0)
+        row = rows[new]
+        for k in todo:
+            if abs(row[k]) > best[k]:
+                best[k], parent[k] = abs(row[k]), new
+    return np.array(signs)
 
 
 def _relative_gauge_rule(params, c1, t1, c0, t0):
@@ -321,22 +326,36 @@ def environment(a, chi: int, env0, tol: float = TOL, max_iter: int = 2000,
 
     Two solves: the moves iterated until the corner spectrum converges (values only; the
     eigenvectors' signs may still change from move to move), then the gauge that maps
-    that environment's next move back onto it fixed (:func:`relative_gauge`) and the
-    gauge-fixed move
-    (:func:`aligned_move`) iterated to its element-wise fixed point, through which
+    the last move's result back onto its operand fixed (:func:`relative_gauge`) and the
+    gauge-fixed move (:func:`aligned_move`) iterated from that result in that gauge to
+    its element-wise fixed point, through which
     :func:`tenpy_ad.fixed_point` differentiates implicitly (memory flat in the moves).
     ``stats`` receives the second solve's ``iterations``, ``residual``, ... and the
     first's as ``spectrum_iterations``, ``spectrum_residual``."""
     _check_real(a, "peps.environment")
     fixed = tp.stop_gradient(a)
-    rough = tp.fixed_point(partial(move, chi=chi), tuple(env0), fixed, tol=tol,
-                           max_iter=max_iter, monitor=corner_spectrum_of, on_stall=on_stall,
-                           stats=None if stats is None else _Prefixed(stats, "spectrum_"))
-    rough = tuple(tp.stop_gradient(x) for x in rough)
-    gauge = relative_gauge(move(rough, fixed, chi), rough)
-    return tp.fixed_point(partial(aligned_move, chi=chi), rough, a, gauge, tol=tol,
+    env0 = tuple(env0)
+    before, rough = tp.fixed_point(partial(_moved_pair, chi=chi), (env0, env0), fixed,
+                                   tol=tol, max_iter=max_iter, monitor=_latest_spectrum,
+                                   on_stall=on_stall, stats=None if stats is None else
+                                   _Prefixed(stats, "spectrum_"))
+    before, rough = (tuple(tp.stop_gradient(x) for x in e) for e in (before, rough))
+    gauge = relative_gauge(rough, before)           # rough = move(before)
+    # aligned_move(before) = rough in this gauge, and its fixed point is near both
+    start = tuple(tp.stop_gradient(x) for x in _regauged(rough, gauge))
+    return tp.fixed_point(partial(aligned_move, chi=chi), start, a, gauge, tol=tol,
                           max_iter=max_iter, anderson=ANDERSON, on_stall=on_stall,
                           stats=stats)
+
+
+def _moved_pair(pair, a, chi: int):
+    """``(x, y) -> (y, move(y))``: the spectrum solve keeps the move's last operand, so
+    that the gauge is read off its last move (no move more)."""
+    return pair[1], move(pair[1], a, chi)
+
+
+def _latest_spectrum(pair):
+    return corner_spectrum_of(pair[1])
 
 
 class _Prefixed(dict):

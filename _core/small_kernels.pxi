@@ -291,15 +291,15 @@ def has_gemm() -> bool:
 
 
 cdef inline void _gemm(bint is_complex, bint a_rows, bint b_rows, int m, int n, int k,
-                       const double* a, const double* b, double* c) noexcept nogil:
+                       const double* a, int lda, const double* b, int ldb,
+                       double* c) noexcept nogil:
     """``c (m, n) = a (m, k) @ b (k, n)``, row-major ``c``, with the CBLAS call NumPy's
-    matmul makes: row-major order, a column-major operand as its transpose."""
+    matmul makes: row-major order, a column-major operand as its transpose, each with its
+    leading dimension."""
     cdef double[2] one = [1.0, 0.0]
     cdef double[2] zero = [0.0, 0.0]
     cdef int ta = _CBLAS_NO_TRANS if a_rows else _CBLAS_TRANS
     cdef int tb = _CBLAS_NO_TRANS if b_rows else _CBLAS_TRANS
-    cdef int lda = k if a_rows else m
-    cdef int ldb = n if b_rows else k
     if is_complex and _blasint64:
         (<zgemm64_t>_zgemm)(_CBLAS_ROW_MAJOR, ta, tb, m, n, k, one, a, lda, b, ldb, zero,
                             c, n)
@@ -582,9 +582,9 @@ cdef class GemmKernel(StepKernel):
     then row-major (1), column-major (0) or not a view (-1: the kernel gathers the
     C-ordered copy NumPy's ``matmul`` makes, ``*_axes`` giving the operand's axes in the
     matrix's order).  An operand in another layout (a reversed or permuted view) is
-    handed over as ``matrices(index, operand)`` gives it: NumPy's copy, or None where
-    NumPy passes it to BLAS as it is (NumPy's way, whose leading dimension can change the
-    bits).  With ``transposed_out`` (the output's order puts the second operand's free
+    taken as NumPy's ``matmul`` takes it (:func:`_strided_matrix`): as it is, with its
+    leading dimension, where its matrix is a view with a unit stride, else gathered.
+    With ``transposed_out`` (the output's order puts the second operand's free
     axes first) the product goes to a scratch array (``out`` is ``(array, scratch)``) and
     is transposed into the output: computing the transpose directly would change the
     rounding of some shapes (another kernel order).
@@ -594,7 +594,7 @@ cdef class GemmKernel(StepKernel):
 
     def __init__(self, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k, tuple a_layouts,
                  tuple b_layouts, bint transposed_out, bint is_complex, object fallback,
-                 object matrices, tuple a_axes, tuple b_axes, object view=None):
+                 tuple a_axes, tuple b_axes, object view=None):
         StepKernel.__init__(self, "gemm", fallback)
         self.m, self.n, self.k = m, n, k
         self.a_layouts = (a_layouts[0], a_layouts[1])
@@ -605,7 +605,7 @@ cdef class GemmKernel(StepKernel):
             self.a_axes[d] = a_axes[d]
         for d in range(self.b_nd):
             self.b_axes[d] = b_axes[d]
-        self.matrices, self.view = matrices, view
+        self.view = view
 
     cdef object run(self, object out, object params, const Py_ssize_t* ins, Py_ssize_t m,
                     list buffers):
@@ -613,33 +613,28 @@ cdef class GemmKernel(StepKernel):
         cdef double* c
         cdef double* product
         cdef double* copies = NULL      # the gathered operands (freed after gemm)
-        cdef object a_copy = None, b_copy = None     # (alive until gemm has read them)
-        cdef int a_rows = -1, b_rows = -1
+        cdef int a_rows = -1, b_rows = -1, lda = 0, ldb = 0
         cdef Py_ssize_t width = 2 if self.is_complex else 1     # doubles per element
         cdef Py_ssize_t a_size = self.m * self.k, b_size = self.k * self.n
-        cdef const double* a = _matrix_data(buffers[ins[0]], descr, a_size,
-                                            self.a_layouts, &a_rows)
-        cdef const double* b = _matrix_data(buffers[ins[1]], descr, b_size,
-                                            self.b_layouts, &b_rows)
+        cdef object x = buffers[ins[0]], y = buffers[ins[1]]
+        cdef const double* a = _matrix_data(x, descr, self.m, self.k, self.a_layouts,
+                                            self.a_nd, self.a_axes, width, &a_rows, &lda)
+        cdef const double* b = _matrix_data(y, descr, self.k, self.n, self.b_layouts,
+                                            self.b_nd, self.b_axes, width, &b_rows, &ldb)
+        if a_rows == -2 or b_rows == -2 or _dgemm == NULL:    # (not arrays it takes)
+            return self.fall_back(out, params, ins, m, buffers)
         if a_rows == -1 or b_rows == -1:
             copies = <double*>malloc((a_size + b_size) * width * sizeof(double))
             if copies == NULL:                  # (no memory: NumPy's way says so)
                 return self.fall_back(out, params, ins, m, buffers)
         try:
-            if a_rows == -1 and _gathered(buffers[ins[0]], self.a_nd, self.a_axes, copies,
-                                          width):
-                a, a_rows = copies, 1
-            elif a == NULL:
-                a_copy = self.matrices(0, buffers[ins[0]])
-                a, a_rows = _array_data(a_copy, descr, a_size, False), 1
-            if b_rows == -1 and _gathered(buffers[ins[1]], self.b_nd, self.b_axes,
-                                          copies + a_size * width, width):
-                b, b_rows = copies + a_size * width, 1
-            elif b == NULL:
-                b_copy = self.matrices(1, buffers[ins[1]])
-                b, b_rows = _array_data(b_copy, descr, b_size, False), 1
-            if _dgemm == NULL or a == NULL or b == NULL or \
-                    a == b:     # a @ a.T: NumPy calls syrk, whose rounding may differ
+            if a_rows == -1:
+                _gather_array(x, self.a_nd, self.a_axes, copies, width)
+                a, a_rows, lda = copies, 1, self.k
+            if b_rows == -1:
+                _gather_array(y, self.b_nd, self.b_axes, copies + a_size * width, width)
+                b, b_rows, ldb = copies + a_size * width, 1, self.n
+            if a == b:          # a @ a.T: NumPy calls syrk, whose rounding may differ
                 return self.fall_back(out, params, ins, m, buffers)
             result = out[0] if self.transposed_out else out
             c = _array_data(result, descr, self.m * self.n, True)
@@ -647,7 +642,8 @@ cdef class GemmKernel(StepKernel):
                 if self.transposed_out else c
             if c == NULL or product == NULL:
                 return self.fall_back(out, params, ins, m, buffers)
-            _gemm(self.is_complex, a_rows, b_rows, self.m, self.n, self.k, a, b, product)
+            _gemm(self.is_complex, a_rows, b_rows, self.m, self.n, self.k, a, lda, b, ldb,
+                  product)
         finally:
             free(copies)
         if not (_transpose(product, c, self.m, self.n, width) if self.transposed_out else
@@ -659,27 +655,79 @@ cdef class GemmKernel(StepKernel):
         return result.reshape(self.view[0]).transpose(self.view[1])
 
 
-cdef inline bint _gathered(object x, int nd, const int* axes, double* z, Py_ssize_t width):
-    """Whether ``x`` -- an operand ``_matrix_data`` found contiguous (an aligned ndarray of
-    the kernel's dtype and size) -- has ``nd`` axes and was copied into ``z`` with its axes
-    in the order ``axes``."""
+cdef inline void _gather_array(object x, int nd, const int* axes, double* z,
+                               Py_ssize_t width) noexcept:
+    """Copy ``x`` -- an aligned ndarray of the kernel's dtype with ``nd`` axes, which
+    :func:`_matrix_data` checked -- into ``z`` in C order, its axes in the order ``axes``."""
     cdef tenpy_ad_ndarray* a = <tenpy_ad_ndarray*><PyObject*>x
-    if a.nd != nd:
-        return False
     _gather(a.data, nd, a.dimensions, a.strides, axes, z, width)
-    return True
 
 
-cdef inline const double* _matrix_data(object x, object descr, Py_ssize_t size,
-                                       (int, int) layouts, int* rows):
-    """The data of operand ``x`` of a GemmKernel and whether its matrix is row-major
-    (``rows``), by its layout: ``layouts`` for C- and F-contiguous; NULL when neither
-    applies (``rows``: -1 for a contiguous ``x`` whose matrix is no view of it, -2 for
-    another layout)."""
-    cdef const double* data = _array_data(x, descr, size, False)
-    if data != NULL:
-        rows[0] = layouts[0]
+cdef inline const double* _matrix_data(object x, object descr, int m, int k,
+                                       (int, int) layouts, int nd, const int* axes,
+                                       Py_ssize_t width, int* rows, int* lead):
+    """The data of operand ``x`` of a GemmKernel as an (m, k) matrix, whether it is
+    row-major (``rows``) and its leading dimension (``lead``): by ``layouts`` for a C- or
+    F-contiguous ``x``, else by its strides (:func:`_strided_matrix`).  NULL with ``rows``
+    -1 where the kernel gathers NumPy's copy, -2 where ``x`` is no aligned ndarray of
+    ``descr`` with ``nd`` axes."""
+    cdef const double* data = _array_data(x, descr, <Py_ssize_t>m * k, False)
+    if data == NULL:
+        data = _fortran_matrix(x, descr, <Py_ssize_t>m * k)
+        if data == NULL:
+            return _strided_matrix(x, descr, m, k, nd, axes, width, rows, lead)
+        rows[0] = layouts[1]
     else:
-        data = _fortran_matrix(x, descr, size)
-        rows[0] = layouts[1] if data != NULL else -2
+        rows[0] = layouts[0]
+    if rows[0] == -1 and (<tenpy_ad_ndarray*><PyObject*>x).nd != nd:
+        rows[0] = -2
+    lead[0] = k if rows[0] == 1 else m
     return NULL if rows[0] < 0 else data
+
+
+cdef inline const double* _strided_matrix(object x, object descr, int m, int k, int nd,
+                                          const int* axes, Py_ssize_t width, int* rows,
+                                          int* lead):
+    """For ``x`` in another layout (a permuted, sliced or reversed view): its data where,
+    its axes in the order ``axes`` and reshaped to (m, k), it is a view with a unit stride
+    along one axis and a leading dimension at least the other's extent -- what NumPy's
+    ``matmul`` hands to BLAS as it is (``rows``, ``lead`` set as there) -- else NULL:
+    ``rows`` -1 (NumPy copies it: the kernel gathers), -2 (no aligned ndarray of
+    ``descr`` with ``nd`` axes and m k elements)."""
+    cdef tenpy_ad_ndarray* a
+    cdef Py_ssize_t extent, stride, itemsize = width * sizeof(double)
+    cdef Py_ssize_t total[2]                 # per matrix axis: its extent,
+    cdef Py_ssize_t inner[2]                 # and its innermost stride
+    cdef bint merged = True
+    cdef int d, axis = 0
+    rows[0] = -2
+    if type(x) is not _ndarray:
+        return NULL
+    a = <tenpy_ad_ndarray*><PyObject*>x
+    if a.descr != <PyObject*>descr or a.nd != nd or not (a.flags & _NPY_ALIGNED):
+        return NULL
+    total[0], total[1], inner[0], inner[1] = 1, 1, 0, 0
+    for d in range(nd):          # the operand's axes, in order, make rows then columns
+        extent, stride = a.dimensions[axes[d]], a.strides[axes[d]]
+        if axis == 0 and total[0] == m:
+            axis = 1
+        if extent == 1:
+            continue
+        if total[axis] > 1 and inner[axis] != stride * extent:
+            merged = False       # (reshape would copy)
+        total[axis] *= extent
+        inner[axis] = stride
+    if total[0] != m or total[1] != k:
+        return NULL
+    rows[0] = -1
+    if not merged:
+        return NULL
+    if inner[1] == itemsize and inner[0] % itemsize == 0 and inner[0] // itemsize >= k \
+            and inner[0] // itemsize <= INT_MAX:
+        rows[0], lead[0] = 1, <int>(inner[0] // itemsize)
+    elif inner[0] == itemsize and inner[1] % itemsize == 0 and \
+            inner[1] // itemsize >= m and inner[1] // itemsize <= INT_MAX:
+        rows[0], lead[0] = 0, <int>(inner[1] // itemsize)
+    else:
+        return NULL
+    return <const double*>a.data

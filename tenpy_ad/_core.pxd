@@ -258,7 +258,6 @@ cdef class GemmKernel(StepKernel):
     cdef int m, n, k                  # (m, k) @ (k, n)
     cdef (int, int) a_layouts, b_layouts  # C-, F-contiguous operand: row-major 1, column 0, -1
     cdef bint transposed_out, is_complex
-    cdef object matrices              # (index, operand) -> NumPy's C-ordered copy, or None
     cdef int a_nd, b_nd               # each operand's axes,
     cdef int a_axes[32]               # in the order of its matrix (to gather a copy)
     cdef int b_axes[32]

@@ -247,6 +247,46 @@ def test_non_contiguous_operands_take_numpys_copy_or_fall_back():
     assert _bits(program(a, b)) == _bits(got)
 
 
+def _values(rng, shape, dtype):
+    x = rng.standard_normal(shape)
+    return x + 0.5j * rng.standard_normal(shape) if dtype is np.complex128 else x
+
+
+def _views(rng, dtype) -> dict:
+    """Views (5, 4, 6) in layouts neither C- nor F-contiguous: the first four are (20, 6)
+    matrices ``abc -> (ab)c`` that NumPy's matmul hands to BLAS as they are (a leading
+    dimension other than 6, an offset, column-major), the others it copies."""
+    big = _values(rng, (5, 4, 9), dtype)
+    return {"columns sliced": big[:, :, :6],
+            "offset columns": _values(rng, (5, 4, 8), dtype)[:, :, 1:7],
+            "column-major": _values(rng, (6, 20), dtype).T.reshape(5, 4, 6),
+            "column-major, padded": _values(rng, (7, 24), dtype)[:6, :20].T.reshape(5, 4, 6),
+            "reversed columns": big[:, :, ::-1][:, :, :6],
+            "no view": _values(rng, (4, 5, 6), dtype).transpose(1, 0, 2)}
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_views_numpy_hands_to_blas_are_taken_as_they_are(dtype):
+    """A view whose matrix has a unit stride along one axis and a leading dimension at
+    least the other's extent goes to gemm as it is, with that leading dimension (NumPy's
+    matmul call, so NumPy's bits); other views are gathered into NumPy's copy.  Neither
+    declines to NumPy's way."""
+    rng = np.random.default_rng(12)
+    x, y = tp.input((5, 4, 6), dtype), tp.input((6, 3), dtype)
+    outputs = ew.neg(einsum_strict("abc,cd->abd", x, y))
+    program, plain = (tp.compile(outputs, [x, y], reuse_buffers=reuse)
+                      for reuse in (True, False))
+    assert program.kernel_kinds()[0] == "gemm"
+    b = _values(rng, (6, 3), dtype)
+    for name, a in _views(rng, dtype).items():
+        assert not (a.flags.c_contiguous or a.flags.f_contiguous), name
+        got, run, declined = _run_counted(program, a, b)
+        assert (run, declined) == (1, 0), name
+        assert _bits(got) == _bits(plain(a, b)), name
+        np.testing.assert_allclose(got, -np.einsum("abc,cd->abd", a, b), rtol=1e-13,
+                                   atol=1e-13)
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
 @pytest.mark.parametrize("subscripts,shape_a,shape_b", [
     ("ij,jk->ik", (5, 7), (7, 3)), ("ji,jk->ik", (7, 5), (7, 3)),

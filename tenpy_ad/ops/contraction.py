@@ -220,17 +220,11 @@ class _Contraction:
                 result = result.reshape(view[0]).transpose(view[1])
             np.copyto(result, self(a, b))
             return result
-        operands = ((self.perm_a, self.shape_a), (self.perm_b, self.shape_b))
-
-        def matrices(index, x):   # an operand in another layout: NumPy's copy, or None
-            perm, shape = operands[index]        # where NumPy hands it to BLAS as it is
-            matrix = _matrices(x, None, perm, shape)
-            return matrix if matrix.flags.c_contiguous else None
         axes_a, axes_b = (tuple(range(len(shape))) if perm is None else perm
                           for perm, shape in ((self.perm_a, self.operand_shapes[0]),
                                               (self.perm_b, self.operand_shapes[1])))
         kernel = _core.GemmKernel(self.m, self.n, self.k, layouts_a, layouts_b, transposed,
-                                  is_complex, numpy_way, matrices, axes_a, axes_b, view)
+                                  is_complex, numpy_way, axes_a, axes_b, view)
         return kernel, (self.m * self.n,) if transposed else ()
 
     def _outer_product(self, a, b, out=None):

@@ -31,7 +31,8 @@ def residual_of(new: list, old: list) -> float:
     for y, x in zip(new, old):
         if not y.size:
             continue
-        change, scale = float(np.max(np.abs(y - x))), float(np.max(np.abs(y)))
+        change = np.abs(y - x)           # (the methods: no dispatch; a few us per leaf)
+        change, scale = float(change.max()), float(np.abs(y).max())
         if not (math.isfinite(change) and math.isfinite(scale)):
             return math.nan
         if change > 0.0:

@@ -111,6 +111,38 @@ def test_expm_derivative_is_the_frechet_derivative(dtype, rng):
     assert tp.scipy.linalg.expm(x) is tp.linalg.expm(x)        # the same (interned) node
 
 
+@pytest.mark.parametrize("mode", GRAD_MODES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_expm_gradient_holds_for_a_cotangent_far_larger_than_the_matrix(dtype, mode, rng):
+    """A cotangent 1e40 times the matrix (an exp downstream) would set the scaling of the
+    block ``[[a^H, g], [0, a^H]]`` and swamp ``a`` in rounding (a gradient off by 20%
+    and more, silently); it is scaled to ``a`` first.  Truth: SciPy's ``expm_frechet``."""
+    a = random_array(rng, (4, 4), dtype)
+    g = 1e40 * random_array(rng, (4, 4), dtype)
+    got = grad_in(mode, lambda x: tp.sum(tp.real(tp.conj(g) * tp.scipy.linalg.expm(x))), a)
+    expected = scipy.linalg.expm_frechet(a.conj().T, g, compute_expm=False)
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=0)
+
+
+@pytest.mark.parametrize("name", ["expm", "logm", "sqrtm"])
+def test_matrix_functions_under_an_exponential_match_central_differences(name, rng):
+    """The composite the differential fuzzer found (``exp2(expm(...))``, values ~1e48):
+    gradient and JVP equal central differences for each block-identity function."""
+    a = np.eye(3) * 2.0 + 0.1 * rng.standard_normal((3, 3)) + 0.1j * rng.standard_normal((3, 3))
+    w, v = (rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3)) for _ in range(2))
+    f_tp, f_np = getattr(tp.scipy.linalg, name), getattr(scipy.linalg, name)
+    def loss(x):
+        return tp.sum(tp.real(w * tp.exp2(f_tp(x) * 60.0)))
+    def reference(x):
+        return np.sum(np.real(w * np.exp2(f_np(x) * 60.0)))
+    h = 1e-6
+    expected = (reference(a + h * v) - reference(a - h * v)) / (2 * h)
+    gradient = np.asarray(tp.grad(loss)(a))
+    _, directional = tp.jvp(loss, (a,), (v,))
+    np.testing.assert_allclose(np.real(np.vdot(gradient, v)), expected, rtol=1e-6)
+    np.testing.assert_allclose(float(directional), expected, rtol=1e-6)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("b_shape", [(6,), (6, 2)], ids=["vector", "matrix"])
 @pytest.mark.parametrize("a_shape", [(6, 3), (3, 6)], ids=["tall", "wide"])

@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ...primitive import bind1, primitive, shape_of
+from ...primitive import bind1, primitive
 from .inverse import square_rule
-from .matrix import adjoint, place_block
+from .matrix import adjoint, block_frechet
 from .zero_size import defrules_sized
 
 
@@ -26,11 +26,7 @@ def _expm_impl(params, a):
 
 def frechet(a, e):
     """``L(a, e)``, the derivative of ``expm`` at ``a`` along ``e``."""
-    n = shape_of(a)[-1]
-    size = (2 * n, 2 * n)
-    block = (place_block(a, size, (0, 0)) + place_block(e, size, (0, n))
-             + place_block(a, size, (n, n)))
-    return expm(block)[..., :n, n:]
+    return block_frechet(expm, a, e)
 
 
 def _expm_jvp(params, tangents, out, xs):

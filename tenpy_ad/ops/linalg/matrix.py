@@ -19,6 +19,7 @@ from ...primitive import bind1, bind2, code_of_value, shape_of
 from .. import elementwise as ew
 from .. import structural as st
 from ..contraction import einsum_p
+from ..piecewise import maximum
 from .gaps import outer_operands, spectral_gaps
 
 _BATCH_LETTERS = "ABCDEFGHLMNOPQRSTUVWXYZ"
@@ -183,6 +184,31 @@ def add_optional(a, b):
     if b is None:
         return a
     return a + b
+
+
+def block_frechet(f, a, e):
+    """``L_f(a, e)``, the derivative of the matrix function ``f`` at ``a`` along ``e``:
+    the upper right block of ``f([[a, e], [0, a]])``.  ``e`` is first scaled, per matrix,
+    to a's largest entry (at least 1) and the block scaled back: L is linear in ``e``, so
+    this is exact, while an ``e`` far larger than ``a`` (a cotangent that an ``exp``
+    downstream made huge) would set the block's scaling -- expm's squarings, logm's
+    square roots -- and swamp ``a``'s part in rounding.  The scale is a constant
+    (``stop_gradient``): by the same linearity the derivatives of any order are exact."""
+    n = shape_of(a)[-1]
+    size = (2 * n, 2 * n)
+    largest = _largest_entry(a)
+    scale = _largest_entry(e) / maximum(largest, st.full_like(largest, 1.0))
+    tiny = 4.0 * float(np.finfo(dtypes.DTYPES[code_of_value(e)]).tiny)   # (e = 0)
+    scale = ew.stop_gradient(maximum(scale, st.full_like(scale, tiny)))
+    block = (place_block(a, size, (0, 0)) + place_block(e / scale, size, (0, n))
+             + place_block(a, size, (n, n)))
+    return f(block)[..., :n, n:] * scale
+
+
+def _largest_entry(x):
+    """Per matrix, the largest magnitude, shaped to broadcast against the matrices."""
+    largest = st.reduce_max(ew.abs(x), (x.ndim - 2, x.ndim - 1))
+    return largest.reshape(tuple(shape_of(x)[:-2]) + (1, 1))
 
 
 def place_block(block, shape: tuple, offset: tuple):

@@ -19,10 +19,10 @@ import scipy.linalg
 
 from ...errors import DTypeError
 from ...param_schema import Float, NO_PARAMS
-from ...primitive import bind1, primitive, shape_of
+from ...primitive import bind1, primitive
 from . import lapack
 from .inverse import square_rule
-from .matrix import adjoint, place_block
+from .matrix import adjoint, block_frechet
 from .zero_size import defrules_sized
 
 _FUNCTIONS = {
@@ -63,11 +63,7 @@ def _impl_of(name: str):
 
 def _frechet(prim, params, a, e):
     """``L_f(a, e)``: the upper right block of ``f([[a, e], [0, a]])``."""
-    n = shape_of(a)[-1]
-    size = (2 * n, 2 * n)
-    block = (place_block(a, size, (0, 0)) + place_block(e, size, (0, n))
-             + place_block(a, size, (n, n)))
-    return bind1(prim, params, block)[..., :n, n:]
+    return block_frechet(lambda block: bind1(prim, params, block), a, e)
 
 
 def _define(name: str, params_schema):

@@ -364,6 +364,37 @@ def test_a_traced_reshape_of_a_transposed_layout_is_a_copy_as_in_numpy():
         np.testing.assert_array_equal(g, e)
 
 
+def test_a_write_whose_source_is_its_own_base_reads_the_source_first():
+    """``np.copyto(np.flip(a), a)``: NumPy reads ``a`` before it writes into the view of
+    it (the fuzzer's writes mode found the view taking ``a``'s new values instead), and
+    ``out=`` a view of the operand likewise; eager, traced and the gradient."""
+    def program(xp, x):
+        a = x * 1.0
+        flipped = xp.flip(a, -2)
+        xp.copyto(flipped, a)
+        b = x * 2.0
+        xp.negative(b[::-1], out=b[:, ::-1])
+        return flipped, a, b
+
+    x0 = np.arange(12.0).reshape(4, 3)
+    expected = program(np, x0)
+    np.testing.assert_array_equal(expected[0][:, 0], [0.0, 3.0, 6.0, 9.0])   # (NumPy's)
+    _same([*program(tnp, tp.tensor(x0))], expected)
+    x = tp.input(x0.shape, x0.dtype)
+    for got, want in zip(tp.evaluate(list(program(tnp, x)), {x: x0}), expected):
+        np.testing.assert_array_equal(got, want)
+    weights = [np.random.default_rng(k).normal(size=x0.shape) for k in range(3)]
+
+    def loss(x):
+        return sum(tp.sum(w * out) for w, out in zip(weights, program(tnp, x)))
+    t = tp.tensor(x0, requires_grad=True)
+    loss(t).backward()
+    numeric = numerical_gradient(lambda v: float(sum(np.sum(w * out) for w, out in
+                                                     zip(weights, program(np, v)))), x0)
+    np.testing.assert_allclose(t.grad, numeric, rtol=1e-7, atol=1e-7)
+    np.testing.assert_allclose(tp.grad(loss)(x0), numeric, rtol=1e-7, atol=1e-7)
+
+
 def test_traced_out_copyto_fill_put_place_match_numpy():
     def program(xp, x):
         t = xp.empty_like(x)

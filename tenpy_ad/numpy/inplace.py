@@ -134,16 +134,20 @@ def _by_positions(forward: Callable, parent, child):
 
 def _rebind_base(base, value, written=None, written_value=None) -> None:
     """``base`` takes ``value``; its live views are recomputed, but for the view
-    ``written`` whose write it is, which takes ``written_value`` (its new entries)."""
+    ``written`` whose write it is, which takes ``written_value`` (its new entries) --
+    unless that is the base or one of its views itself (``np.copyto(np.flip(a), a)``),
+    whose handle the write changes: that view is recomputed too (NumPy reads the source
+    before it writes)."""
+    views = _views.live_views(base)
+    if written_value is base or any(written_value is view for view in views):
+        written = None
     if is_traced(base):
-        views = _views.live_views(base)
         forward_write(base, as_node(value))
         for view in views:
             forward_write(view, as_node(written_value if view is written else
                                         _views.recompute(base, view._view.steps)))
         return
     value = _own_value(value)
-    views = _views.live_views(base)
     if not all(is_eager(view) for view in views):     # (_core's _HeldValues)
         raise UnsupportedError(
             "in-place write into a tensor whose values NumPy still holds as an array "

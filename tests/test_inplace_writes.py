@@ -571,6 +571,24 @@ def test_a_written_value_keeps_its_value_when_its_source_is_written_later():
             np.testing.assert_array_equal(np.asarray(g.data if hasattr(g, "data") else g), e)
 
 
+def test_a_roll_of_a_zero_d_array_is_an_array_its_views_share():
+    """``np.roll`` of a 0-d array is a 0-d array (not a scalar), so ``v1 **= 2`` writes in
+    place and the view ``v1[...]`` sees it (the fuzzer's writes mode, seed 104)."""
+    def program(xp, x):
+        rolled = xp.roll(x, 1)
+        view = rolled[...]
+        rolled **= 2
+        return rolled, view
+
+    x0 = np.array(0.5)
+    expected = program(np, x0.copy())
+    np.testing.assert_array_equal(expected[1], 0.25)                 # (NumPy's)
+    _same(program(tnp, tp.tensor(x0)), expected)
+    x = tp.input((), np.float64)
+    for got, want in zip(tp.evaluate(list(program(tnp, x)), {x: x0}), expected):
+        np.testing.assert_array_equal(got, want)
+
+
 def test_zero_d_results_are_scalars_as_numpys():
     """``E += term`` on a 0-d result makes a new scalar, as NumPy's immutable scalars do:
     a history of ``E`` keeps every value (eager, traced, jit); views of a scalar are new

@@ -11,7 +11,7 @@ import numpy as np
 from ..errors import ArgumentError, ArgumentValueError, ConcretizationError, ShapeError
 from ..ops import elementwise as ew
 from ..ops import structural as st
-from ..primitive import describe, shape_of
+from ..primitive import as_array_result, describe, shape_of
 from ..ops.indexing import concrete_value
 from ._arrays import tensor_or_array
 from ._dispatch import implements
@@ -94,7 +94,8 @@ def roll(a, shift, axis=None):
     a = tensor_or_array(a, "roll")
     shape = shape_of(a)
     if axis is None:
-        return st.reshape(roll(ravel(a), shift, 0), shape)
+        # (NumPy's roll of a 0-d array is a 0-d array, not a scalar)
+        return as_array_result(st.reshape(roll(ravel(a), shift, 0), shape))
     pairs = np.broadcast(np.asarray(shift), np.asarray(axis))
     if pairs.ndim > 1:
         raise ArgumentValueError("roll: 'shift' and 'axis' should be scalars or 1-d sequences")

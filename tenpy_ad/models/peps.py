@@ -288,8 +288,9 @@ def _matching_signs(overlaps: np.ndarray) -> np.ndarray:
         signs[new] = signs[parent[new]] * (-1.0 if rows[parent[new]][new] < 0 else 1.0)
         row = rows[new]
         for k in todo:
-            if abs(row[k]) > best[k]:
-                best[k], parent[k] = abs(row[k]), new
+            strength = abs(row[k])
+            if strength > best[k]:
+                best[k], parent[k] = strength, new
     return np.array(signs)
 
 

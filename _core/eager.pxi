@@ -230,8 +230,10 @@ cpdef bint is_scalar(object x) except -1:
         return (<Tensor>x)._alias is _SCALAR
     if type(x) is TracedTensor:
         node = <TracedTensor>x
-        return (_ndims[node.id] == 0 and node.prim is not _copy_p and node.inputs
-                and type(node._alias) is not ViewLink)
+        if _ndims[node.id] != 0:
+            return False
+        return node._alias is _SCALAR or (node.prim is not _copy_p and node.inputs
+                                          and type(node._alias) is not ViewLink)
     return False
 
 
@@ -244,6 +246,25 @@ cpdef object as_array_result(object x):
             (<Tensor>x)._alias = None
         return x
     return new_array(x) if is_scalar(x) else x
+
+
+cpdef object as_scalar_result(object x):
+    """``x``, a new 0-d result marked as NumPy's scalar (see :func:`is_scalar`): what the
+    identity shortcut of a ufunc or a reduction returns (``np.sum`` of a 0-d array, ``np.conj``
+    of a real one), which NumPy gives as a scalar.  ``x`` must be new: a fresh handle
+    (:func:`fresh_handle`) or a traced ``copy`` node (:func:`new_array`); anything else,
+    and any result of more dimensions, is returned as it is."""
+    cdef TracedTensor node
+    if type(x) is Tensor:
+        array = (<Tensor>x).data
+        if ((<Tensor>x)._alias is None and type(array) is _ndarray
+                and (<tenpy_ad_ndarray*><PyObject*>array).nd == 0):
+            (<Tensor>x)._alias = _SCALAR
+    elif type(x) is TracedTensor:
+        node = <TracedTensor>x
+        if _ndims[node.id] == 0 and node.prim is _copy_p and node._alias is None:
+            node._alias = _SCALAR
+    return x
 
 
 cdef inline object _alias_of(object t):
@@ -586,6 +607,8 @@ cpdef object fresh_handle(object x):
     copy._node = t._node
     copy._slot = t._slot
     copy._requires_grad = t._requires_grad
+    if t._alias is _SCALAR:
+        copy._alias = _SCALAR          # NumPy's x * 1 of a scalar is a scalar
     return copy
 
 

@@ -111,6 +111,7 @@ suspend_views = _core.suspend_views
 is_aliased = _core.is_aliased              # a registered view, or a base with views
 is_scalar = _core.is_scalar                # a 0-d result NumPy holds as a scalar
 as_array_result = _core.as_array_result    # ... made a 0-d array (copies, the Array API)
+as_scalar_result = _core.as_scalar_result  # a new 0-d result marked as NumPy's scalar
 relaid = _core.relaid                     # a fresh handle's values in NumPy's layout
 WRITE_HINT = _core.WRITE_HINT             # how to write a grad tensor: into a tensor
 #: traced writes (traced_writes.pxi): a written node forwards to the node of its value

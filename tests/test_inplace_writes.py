@@ -589,6 +589,54 @@ def test_a_roll_of_a_zero_d_array_is_an_array_its_views_share():
         np.testing.assert_array_equal(got, want)
 
 
+#: NumPy functions whose result of a 0-d array is a scalar, though ours may take an
+#: identity shortcut there (conj of a real, a reduction over no axes, a one-operand einsum)
+ZERO_D_SCALARS = {
+    "conj": lambda xp, x: xp.conj(x), "positive": lambda xp, x: xp.positive(x),
+    "flip": lambda xp, x: xp.flip(x), "sum": lambda xp, x: xp.sum(x),
+    "prod": lambda xp, x: xp.prod(x), "max": lambda xp, x: xp.max(x),
+    "mean": lambda xp, x: xp.mean(x), "average": lambda xp, x: xp.average(x),
+    "var": lambda xp, x: xp.var(x), "einsum": lambda xp, x: xp.einsum("->", x),
+    "multiply by one": lambda xp, x: xp.multiply(x, 1), "sum over ()": lambda xp, x:
+    xp.sum(xp.sum(x), axis=()),
+}
+
+
+@pytest.mark.parametrize("name", list(ZERO_D_SCALARS))
+def test_an_identity_shortcut_of_a_zero_d_array_gives_a_scalar(name):
+    """``r = np.sum(a0); alias = r; r += 1`` leaves ``alias`` alone in NumPy (the result of
+    a 0-d array is an immutable scalar), ours too, eager and traced, where the result is
+    the operand's value taken without an operation."""
+    function = ZERO_D_SCALARS[name]
+
+    def program(xp, x):
+        result = function(xp, x)
+        alias = result
+        result += 1.0
+        return alias, result, x
+
+    x0 = np.array(0.5)
+    expected = program(np, x0.copy())
+    assert not isinstance(expected[0], np.ndarray)              # (NumPy's: a scalar)
+    _same(program(tnp, tp.tensor(x0)), expected)
+    x = tp.input((), np.float64)
+    for got, want in zip(tp.evaluate(list(program(tnp, x)), {x: x0}), expected):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_a_reduction_over_no_axes_adds_its_initial_value():
+    """``np.sum(a, axis=(), initial=5)`` is ``a + 5`` (it returned a copy of ``a``)."""
+    a0 = np.arange(3.0)
+    for name, initial in (("sum", 5.0), ("prod", 2.0), ("max", 1.5), ("min", 0.5)):
+        want = getattr(np, name)(a0, axis=(), initial=initial)
+        got = getattr(tnp, name)(tp.tensor(a0), axis=(), initial=initial)
+        np.testing.assert_array_equal(got.data, want)
+        traced = tp.jit(lambda a: getattr(tnp, name)(a, axis=(), initial=initial))(a0)
+        np.testing.assert_array_equal(np.asarray(traced), want)
+    gradient = tp.grad(lambda a: tnp.sum(tnp.prod(a, axis=(), initial=3.0)))(a0)
+    np.testing.assert_array_equal(np.asarray(gradient), np.full(3, 3.0))
+
+
 def test_zero_d_results_are_scalars_as_numpys():
     """``E += term`` on a 0-d result makes a new scalar, as NumPy's immutable scalars do:
     a history of ``E`` keeps every value (eager, traced, jit); views of a scalar are new

@@ -31,7 +31,7 @@ from .._sequences import numpy_array
 from ..errors import ArgumentError, DTypeError, InternalError, NotDifferentiableError
 from ..ops import elementwise as ew
 from ..ops import structural as st
-from ..primitive import code_of_value, native_pair, native_tensor, shape_of
+from ..primitive import as_scalar_result, code_of_value, native_pair, native_tensor, shape_of
 from ._arrays import as_array
 from ._dispatch import implements, resolve
 from ._dispatch import written as write_into
@@ -163,16 +163,18 @@ def apply(ufunc, strict: Callable, operands: tuple, out=None, kwargs: dict | Non
     operands = [_listed(ufunc, x) if type(x) is list or type(x) is tuple else x
                 for x in operands]
     dtype, casting = options(ufunc.__name__, out, kwargs)
-    return _new(strict(*prepared(ufunc, operands, dtype, casting)), operands)
+    return new_result(strict(*prepared(ufunc, operands, dtype, casting)), operands)
 
 
-def _new(result, operands):
-    """A ufunc's result is a new array in NumPy: an identity shortcut's (``x * 1``,
-    ``+x``) is made one (writes into it must leave the operand alone)."""
+def new_result(result, operands):
+    """A ufunc's or a reduction's result is a new array in NumPy: an identity shortcut's
+    (``x * 1``, ``+x``, ``np.sum(a, axis=())``) is made one (writes into it must leave the
+    operand alone), a 0-d one a scalar (an eager shortcut's fresh handle is new: marked as
+    one here)."""
     for x in operands:
         if result is x:
-            return ew.fresh_array(result)
-    return result
+            return ew.fresh_result(result)
+    return as_scalar_result(result)
 
 
 def apply2(ufunc, strict: Callable, x1, x2, out, kwargs: dict):
@@ -197,7 +199,7 @@ def apply2(ufunc, strict: Callable, x1, x2, out, kwargs: dict):
     if shape1 != shape2:
         shape = broadcast_shapes(ufunc.__name__, shape1, shape2)
         x1, x2 = _broadcast(x1, shape), _broadcast(x2, shape)
-    return _new(strict(x1, x2), (x1, x2))
+    return new_result(strict(x1, x2), (x1, x2))
 
 
 def _signature(nin: int) -> inspect.Signature:
@@ -222,7 +224,7 @@ def ufunc_function(name: str, strict: Callable, doc: str,
     if ufunc.nin == 1:
         def fn(x, /, out=None, **kwargs):
             if out is None and not kwargs and native_tensor(x, native):
-                return _new(strict(x), (x,))
+                return new_result(strict(x), (x,))
             return apply(ufunc, strict, (x,), out, kwargs)
     elif ufunc.nin == 2:
         def fn(x1, x2, /, out=None, **kwargs):
@@ -230,7 +232,7 @@ def ufunc_function(name: str, strict: Callable, doc: str,
                 result = strict(x1, x2) if native_pair(x1, x2, native) else \
                     None if shortcut is None else shortcut(x1, x2)
                 if result is not None:
-                    return _new(result, (x1, x2))
+                    return new_result(result, (x1, x2))
             return apply2(ufunc, strict, x1, x2, out, kwargs)
     elif ufunc.nin == 3:
         def fn(x1, x2, x3, /, out=None, **kwargs):

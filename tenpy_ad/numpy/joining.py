@@ -88,8 +88,8 @@ def asanyarray(a, dtype=None, order=None, **kwargs):
 
 @implements("numpy.ascontiguousarray")
 def ascontiguousarray(a, dtype=None, **kwargs):
-    """As :func:`asarray` (a tensor has no memory layout)."""
-    return _stacked_array(a, dtype)
+    """As :func:`asarray`, of at least one dimension (a tensor has no memory layout)."""
+    return _stacked_array(a, dtype, ndmin=1)
 
 
 # ------------------------------------------------------------------ joins

@@ -25,6 +25,7 @@ from .arithmetic import multiply, subtract
 from .indexing import getitem
 from .joining import stack
 from .shaping import reshape, transpose
+from ._ufuncs import new_result
 from ._views import in_layout, selected
 
 
@@ -416,8 +417,8 @@ def einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting="
         # NumPy's one-operand einsum without a sum is a view (a transpose, a diagonal);
         # of a 0-d operand, a scalar
         return selected(result, operands[0], "einsum", lambda p: _einsum(subscripts, [p]))
-    if len(operands) == 1 and result is operands[0]:
-        return ew.fresh_array(result)    # NumPy's result is a new array (a 0-d: a scalar)
+    if len(operands) == 1 and (result is operands[0] or not shape_of(result)):
+        return new_result(result, operands)   # NumPy's: a new array (a 0-d: a scalar)
     return _c_ordered_if_operands_are(result, operands)
 
 

@@ -30,6 +30,8 @@ def flip(m, axis=None):
     m = tensor_or_array(m, "flip")
     shape = shape_of(m)
     axes = normalize_axes("flip", axis, len(shape))
+    if not shape:
+        return ew.fresh_result(m)       # NumPy's m[()]: a scalar
     spec = tuple((d - 1, -1, -1) if i in axes and d > 1 else (0, d, 1)
                  for i, d in enumerate(shape))
     return selected(st.slice_axes(m, spec), m, "flip", lambda p: st.slice_axes(p, spec))

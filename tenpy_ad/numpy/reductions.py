@@ -27,6 +27,7 @@ from ..primitive import code_of_value, constant, describe, shape_of
 from ._arrays import tensor_or_array
 from ._dispatch import implements
 from ._operands import is_traced, normalize_axes, normalize_axis, value_like
+from ._ufuncs import new_result
 from .arithmetic import add, multiply, subtract
 
 #: the default of NumPy arguments that are left out when not given (``initial``, ...)
@@ -81,9 +82,9 @@ def _accumulated(name, reduce, combine, a, axis, dtype, out, keepdims, initial, 
     shape = shape_of(x)
     axes = normalize_axes(name, axis, len(shape))
     result = keep_dims(reduce(x, axes), shape, axes, keepdims)
-    if result is x or result is a:     # over no axes: NumPy's result is a new array
-        return ew.fresh_array(result)
-    return result if initial is NO_VALUE else combine(result, initial)
+    if initial is not NO_VALUE:
+        result = combine(result, initial)
+    return new_result(result, (x, a))      # over no axes: NumPy's result is a new array
 
 
 @implements("numpy.sum")
@@ -126,7 +127,7 @@ def extremum(name, reduce, a, axis, out, keepdims, initial, where):
             raise ShapeError(f"{name}: zero-size reduction over {describe(a)} has no "
                              "identity; pass initial=")
         result = keep_dims(reduce(a, axes), shape, axes, keepdims)
-        return ew.fresh_array(result) if result is a else result     # axis=(): a copy
+        return new_result(result, (a,))                      # axis=(): a copy
     start = filled(a, tuple(d for i, d in enumerate(shape) if i not in axes), initial)
     if empty:
         return keep_dims(start, shape, axes, keepdims)

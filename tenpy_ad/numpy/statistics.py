@@ -27,6 +27,7 @@ from ._arrays import as_array, tensor_or_array
 from ._dispatch import implements
 from ._operands import broadcast_shapes, common, normalize_axes, normalize_axis, result_code
 from ._operands import value_like
+from ._ufuncs import new_result
 from .arithmetic import add, divide, multiply, subtract
 from .reductions import (NO_VALUE, accumulating, extremum, filled, keep_dims, ordered,
                          reduced_size, refuse_out_where)
@@ -72,7 +73,7 @@ def _mean(x, axes: tuple):
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     """Arithmetic mean over ``axis`` (NaN for an empty slice, as NumPy)."""
     x, shape, axes = _statistic_operand("mean", a, axis, dtype, out, where)
-    return keep_dims(_mean(x, axes), shape, axes, keepdims)
+    return new_result(keep_dims(_mean(x, axes), shape, axes, keepdims), (x, a))
 
 
 def _weights_along(w, shape: tuple, axis) -> tuple:

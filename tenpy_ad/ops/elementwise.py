@@ -37,6 +37,12 @@ deflinear(copy_p, lambda params, ct, out, x: ct)
 fresh_array = _core.new_array
 
 
+def fresh_result(x):
+    """:func:`fresh_array` for a ufunc's or a reduction's identity shortcut (``np.sum`` of
+    a 0-d array, ``np.conj`` of a real one): NumPy gives a 0-d result as a scalar."""
+    return _core.as_scalar_result(fresh_array(x))
+
+
 def same_as_input(params, x):
     """Shape rule of an elementwise primitive: the output is like its (first) operand."""
     return x

@@ -139,17 +139,21 @@ class Problem:
         if self.check is not None:
             self.check(args)
         if not self.tail:
-            return self._solve(self.bound(args), x0, args)
+            return self._solve(self.bound(args), x0, args)[0]
         k = self.n_x - self.tail
         head_step, whole_step = self._bound_head(args, x0[k:])
-        head = self._solve(head_step, x0[:k], args)
-        return head + whole_step(head + x0[k:])[k:]       # the tail: one step at the solution
+        head, tail = self._solve(head_step, x0[:k], args, (whole_step, x0[k:]))
+        if tail is None:                  # the tail: one whole step at the solution
+            tail = whole_step(head + x0[k:])[k:]
+        return head + tail
 
-    def _solve(self, step: Callable, x0: list, args: list) -> list:
+    def _solve(self, step: Callable, x0: list, args: list, whole: tuple | None = None):
+        """``(solution, tail)``: GMRES computes its last residual with ``whole`` (the step
+        and the tail's filler), whose tail there comes with it; else ``tail`` is None."""
         if self.method != "gmres":
-            return solve_by_iteration(self, step, x0)
+            return solve_by_iteration(self, step, x0), None
         constant = None if self.constant is None else self.constant(args)[:len(x0)]
-        return solve_affine(self, step, x0, constant)
+        return solve_affine(self, step, x0, constant, whole)
 
     def _bound_head(self, args: list, tail: list) -> tuple:
         """``(step of x's leading leaves alone, whole step)`` (see ``tail``); ``tail``

@@ -7,16 +7,17 @@ why)``, and end a stalled solve with ``problem.stalled(iterations, residual, bes
 (which raises, or returns the best iterate with a warning or as an accepted floor).
 
 * :func:`solve_by_iteration` -- ``x <- f(x)``, optionally with Anderson mixing;
-* :func:`solve_affine` -- GMRES (SciPy) for a step affine in x, on the real vector of the
-  leaves (complex leaves as real and imaginary parts, so real-linear maps are solved too).
+* :func:`solve_affine` -- GMRES (:mod:`tenpy_ad.krylov`) for a step affine in x, on the
+  real vector of the leaves (complex leaves as real and imaginary parts, so real-linear
+  maps are solved too).
 """
 from __future__ import annotations
 
-import functools
-import inspect
 import math
 
 import numpy as np
+
+from .krylov import gmres
 
 __all__ = ["solve_by_iteration", "solve_affine", "residual_of", "GMRES_RESTART"]
 
@@ -132,53 +133,35 @@ class Packer:
         return leaves
 
 
-def solve_affine(problem, step, x0: list, constant: list | None = None) -> list:
-    """GMRES on ``(I - M) x = b`` for an affine step ``x -> M x + b`` (real-linear M);
-    ``constant`` is ``b``'s leaves when the caller knows them (else one step at 0)."""
-    from scipy.sparse.linalg import LinearOperator, gmres
+def solve_affine(problem, step, x0: list, constant: list | None = None,
+                 whole: tuple | None = None) -> tuple:
+    """GMRES on ``(I - M) x = b`` for an affine step ``x -> M x + b`` (real-linear M):
+    ``(x, tail)``.  ``constant`` is ``b``'s leaves when the caller knows them (else one
+    step at 0).  ``whole = (whole_step, filler)``: a step with more outputs than x's
+    leaves, on x's leaves and ``filler``; the true residuals are computed with it, and
+    ``tail`` is its further outputs at the solution (None if it was not run there)."""
     packer = Packer(x0)
     if constant is None:
         constant = step([np.zeros(x.shape, x.dtype) for x in x0])
     b = packer.pack(constant)
 
-    last = [None, None]           # SciPy ends with b - A x: our residual reuses that A x
-
     def matvec(v):
-        if last[0] is not None and np.array_equal(v, last[0]):
-            return last[1].copy()     # (SciPy updates its products in place)
-        product = v - (packer.pack(step(packer.unpack(v))) - b)
-        last[0], last[1] = v.copy(), product.copy()
-        return product
+        return v - (packer.pack(step(packer.unpack(v))) - b)
 
-    iterations = 0
+    last = []                          # (vector, tail) of the last residual product
 
-    def count(_):
-        nonlocal iterations
-        iterations += 1
+    def residual_matvec(v):
+        outs = whole[0](packer.unpack(v) + list(whole[1]))
+        last[:] = [v.copy(), outs[len(x0):]]
+        return v - (packer.pack(outs[:len(x0)]) - b)
 
-    size = packer.size
-    restart = max(1, min(size, GMRES_RESTART, problem.max_iter))
-    operator = LinearOperator((size, size), matvec=matvec, dtype=np.float64)
-    solution, info = gmres(operator, b, x0=packer.pack(x0), restart=restart,
-                           maxiter=-(-problem.max_iter // restart), callback=count,
-                           callback_type="pr_norm", **_gmres_tol(problem.tol))
-    norm_b = float(np.linalg.norm(b))
-    residual = float(np.linalg.norm(matvec(solution) - b)) / norm_b if norm_b else 0.0
-    if info < 0:
-        raise problem.fail(iterations, residual, "GMRES broke down")
-    if info > 0:
-        return problem.stalled(iterations, residual, packer.unpack(solution),
-                               why="GMRES did not converge")
-    problem.record(iterations, residual)
-    return packer.unpack(solution)
-
-
-def _gmres_tol(tol: float) -> dict:
-    return {_gmres_tol_name(): tol, "atol": 0.0}
-
-
-@functools.lru_cache(maxsize=1)
-def _gmres_tol_name() -> str:
-    """SciPy's name of GMRES's relative tolerance ("tol" before 1.12); inspected once."""
-    from scipy.sparse.linalg import gmres
-    return "rtol" if "rtol" in inspect.signature(gmres).parameters else "tol"
+    restart = max(1, min(packer.size, GMRES_RESTART, problem.max_iter))
+    result = gmres(matvec, b, packer.pack(x0), tol=problem.tol, restart=restart,
+                   max_restarts=-(-problem.max_iter // restart),
+                   residual_matvec=None if whole is None else residual_matvec)
+    tail = last[1] if last and np.array_equal(last[0], result.x) else None
+    if not result.converged:
+        return problem.stalled(result.iterations, result.residual, packer.unpack(result.x),
+                               why="GMRES did not converge"), tail
+    problem.record(result.iterations, result.residual)
+    return packer.unpack(result.x), tail

@@ -122,7 +122,8 @@ class Runner:
 
     def counts(self) -> dict:
         if self.engine == "ours":
-            return {"aligned_moves": self.stats.get("iterations"),
+            return {"spectrum_moves": self.stats.get("spectrum_iterations"),
+                    "aligned_moves": self.stats.get("iterations"),
                     "adjoint_iterations": self.stats.get("adjoint_iterations")}
         return dict(self.client.counts)
 

@@ -160,16 +160,21 @@ class Program:
     def __call__(self, *args):
         return self._results(self._bind_inputs(args))
 
-    def with_last_inputs(self, values) -> Callable:
+    def with_last_inputs(self, values, trusted: int = 0) -> Callable:
         """The program as a function of its first inputs, the last ones fixed to
         ``values`` (checked once: a solver applies a step many times with the same
-        operands)."""
+        operands).  The last ``trusted`` of ``values`` are bound unchecked: arrays that
+        another program made for exactly these inputs (a staged step's prepared values)."""
         values = list(values)
         head = len(self._input_specs) - len(values)
         if head < 0:
             raise ProgramInputError(f"program: it takes {len(self._input_specs)} inputs "
                                     f"({self._input_names()}), got {len(values)} to fix")
-        fixed = self._bind_inputs(values, head)
+        stop = len(self._input_specs) - trusted
+        fixed = self._bind_inputs(values[:len(values) - trusted], head, stop)
+        for (buf, _, _, _), value in zip(self._input_specs[stop:], values[stop - head:]):
+            if buf >= 0:
+                fixed[buf] = value
 
         def call(*args):
             return self._results(self._bind_inputs(args, 0, head, fixed))

@@ -205,7 +205,8 @@ def _exact(kind: str, eps: float, m: int, basis, t, r, hint, first_only: bool = 
     if kind == "hermitian":
         coef = _adjoint(vectors) @ r
         gaps = shift - values                           # p x k: t_i - lambda_j
-        both = vectors @ np.concatenate([f(gaps, eps) * coef for f in functions], axis=-1)
+        weighted = [f(gaps, eps) * coef for f in functions]
+        both = vectors @ (weighted[0] if first_only else np.concatenate(weighted, axis=-1))
         if null:
             rest = r - vectors @ coef
     else:
@@ -229,7 +230,8 @@ def _exact(kind: str, eps: float, m: int, basis, t, r, hint, first_only: bool = 
 
 
 def _adjoint(x):
-    return np.swapaxes(x, -1, -2).conj()
+    x = np.swapaxes(x, -1, -2)
+    return x.conj() if x.dtype.kind == "c" else x      # (a real conj is a copy)
 
 
 class _ColumnLanczos:

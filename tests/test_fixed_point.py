@@ -252,6 +252,29 @@ def test_gmres_non_convergence_is_an_error(rng):
         tp.grad(loss)(b)
 
 
+def test_an_adjoint_tail_comes_from_the_last_residual_product(rng):
+    """``t = B^T lam`` (outputs of a derivative step that its iterate does not read) is
+    read off GMRES's last true-residual product, made at the solution with the whole
+    step, not computed by one step more: the step runs once for the start's residual,
+    once per Arnoldi iteration and once at the end."""
+    from tenpy_ad.fixed_point import Problem
+    a, b = linear_problem(rng, 12, rho=0.5)
+    bt = rng.standard_normal((3, 12))
+    calls = []
+
+    def step(xs, params):
+        calls.append(1)
+        return [a @ xs[0] + b, bt @ xs[0]]
+
+    stats = {}
+    problem = Problem(step, 2, "fixed_point adjoint", 1e-12, 100, "gmres", "gmres", 0,
+                      stats, None, constant=lambda args: [b, np.zeros(3)], tail=1)
+    lam, t = problem.solve([b.copy(), np.zeros(3)], [])
+    np.testing.assert_allclose(lam, np.linalg.solve(np.eye(12) - a, b), atol=1e-10)
+    np.testing.assert_allclose(t, bt @ lam, rtol=0, atol=1e-13)
+    assert stats["adjoint_converged"] and len(calls) == stats["adjoint_iterations"] + 2
+
+
 def test_bad_arguments_fail_early():
     x0 = np.zeros(3)
     for kwargs, match in (({"tol": 0.0}, "tol"), ({"max_iter": 0}, "max_iter"),

@@ -360,15 +360,16 @@ def _latest_spectrum(pair):
 
 
 class _Prefixed(dict):
-    """A solve's ``stats`` written into ``target`` under ``prefix`` when the solve runs
-    (under tp.jit that is each call of the program, not its trace)."""
+    """A solve's ``stats`` written into ``target`` under each of ``prefixes`` when the
+    solve runs (under tp.jit that is each call of the program, not its trace)."""
 
-    def __init__(self, target: dict, prefix: str):
+    def __init__(self, target: dict, *prefixes: str):
         super().__init__()
-        self.target, self.prefix = target, prefix
+        self.target, self.prefixes = target, prefixes
 
     def __setitem__(self, key, value):
-        self.target[self.prefix + key] = value
+        for prefix in self.prefixes:
+            self.target[prefix + key] = value
 
 
 def corner_spectrum_of(env) -> np.ndarray:

@@ -109,8 +109,10 @@ from tenpy_ad.primitive import needs_grad
 
 #: default tolerance of the environment (relative, element-wise)
 TOL = 1e-10
-#: singular values below this (relative to the largest) are not inverted in a projector
-CUTOFF = 1e-12
+#: singular values below this (relative to the largest) are not inverted in a projector:
+#: their states' vectors, which rounding sets to ~eps / s, the projector would scale by
+#: s^-1/2 (kept at 1e-9, they left a perturbed Neel cell no element-wise fixed point)
+CUTOFF = 1e-8
 #: kept singular values closer than this (relative to the largest) form one multiplet
 MULTIPLET_GAP = 1e-5
 #: transfer matrices up to this dimension are diagonalised densely, larger ones by eigs
@@ -402,7 +404,9 @@ def environment(layers, chi: int, env0, tol: float = TOL, max_iter: int = 2000,
     if implicit is None:
         implicit = any(is_traced(a) or needs_grad(a) for column in layers for a in column)
     fixed = [[tp.stop_gradient(a) for a in column] for column in layers]
-    first: dict = {}
+    # the first solve's stats as spectrum_..., and as they are when it is the only one
+    first = None if stats is None else \
+        peps._Prefixed(stats, "spectrum_", *(() if implicit else ("",)))
     env = tp.fixed_point(partial(step, chi=chi), _start(env0, layers), fixed, tol=tol,
                          max_iter=max_iter, monitor=invariants, on_stall=on_stall,
                          stats=first)
@@ -410,10 +414,6 @@ def environment(layers, chi: int, env0, tol: float = TOL, max_iter: int = 2000,
         rough = [tuple(tp.stop_gradient(t) for t in site) for site in _flat(env)]
         env = tp.fixed_point(partial(step, chi=chi), _as_tree(rough, len(layers)), layers,
                              tol=tol, max_iter=max_iter, on_stall=on_stall, stats=stats)
-    elif stats is not None:
-        stats.update(first)
-    if stats is not None:
-        stats.update({"spectrum_" + key: value for key, value in first.items()})
     return [list(column) for column in env]
 
 

@@ -145,7 +145,7 @@ def solve_affine(problem, step, x0: list, constant: list | None = None,
         constant = step([np.zeros(x.shape, x.dtype) for x in x0])
     b = packer.pack(constant)
 
-    def matvec(v):
+    def matvec(v):                     # (I - M) v = v - (step(v) - b)
         return v - (packer.pack(step(packer.unpack(v))) - b)
 
     last = []                          # (vector, tail) of the last residual product

@@ -150,3 +150,9 @@ def test_a_program_with_its_last_inputs_fixed():
         program.with_last_inputs([np.ones(2)])
     with pytest.raises(tp.errors.ProgramInputError, match="takes 2 inputs"):
         call(np.ones(3), np.ones(3))
+    # trusted inputs (another program's outputs) are bound as they are only when they are
+    # of the input's shape and dtype: else checked and cast like the others
+    trusted = program.with_last_inputs([np.arange(3)], trusted=1)       # int64: cast
+    np.testing.assert_array_equal(trusted(np.full(3, 2.0))[0], [1.0, 3.0, 5.0])
+    with pytest.raises(tp.errors.ProgramInputError, match="expected shape"):
+        program.with_last_inputs([np.ones(2)], trusted=1)

@@ -163,8 +163,9 @@ class Program:
     def with_last_inputs(self, values, trusted: int = 0) -> Callable:
         """The program as a function of its first inputs, the last ones fixed to
         ``values`` (checked once: a solver applies a step many times with the same
-        operands).  The last ``trusted`` of ``values`` are bound unchecked: arrays that
-        another program made for exactly these inputs (a staged step's prepared values)."""
+        operands).  The last ``trusted`` of ``values`` are arrays that another program
+        made for exactly these inputs (a staged step's prepared values): bound as they
+        are when their shape and dtype are the inputs', else checked like the others."""
         values = list(values)
         head = len(self._input_specs) - len(values)
         if head < 0:
@@ -172,8 +173,11 @@ class Program:
                                     f"({self._input_names()}), got {len(values)} to fix")
         stop = len(self._input_specs) - trusted
         fixed = self._bind_inputs(values[:len(values) - trusted], head, stop)
-        for (buf, _, _, _), value in zip(self._input_specs[stop:], values[stop - head:]):
-            if buf >= 0:
+        for k, ((buf, shape, dtype, _), value) in enumerate(
+                zip(self._input_specs[stop:], values[stop - head:]), stop):
+            if type(value) is not np.ndarray or value.shape != shape or value.dtype != dtype:
+                fixed = self._bind_inputs([value], k, k + 1, fixed)    # (checked, cast)
+            elif buf >= 0:
                 fixed[buf] = value
 
         def call(*args):

@@ -394,7 +394,9 @@ def fixed_point(f: Callable, x0, *args, tol: float = 1e-12, max_iter: int = 10_0
     fixed point, refuses a solution whose residual exceeds ``min(1e3 tol, sqrt(tol))``
     (a ConvergenceError that says so) -- differentiate a gauge-fixed map instead.
 
-    When a solve stalls (``max_iter`` iterations, or GMRES's), ``on_stall="raise"``
+    When a solve stalls (``max_iter`` iterations, or GMRES's; or a plain iteration that
+    alternates between two iterates, ``f(f(x)) = x`` while ``f(x) != x``, five steps in a
+    row -- a gauge that flips at every step: it stops there), ``on_stall="raise"``
     raises ConvergenceError; ``"warn"`` issues a
     :class:`~tenpy_ad.errors.ConvergenceWarning` with the residual reached and returns the
     best iterate (of the smallest change; a truncated solve), whose derivative is

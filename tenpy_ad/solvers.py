@@ -44,6 +44,12 @@ def residual_of(new: list, old: list) -> float:
 #: iterations in which the residual has not halved after which ``on_stall="accept"``
 #: stops
 PATIENCE = 40
+#: iterations in a row that return to the iterate before the last (``f(f(x)) = x`` to
+#: ``tol`` and to ``CYCLE_RATIO`` of the step's own change) after which the iteration is a
+#: 2-cycle that will not converge (an oscillating contraction that close to a cycle
+#: would need more than 1/CYCLE_RATIO iterations per e-fold)
+CYCLE = 5
+CYCLE_RATIO = 1e-6
 
 
 def solve_by_iteration(problem, step, x: list) -> list:
@@ -51,13 +57,16 @@ def solve_by_iteration(problem, step, x: list) -> list:
     the iterate, or with ``problem.monitor`` of the monitored quantities).  A stalled
     iteration ends in ``problem.stalled``, given the best iterate: it raises, warns, or
     (``on_stall="accept"``) takes an iterate whose change has stopped decreasing at a
-    floor within ``problem.accepted`` (rounding, in a map whose result is sensitive)."""
+    floor within ``problem.accepted`` (rounding, in a map whose result is sensitive).
+    A plain iteration that alternates between two iterates (``CYCLE`` times in a row,
+    e.g. a gauge that flips at every step) is stalled at once, not after ``max_iter``."""
     mixer = _Anderson(problem.anderson, x) if problem.anderson else None
     monitor = problem.monitor
     watched = None if monitor is None else monitor(x)
     best = (math.inf, math.inf, x)                # (criterion, residual, iterate)
     progress = (math.inf, 0)                      # (criterion, n) at the last halving
     accepting = problem.on_stall == "accept"
+    earlier, returns = None, 0                    # the iterate before x; 2-cycle count
     for n in range(1, problem.max_iter + 1):
         y = step(x)
         residual = residual_of(y, x)
@@ -76,9 +85,27 @@ def solve_by_iteration(problem, step, x: list) -> list:
             progress = (criterion, n)
         elif accepting and n - progress[1] >= PATIENCE and best[0] <= problem.accepted:
             break                                 # a floor: not halved for a while
-        x = mixer.mix(x, y) if mixer is not None else y
+        if mixer is None:
+            returns = returns + 1 if _returned(
+                y, earlier, min(problem.tol, CYCLE_RATIO * residual)) else 0
+            if returns >= CYCLE:
+                return _stalled(problem, n, best, monitor, "the iteration alternates "
+                                "between two iterates (f(f(x)) = x, f(x) != x)")
+            earlier, x = x, y
+        else:
+            x = mixer.mix(x, y)
+    return _stalled(problem, n, best, monitor, "no convergence")
+
+
+def _returned(y: list, earlier: list | None, tol: float) -> bool:
+    """Whether ``y`` is the iterate ``earlier`` (to ``tol``; a step may grow the leaves)."""
+    return earlier is not None and all(a.shape == b.shape for a, b in zip(y, earlier)) \
+        and residual_of(y, earlier) <= tol
+
+
+def _stalled(problem, n: int, best: tuple, monitor, why: str) -> list:
     criterion, residual, y = best
-    return problem.stalled(n, residual, y, criterion if monitor is not None else None)
+    return problem.stalled(n, residual, y, criterion if monitor is not None else None, why)
 
 
 class _Anderson:

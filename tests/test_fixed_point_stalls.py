@@ -34,6 +34,23 @@ def test_a_monitor_stops_an_iteration_whose_invariants_converge():
     assert stats["residual"] == pytest.approx(2.0)          # element-wise: the flip
 
 
+def test_an_iteration_in_a_2_cycle_stops_within_a_few_steps():
+    with pytest.raises(ConvergenceError, match="alternates between two iterates") as error:
+        tp.fixed_point(flipping, np.array([1.0]), THETA, tol=1e-12, max_iter=10_000)
+    assert error.value.iterations < 60                    # (|x| first converges to 2 theta)
+    assert error.value.residual == pytest.approx(2.0)
+
+
+def test_an_oscillating_contraction_is_not_taken_for_a_2_cycle():
+    """x -> -0.99 x + theta: every second iterate is within tol of the one before the last
+    long before the step's own change is (by 1 - 0.99 of it), and it still converges."""
+    stats = {}
+    x = tp.fixed_point(lambda x, theta: theta - 0.99 * x, np.array([1.0]), THETA,
+                       tol=1e-12, stats=stats)
+    assert float(x[0]) == pytest.approx(THETA / 1.99, abs=1e-11)
+    assert stats["converged"] is True
+
+
 @pytest.mark.parametrize("mode", ["eager", "traced", "compiled", "jit"])
 def test_the_derivative_refuses_a_monitored_solution_that_is_no_fixed_point(mode):
     def loss(theta):

@@ -3,15 +3,21 @@ cell of the C4v optimum reproduces the C4v energy, the classical Ising model's e
 magnetisation and energy (Onsager, Yang) as 1 x 1 and 2 x 2 cells, cells of one repeated
 tensor of every shape agree, and the implicit gradient against central differences and
 against differentiating through the steps."""
+from functools import partial
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import tenpy_ad as tp
+from tenpy_ad.errors import ConvergenceError
 from tenpy_ad.models import ctmrg, onsager, peps, peps_cell
+from tenpy_ad.solvers import residual_of
 
 ROTATED = peps.heisenberg()
 HEISENBERG = peps.heisenberg(rotated=False)
 FLIP = np.array([[0.0, -1.0], [1.0, 0.0]])        # exp(-i pi S^y), real
+DATA = Path(__file__).parent / "data"
 
 
 @pytest.fixture(scope="module")
@@ -330,6 +336,35 @@ def test_states_weaker_than_the_cutoff_leave_an_element_wise_fixed_point():
     projected = sum(float(np.sum(np.asarray(g) * d))
                     for cg, cd in zip(grad, direction) for g, d in zip(cg, cd))
     assert projected == pytest.approx((along(1e-5) - along(-1e-5)) / 2e-5, abs=1e-7)
+
+
+def test_a_boundary_of_paired_states_moves_only_by_signs():
+    """A real cell met on an optimisation's path (a 2 x 2 Heisenberg run from the CLI's
+    Neel start) whose boundary pairs every state, exactly: a real environment that
+    represents a complex one, each pair a complex state's real and imaginary parts, which
+    no operator of the network can split.  Pinning each state to a pivot row of the
+    input's basis leaves the steps changing the environment by signs only, then not at
+    all every second step; the former rule (the eigenbasis of a fixed operator inside
+    each pair) turned every pair by a new angle at every step (|change| 0.76 after 40).
+    The sign cycle that remains is no element-wise fixed point, and the solve says so
+    within a few steps instead of after max_iter."""
+    cell = [list(column) for column in np.load(DATA / "paired_boundary_cell.npy")]
+    layers = peps_cell.double_layers(peps_cell.normalized_cell(cell))
+    env = peps_cell._as_tree(peps_cell.environment(
+        layers, 8, peps_cell.grown_environment(layers, 8)))       # the invariants
+    spectrum = np.asarray(peps_cell.corner_spectra(env)[0])
+    np.testing.assert_allclose(spectrum[0::2], spectrum[1::2], rtol=1e-9)   # paired
+    leaves = []
+    for _ in range(40):
+        env = peps_cell.step(env, layers, 8)
+        leaves.append([np.asarray(t) for site in peps_cell._flat(env) for t in site])
+    assert residual_of([np.abs(t) for t in leaves[-1]], [np.abs(t) for t in leaves[-2]]) \
+        < 1e-9
+    assert residual_of(leaves[-1], leaves[-3]) < 1e-9
+    assert residual_of(leaves[-1], leaves[-2]) > 1.0                 # the signs cycle
+    with pytest.raises(ConvergenceError, match="alternates") as stalled:
+        tp.fixed_point(partial(peps_cell.step, chi=8), env, layers, tol=1e-10)
+    assert stalled.value.iterations < 20
 
 
 def test_a_traced_cell_needs_a_start():

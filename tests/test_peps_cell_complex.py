@@ -44,7 +44,8 @@ def test_a_real_cell_passed_as_complex_is_the_real_cell():
         np.testing.assert_allclose(np.asarray(s_c), np.asarray(s), atol=1e-12)
     for t, t_c in zip(_leaves(env), _leaves(env_c)):
         assert t_c.dtype.kind == "c"
-        np.testing.assert_allclose(t_c, t, atol=1e-12)
+        # (the real and the complex SVDs round apart, ~1e-12 after the solve)
+        np.testing.assert_allclose(t_c, t, atol=1e-11)
 
 
 def test_the_kept_basis_is_a_function_of_the_subspaces_alone():

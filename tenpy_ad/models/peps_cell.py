@@ -37,15 +37,18 @@ moves, which then need not agree).
 
 **The gauge.**  The singular vectors are fixed up to a phase per kept state (a sign, for a
 real cell; and a unitary rotation inside a multiplet of equal singular values).  Each
-multiplet is turned to the eigenbasis of a fixed generic Hermitian operator projected into
-it, and each state's phase chosen so that the largest-magnitude entry of ``U``'s column
+state is pinned to a pivot row of ``U`` -- for a single state its largest-magnitude entry
 (under fixed distinct weights, which break the exact ties of the states odd under the
-exchange of a double layer's ket and bra) is real and positive, ``V``'s with it
-(:func:`_kept_basis`): the step is a function of its input alone and, iterated to
-convergence, lands on the same environment element-wise.  A sign is piecewise constant;
-a complex phase is a smooth function of the state and is differentiated with it (so the
-derivative does not depend on LAPACK's phases: svd's and eigh's complex gauge check
-raises on a loss that does).
+exchange of a double layer's ket and bra), for a multiplet the rows a column-pivoted QR
+picks -- and the basis chosen whose entries on those rows are Hermitian positive definite,
+``V``'s with it (:func:`_kept_basis`).  The rows are those of the input's bases, so a step
+carries each state's sign (phase) over from a state of its input, and, iterated to
+convergence, lands on the same environment element-wise -- or, where the carried signs
+run around a cycle of the cell's bonds, on environments that differ by signs from step to
+step (a 2-cycle stops the solve within a few steps: :func:`tenpy_ad.fixed_point`).  A
+sign is piecewise constant; a complex phase is a smooth function of the state and is
+differentiated with it (so the derivative does not depend on LAPACK's phases: svd's and
+eigh's complex gauge check raises on a loss that does).
 :func:`environment` first converges the corners' singular values and the edges' Gram
 matrices on their bulk legs (no gauge changes them), then the element-wise fixed point, which :func:`tenpy_ad.fixed_point`
 differentiates implicitly (memory flat in the steps).  A truncation that splits a
@@ -99,13 +102,16 @@ import dataclasses
 from functools import partial
 
 import numpy as np
+import scipy.linalg
 from numpy.typing import DTypeLike
 
 import tenpy_ad as tp
+from tenpy_ad import dtypes
 from tenpy_ad.errors import ArgumentError
 from tenpy_ad.models import peps
 from tenpy_ad.models.values import is_traced, values_of
-from tenpy_ad.primitive import needs_grad
+from tenpy_ad.primitive import bind, needs_grad, primitive, shape_of
+from tenpy_ad.rules import defrules
 
 #: default tolerance of the environment (relative, element-wise)
 TOL = 1e-10
@@ -264,48 +270,62 @@ def _kept_basis(u, s):
     """The unitary ``r`` (k x k; orthogonal for real ``u``) that makes the kept states
     ``u r`` a function of the subspaces alone: inside each multiplet of singular values
     (within ``MULTIPLET_GAP`` of the largest, found at run time), whose vectors rounding
-    determines only to ``eps / gap``, the eigenbasis of a fixed generic diagonal operator
-    projected into it (the identity, up to phases, for a single value); then each state's
-    phase (sign, if real) chosen so that its largest-magnitude entry (weighted by fixed
-    distinct weights in 1..1.5, which break the exact ties of a layer-exchange-odd state)
-    is real and positive (:func:`_phases`).  The matrix is masked to the multiplets and
-    shifted block by block, so that eigh keeps them apart and in order."""
+    determines only to ``eps / gap``, the basis whose entries on the multiplet's pivot
+    rows (:func:`pivot_rows`) form a Hermitian positive definite matrix -- the polar
+    factor of those rows.  For a single state that is the phase (sign, if real) that
+    makes its weighted-largest entry real and positive.  No operator can do it inside a
+    multiplet that a symmetry of the whole environment protects (a real environment that
+    represents a complex one pairs every state): each state is pinned to a row of the
+    input's basis instead, which a step carries over unchanged, where a rule that rotated
+    by an operator's eigenbasis turned the pair by a new angle at every step.  The polar
+    factor (from the SVD of the block-diagonal pivot rows) is differentiated exactly also
+    at equal singular values, and for complex states it is a smooth function of them, as
+    it must be for the derivative not to depend on LAPACK's phases."""
     block, same = peps.multiplet_blocks(s, MULTIPLET_GAP)
-    probe = _reference(u.shape[0])
-    k = tp.einsum("ai,a,aj->ij", tp.conj(u), probe, u) * same
-    k = (k + _adjoint(k)) * 0.5
-    shift = tp.stop_gradient(block * (2.0 * tp.linalg.norm(k) + 1.0))
-    _, r = tp.linalg.eigh(k + tp.diag(shift))
-    return r * _phases(u @ r)[None, :]
+    pivots = pivot_rows(tp.stop_gradient(u), block)          # (k, n), one-hot rows
+    x, _, yh = tp.linalg.svd(_adjoint((pivots @ u) * same))
+    return x @ yh
 
 
-def _phases(states):
-    """The factor per column of ``states`` that makes its weighted largest-magnitude entry
-    real and positive.  A real state's sign is piecewise constant (no derivative); a
-    complex state's phase is a smooth function of the state and is differentiated: that is
-    what makes ``u r`` independent of the decompositions' arbitrary phases, derivatives
-    included (a stopped phase would leave the loss phase-dependent, which svd's and eigh's
-    gauge check refuses)."""
-    # weighted, so that the exact ties of a state odd under the exchange of a double
-    # layer's ket and bra (entries of equal magnitude at (i, j) and (j, i)) do not decide
-    # by rounding
-    magnitude = tp.stop_gradient(tp.abs(states)) * _tie_breaker(states.shape[0])[:, None]
-    largest = tp.where(magnitude >= tp.amax(magnitude, axis=0, keepdims=True), 1.0, 0.0)
-    entry = tp.sum(states * largest, axis=0)
-    if _is_complex(states):
-        return tp.conj(entry) / tp.abs(entry)    # the largest entry of a unit state: > 0
-    sign = tp.stop_gradient(tp.sign(entry))
-    return tp.where(sign == 0.0, 1.0, sign)
+def pivot_rows(u, block):
+    """The one-hot ``(k, n)`` selection of each kept state's pivot row (any mode;
+    piecewise constant, so without a derivative): inside each multiplet (``block``, as
+    :func:`peps.multiplet_blocks` numbers them), the rows that a column-pivoted QR of the
+    multiplet's rows picks, in its order -- for a single state its largest-magnitude
+    entry -- under fixed distinct weights in 1..1.5 (:func:`_tie_breaker`), which break
+    the exact ties of a state odd under the exchange of a double layer's ket and bra
+    (entries of equal magnitude at (i, j) and (j, i))."""
+    return bind(_pivot_rows_p, None, u, block)
+
+
+def _pivot_rows(params, u, block):
+    n, k = u.shape
+    weighted = np.abs(u) * _tie_breaker(n)[:, None]
+    rows = np.argmax(weighted, axis=0)                       # single states
+    starts = np.flatnonzero(np.r_[True, np.diff(block) != 0, True])
+    for lo, hi in zip(starts[:-1], starts[1:]):
+        if hi - lo > 1:                                      # a multiplet
+            rows[lo:hi] = scipy.linalg.qr(u[:, lo:hi].conj().T * _tie_breaker(n),
+                                          mode="r", pivoting=True)[1][:hi - lo]
+    selection = np.zeros((k, n))
+    selection[np.arange(k), rows] = 1.0
+    return selection
+
+
+def _pivot_rows_rule(params, u, block):
+    n, k = shape_of(u)
+    return dtypes.FLOAT64, (k, n)
+
+
+_pivot_rows_p = primitive("ipeps_cell_pivot_rows", _pivot_rows, _pivot_rows_rule)
+# piecewise constant: no tangent, no cotangent
+defrules(_pivot_rows_p, lambda params, tangents, out, xs: None,
+         lambda params, cts, out, xs, active: (None, None))
 
 
 def _tie_breaker(n: int) -> np.ndarray:
     """Distinct weights in [1, 1.5), one per entry of a state."""
     return 1.0 + 0.5 * ((np.arange(n) * 0.6180339887) % 1.0)
-
-
-def _reference(n: int) -> np.ndarray:
-    """A fixed generic vector of length ``n`` (distinct entries)."""
-    return np.cos(1.0 + 0.7 * np.arange(n)) + 0.1 * np.arange(n) / n
 
 
 def left_move(layers, env, chi: int) -> list:

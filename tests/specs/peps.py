@@ -1,10 +1,10 @@
 """The iPEPS toolkit's own primitives: the relative gauge of two environments (signs and a
-layer swap) and the multiplets of a spectrum, piecewise constant, so their derivatives
+layer swap), the multiplets of a spectrum and the unit cell's pivot rows, piecewise constant, so their derivatives
 are zero; the specs reach them through products with a differentiable value (which the
 derivative must see alone)."""
 import numpy as np
 
-from tenpy_ad.models import peps
+from tenpy_ad.models import peps, peps_cell
 
 from .table import REAL, Spec
 
@@ -23,7 +23,13 @@ def _grouped(w):
     return values * block + (same @ values)
 
 
+def _pinned(u):
+    """The pivot rows of a single state and a pair (at a generic point, away from ties)."""
+    return peps_cell.pivot_rows(u, np.array([0.0, 1.0, 1.0])) @ u
+
+
 SPECS = [
     Spec("ipeps_relative_gauge", _signed, ((3, 3),), dtypes=REAL),
     Spec("ipeps_multiplets", _grouped, ((5,),), dtypes=REAL),
+    Spec("ipeps_cell_pivot_rows", _pinned, ((6, 3),), dtypes=REAL),
 ]

@@ -66,7 +66,7 @@ def solve_by_iteration(problem, step, x: list) -> list:
     best = (math.inf, math.inf, x)                # (criterion, residual, iterate)
     progress = (math.inf, 0)                      # (criterion, n) at the last halving
     accepting = problem.on_stall == "accept"
-    earlier, returns = None, 0                    # the iterate before x; 2-cycle count
+    earlier, returns, last = None, 0, math.inf    # x's predecessor, 2-cycle count, criterion
     for n in range(1, problem.max_iter + 1):
         y = step(x)
         residual = residual_of(y, x)
@@ -85,9 +85,10 @@ def solve_by_iteration(problem, step, x: list) -> list:
             progress = (criterion, n)
         elif accepting and n - progress[1] >= PATIENCE and best[0] <= problem.accepted:
             break                                 # a floor: not halved for a while
-        if mixer is None:
-            returns = returns + 1 if _returned(
+        if mixer is None:             # (a criterion still falling is no cycle: not checked)
+            returns = returns + 1 if criterion > 0.9 * last and _returned(
                 y, earlier, min(problem.tol, CYCLE_RATIO * residual)) else 0
+            last = criterion
             if returns >= CYCLE:
                 return _stalled(problem, n, best, monitor, "the iteration alternates "
                                 "between two iterates (f(f(x)) = x, f(x) != x)")

@@ -367,6 +367,36 @@ def test_a_boundary_of_paired_states_moves_only_by_signs():
     assert stalled.value.iterations < 20
 
 
+def test_the_gauge_fixed_solve_converges_where_the_signs_cycle():
+    """At that cell the step followed by the constant relative gauge of its last two
+    environments (peps_cell_gauge) has an element-wise fixed point, whose implicit
+    gradient equals central differences (without the gauge the solve stopped in a 2-cycle:
+    no gradient at all)."""
+    cell = [list(column) for column in np.load(DATA / "paired_boundary_cell.npy")]
+    env0 = peps_cell.grown_environment(peps_cell.double_layers(
+        peps_cell.normalized_cell(cell)), 8)
+    stats = {}
+
+    def energy(c, e):
+        return peps_cell.cell_energy(c, 8, HEISENBERG, env0=e, stats=stats)[0]
+
+    value, grad = tp.jit(tp.value_and_grad(energy))(cell, env0)
+    assert stats["spectrum_residual"] > 1.0                     # the steps' signs cycle
+    assert stats["converged"] is True and stats["residual"] <= 1e-10
+    direction = [[np.cos(np.arange(a.size) * (1.0 + x + 2 * y)).reshape(a.shape)
+                  for y, a in enumerate(column)] for x, column in enumerate(cell)]
+
+    def along(step):
+        return float(peps_cell.cell_energy([[a + step * d for a, d in zip(ca, cd)]
+                                            for ca, cd in zip(cell, direction)], 8,
+                                           HEISENBERG, env0=env0)[0])
+
+    assert float(value) == pytest.approx(along(0.0), abs=1e-12)
+    projected = sum(float(np.sum(np.asarray(g) * d))
+                    for cg, cd in zip(grad, direction) for g, d in zip(cg, cd))
+    assert projected == pytest.approx((along(1e-5) - along(-1e-5)) / 2e-5, abs=1e-7)
+
+
 def test_a_traced_cell_needs_a_start():
     cell = peps_cell.random_cell(2, 2)
     with pytest.raises(tp.errors.ArgumentError, match="needs env0"):

@@ -42,10 +42,12 @@ state is pinned to a pivot row of ``U`` -- for a single state its largest-magnit
 exchange of a double layer's ket and bra), for a multiplet the rows a column-pivoted QR
 picks -- and the basis chosen whose entries on those rows are Hermitian positive definite,
 ``V``'s with it (:func:`_kept_basis`).  The rows are those of the input's bases, so a step
-carries each state's sign (phase) over from a state of its input, and, iterated to
-convergence, lands on the same environment element-wise -- or, where the carried signs
-run around a cycle of the cell's bonds, on environments that differ by signs from step to
-step (a 2-cycle stops the solve within a few steps: :func:`tenpy_ad.fixed_point`).  A
+carries each state's sign (phase) over from a state of its input: iterated to
+convergence, it lands on the same environment element-wise, or, where the carried signs
+run around a cycle of the cell's bonds, on environments that differ by signs on every bond
+from step to step.  So, as in the C4v code, the element-wise solve iterates the step
+followed by the constant gauge that maps the invariants' solve's last result back onto
+its operand (:func:`aligned_step`, :mod:`tenpy_ad.models.peps_cell_gauge`).  A
 sign is piecewise constant; a complex phase is a smooth function of the state and is
 differentiated with it (so the derivative does not depend on LAPACK's phases: svd's and
 eigh's complex gauge check raises on a loss that does).
@@ -109,6 +111,7 @@ import tenpy_ad as tp
 from tenpy_ad import dtypes
 from tenpy_ad.errors import ArgumentError
 from tenpy_ad.models import peps
+from tenpy_ad.models.peps_cell_gauge import regauged, relative_gauge
 from tenpy_ad.models.values import is_traced, values_of
 from tenpy_ad.primitive import bind, needs_grad, primitive, shape_of
 from tenpy_ad.rules import defrules
@@ -414,8 +417,9 @@ def environment(layers, chi: int, env0, tol: float = TOL, max_iter: int = 2000,
     Two solves: the steps until the :func:`invariants` converge (values only: the
     gauge-invariant observables are converged there), then -- when a derivative can be
     asked for (``implicit``; by default when a layer is traced or an eager tensor that
-    requires grad) -- the gauge-fixed step (:func:`projectors`) to its element-wise fixed
-    point, which :func:`tenpy_ad.fixed_point` differentiates implicitly.  A truncation that
+    requires grad) -- the step followed by the constant gauge that maps the last step's
+    result onto its operand (:func:`aligned_step`) to its element-wise fixed point, which
+    :func:`tenpy_ad.fixed_point` differentiates implicitly.  A truncation that
     splits a multiplet leaves no element-wise fixed point: that solve then raises
     ConvergenceError (``on_stall``) rather than return a wrong derivative.  ``stats``
     receives the last solve's ``iterations``, ``residual``, ... and the first's as
@@ -427,14 +431,36 @@ def environment(layers, chi: int, env0, tol: float = TOL, max_iter: int = 2000,
     # the first solve's stats as spectrum_..., and as they are when it is the only one
     first = None if stats is None else \
         peps._Prefixed(stats, "spectrum_", *(() if implicit else ("",)))
-    env = tp.fixed_point(partial(step, chi=chi), _start(env0, layers), fixed, tol=tol,
-                         max_iter=max_iter, monitor=invariants, on_stall=on_stall,
-                         stats=first)
+    start = _start(env0, layers)
+    before, env = tp.fixed_point(partial(_stepped_pair, chi=chi), (start, start), fixed,
+                                 tol=tol, max_iter=max_iter, monitor=_latest_invariants,
+                                 on_stall=on_stall, stats=first)
     if implicit:
-        rough = [tuple(tp.stop_gradient(t) for t in site) for site in _flat(env)]
-        env = tp.fixed_point(partial(step, chi=chi), _as_tree(rough, len(layers)), layers,
-                             tol=tol, max_iter=max_iter, on_stall=on_stall, stats=stats)
+        before, rough = (_as_tree([tuple(tp.stop_gradient(t) for t in site)
+                                   for site in _flat(e)], len(layers)) for e in (before, env))
+        gauge = [tp.stop_gradient(z) for z in relative_gauge(rough, before)]
+        # aligned_step(before) = rough in this gauge, and its fixed point is near both
+        env = tp.fixed_point(partial(aligned_step, chi=chi), regauged(rough, gauge), layers,
+                             gauge, tol=tol, max_iter=max_iter, on_stall=on_stall,
+                             stats=stats)
     return [list(column) for column in env]
+
+
+def aligned_step(env, layers, gauge: list, chi: int) -> list:
+    """:func:`step` followed by the constant change of gauge ``gauge`` (one factor per
+    bond, :func:`peps_cell_gauge.relative_gauge`): at the converged environment it maps the
+    environment to itself element-wise -- the map whose fixed point is differentiated."""
+    return regauged(step(env, layers, chi), gauge)
+
+
+def _stepped_pair(pair, layers, chi: int) -> tuple:
+    """``(x, y) -> (y, step(y))``: the invariants' solve keeps the last step's operand, so
+    that the gauge is read off its last step (no step more)."""
+    return pair[1], step(pair[1], layers, chi)
+
+
+def _latest_invariants(pair) -> list:
+    return invariants(pair[1])
 
 
 def _start(env0, layers) -> list:

@@ -1,10 +1,11 @@
 """The iPEPS toolkit's own primitives: the relative gauge of two environments (signs and a
-layer swap), the multiplets of a spectrum and the unit cell's pivot rows, piecewise constant, so their derivatives
+layer swap), the multiplets of a spectrum, the unit cell's pivot rows and relative gauge,
+piecewise constant or read off values, so their derivatives
 are zero; the specs reach them through products with a differentiable value (which the
 derivative must see alone)."""
 import numpy as np
 
-from tenpy_ad.models import peps, peps_cell
+from tenpy_ad.models import peps, peps_cell, peps_cell_gauge
 
 from .table import REAL, Spec
 
@@ -28,8 +29,16 @@ def _pinned(u):
     return peps_cell.pivot_rows(u, np.array([0.0, 1.0, 1.0])) @ u
 
 
+def _cell_signed(c):
+    """A 1 x 1 cell's environment of corners ``c`` against itself: the factors are ones."""
+    site = (c, c, c, c) + (EDGE,) * 4
+    factors = peps_cell_gauge.relative_gauge([[site]], [[site]])
+    return c * factors[0][:, None] * factors[1][None, :]
+
+
 SPECS = [
     Spec("ipeps_relative_gauge", _signed, ((3, 3),), dtypes=REAL),
     Spec("ipeps_multiplets", _grouped, ((5,),), dtypes=REAL),
     Spec("ipeps_cell_pivot_rows", _pinned, ((6, 3),), dtypes=REAL),
+    Spec("ipeps_cell_relative_gauge", _cell_signed, ((3, 3),), dtypes=REAL),
 ]

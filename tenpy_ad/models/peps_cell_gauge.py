@@ -1,0 +1,164 @@
+"""The relative gauge of two environments of a unit cell (:mod:`tenpy_ad.models.peps_cell`):
+the signs (phases, for a complex cell) per state of every boundary bond that map one onto
+the other, and the environment changed by them -- the constant gauge of the cell's
+element-wise fixed point, as :func:`tenpy_ad.models.peps.relative_gauge` is the C4v one.
+
+A step pins each new state to a pivot row of its input's basis, so it carries each
+state's sign over from a state of its input (``peps_cell._kept_basis``); where those
+carried signs run around a cycle of the cell's bonds, consecutive steps give environments
+that differ by signs on every bond, and no iterate is a fixed point.  With the relative
+gauge ``g`` of a step's result and its operand, the map ``E -> g(step(E))`` has one.
+
+**The bonds.**  Each boundary bond joins four legs (two tensors on either side of it): of
+site ``(x, y)``'s environment, ``top`` (of its row's upper boundary, right of ``T1``):
+``T1[x][y].r``, ``C1[x+1][y].r`` | ``T1[x+1][y].l``, ``C2[x][y].l``; ``left``: ``T4[x][y].d``,
+``C1[x][y+1].d`` | ``T4[x][y+1].u``, ``C4[x][y].u``; ``bottom``: ``T3[x][y].r``, ``C4[x+1][y].r``
+| ``T3[x+1][y].l``, ``C3[x][y].l``; ``right``: ``T2[x][y].d``, ``C2[x][y+1].d`` |
+``T2[x][y+1].u``, ``C3[x][y].u``.  A diagonal unitary ``diag(z)`` on a bond multiplies the
+legs before the bar by ``z`` and those after it by ``conj(z)`` (contractions pair the two
+sides), so the network is unchanged.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.sparse.csgraph import breadth_first_order, connected_components, \
+    minimum_spanning_tree
+
+import tenpy_ad as tp
+from tenpy_ad.param_schema import SIZE, Struct
+from tenpy_ad.primitive import bind, code_of_value, shape_of
+from tenpy_ad.rules import per_output_count
+
+TOP, LEFT, BOTTOM, RIGHT = range(4)
+#: per tensor of a site (C1, C2, C3, C4, T1, T2, T3, T4), its first and its last leg: the
+#: bond's kind, the offset of the site that names it, and the side (+1 before the bar)
+LEGS = (((LEFT, 0, -1, 1), (TOP, -1, 0, 1)), ((TOP, 0, 0, -1), (RIGHT, 0, -1, 1)),
+        ((RIGHT, 0, 0, -1), (BOTTOM, 0, 0, -1)), ((BOTTOM, -1, 0, 1), (LEFT, 0, 0, -1)),
+        ((TOP, 0, 0, 1), (TOP, -1, 0, -1)), ((RIGHT, 0, 0, 1), (RIGHT, 0, -1, -1)),
+        ((BOTTOM, -1, 0, -1), (BOTTOM, 0, 0, 1)), ((LEFT, 0, -1, -1), (LEFT, 0, 0, 1)))
+
+
+def legs(lx: int, ly: int) -> list:
+    """Per tensor of the flat environment (site ``(x, y)`` at ``8 (x ly + y)``), its first
+    and last leg as ``(bond, side)``; bond ``(kind lx + x) ly + y``."""
+    table = []
+    for x in range(lx):
+        for y in range(ly):
+            table += [tuple((((kind * lx + (x + dx) % lx) * ly + (y + dy) % ly), side)
+                            for kind, dx, dy, side in pair) for pair in LEGS]
+    return table
+
+
+def relative_gauge(new, old) -> list:
+    """The bonds' factors ``z`` (one vector per bond, in :func:`legs`' numbering) that
+    map the environment ``new`` onto ``old`` (``regauged(new, z) = old``) for two that
+    differ so (any mode; treated as constant: it is read off values, and what is
+    computed from a fixed point of the regauged step does not depend on it)."""
+    lx, ly = len(new), len(new[0])
+    flat = [t for env in (new, old) for column in env for site in column for t in site]
+    return list(bind(_relative_gauge_p(4 * lx * ly), (lx, ly), *flat))
+
+
+def regauged(env, factors: list) -> list:
+    """``env`` (a list of columns of site tuples) with each bond's ``factors`` applied."""
+    lx, ly = len(env), len(env[0])
+    table, out = legs(lx, ly), []
+    for x in range(lx):
+        column = []
+        for y in range(ly):
+            site = []
+            for k, t in enumerate(env[x][y]):
+                (b0, s0), (b1, s1) = table[8 * (x * ly + y) + k]
+                first, last = _side(factors[b0], s0), _side(factors[b1], s1)
+                middle = (None,) * (t.ndim - 2)
+                site.append(t * first[(slice(None),) + middle + (None,)]
+                            * last[(None,) + middle + (slice(None),)])
+            column.append(tuple(site))
+        out.append(tuple(column))
+    return out
+
+
+def _side(z, side: int):
+    return z if side > 0 else tp.conj(z)
+
+
+def _relative_gauge(params, *tensors):
+    lx, ly = params
+    n = len(tensors) // 2
+    new, old = tensors[:n], tensors[n:]
+    sizes, table = _bond_sizes([t.shape for t in new], lx, ly), legs(lx, ly)
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    edges = [_edges(t_new, t_old, *table[k], starts) for k, (t_new, t_old)
+             in enumerate(zip(new, old))]
+    a, b, weight, phase, side_a, side_b = (np.concatenate(e) for e in zip(*edges))
+    z = _solve_tree(int(starts[-1]), a, b, weight, phase, side_a, side_b,
+                    np.result_type(*new))
+    return tuple(z[starts[i]:starts[i + 1]] for i in range(len(sizes)))
+
+
+def _bond_sizes(shapes, lx: int, ly: int) -> list:
+    sizes = [0] * (4 * lx * ly)
+    for shape, ((b0, _), (b1, _)) in zip(shapes, legs(lx, ly)):
+        sizes[b0], sizes[b1] = shape[0], shape[-1]
+    return sizes
+
+
+def _edges(t_new, t_old, leg0, leg1, starts) -> tuple:
+    """Each entry pair's relation ``f0(z_i) f1(z_j) = phase`` (``f`` = identity or conj
+    by side) between the states of the tensor's two legs, weighted by the overlap."""
+    product = t_old * np.conj(t_new)
+    overlap = product.sum(axis=tuple(range(1, product.ndim - 1)))   # over the bulk leg
+    (b0, s0), (b1, s1) = leg0, leg1
+    i, j = np.meshgrid(np.arange(overlap.shape[0]), np.arange(overlap.shape[1]),
+                       indexing="ij")
+    a, b, weight = (starts[b0] + i).ravel(), (starts[b1] + j).ravel(), np.abs(overlap).ravel()
+    keep = (a != b) & (weight > 0)
+    phase = (overlap.ravel() / np.where(weight > 0, weight, 1.0))[keep]
+    count = int(keep.sum())
+    return a[keep], b[keep], weight[keep], phase, np.full(count, s0), np.full(count, s1)
+
+
+def _solve_tree(size, a, b, weight, phase, side_a, side_b, dtype) -> np.ndarray:
+    """The factors along the maximum spanning tree of the overlaps (the strongest
+    relations decide; each connected part's first state keeps 1)."""
+    strongest = np.lexsort((-weight, np.minimum(a, b) * size + np.maximum(a, b)))
+    pair = (np.minimum(a, b) * size + np.maximum(a, b))[strongest]
+    first = strongest[np.r_[True, pair[1:] != pair[:-1]]]       # one edge per pair
+    graph = np.zeros((size, size))
+    graph[a[first], b[first]] = -weight[first]
+    tree = minimum_spanning_tree(graph)            # of -weight: the maximum spanning tree
+    relation = {}
+    for k in first:
+        relation[(a[k], b[k])] = (phase[k], side_a[k], side_b[k])
+    z = np.ones(size, dtype=np.result_type(dtype, phase.dtype))
+    count, labels = connected_components(tree, directed=False)
+    for part in range(count):
+        root = int(np.flatnonzero(labels == part)[0])
+        order, parent = breadth_first_order(tree, root, directed=False)
+        for node in order[1:]:
+            z[node] = _across(relation, int(parent[node]), int(node), z)
+    return z.astype(dtype, copy=False)
+
+
+def _across(relation: dict, known: int, node: int, z) -> complex:
+    """``z[node]`` from ``z[known]`` by the relation of their edge."""
+    if (known, node) in relation:
+        phase, side_known, side_node = relation[(known, node)]
+    else:
+        phase, side_node, side_known = relation[(node, known)]
+    value = phase / (z[known] if side_known > 0 else np.conj(z[known]))
+    return value if side_node > 0 else np.conj(value)
+
+
+def _relative_gauge_rule(params, *tensors):
+    lx, ly = params
+    shapes = [shape_of(t) for t in tensors[:len(tensors) // 2]]
+    code = code_of_value(tensors[0])
+    return [(code, (size,)) for size in _bond_sizes(shapes, lx, ly)]
+
+
+# read off values and held constant (module docstring): no tangent, no cotangent
+_relative_gauge_p = per_output_count(
+    "ipeps_cell_relative_gauge", _relative_gauge, _relative_gauge_rule,
+    lambda params, tangents, out, xs: (None,) * len(out),
+    lambda params, cts, out, xs, active: (None,) * len(xs), Struct(SIZE, SIZE))

@@ -1,0 +1,36 @@
+"""The relative gauge of two environments of a unit cell (tenpy_ad.models.peps_cell_gauge):
+a change of gauge made of random signs (phases, for a complex cell) on every bond state is
+found again and undone, and the changed environment is the same network (its energy)."""
+import numpy as np
+import pytest
+
+from tenpy_ad.models import peps, peps_cell, peps_cell_gauge
+from tenpy_ad.solvers import residual_of
+
+HEISENBERG = peps.heisenberg(rotated=False)
+
+
+def _leaves(env):
+    return [np.asarray(t) for column in env for site in column for t in site]
+
+
+@pytest.mark.parametrize("dtype, shape", [(float, (2, 2)), (complex, (2, 2)),
+                                          (complex, (3, 1)), (float, (1, 1))])
+def test_a_gauge_of_signs_or_phases_is_found_and_undone(dtype, shape):
+    cell = peps_cell.random_cell(*shape, seed=4, dtype=dtype)
+    layers = peps_cell.double_layers(peps_cell.normalized_cell(cell))
+    env = peps_cell._as_tree(peps_cell.grown_environment(layers, 6))
+    sizes = peps_cell_gauge._bond_sizes([t.shape for t in _leaves(env)], *shape)
+    rng = np.random.default_rng(5)
+    if dtype is complex:
+        factors = [np.exp(2j * np.pi * rng.random(n)) for n in sizes]
+    else:
+        factors = [rng.choice([-1.0, 1.0], n) for n in sizes]
+    changed = peps_cell_gauge.regauged(env, factors)
+    assert residual_of(_leaves(changed), _leaves(env)) > 0.5
+    energy = peps_cell.energy_per_site(cell, env, HEISENBERG)
+    assert float(peps_cell.energy_per_site(cell, changed, HEISENBERG)) == \
+        pytest.approx(float(energy), abs=1e-13)                 # the same network
+    found = peps_cell_gauge.relative_gauge(changed, env)
+    assert residual_of(_leaves(peps_cell_gauge.regauged(changed, found)), _leaves(env)) \
+        < 1e-13

@@ -23,9 +23,9 @@ def test_a_gauge_of_signs_or_phases_is_found_and_undone(dtype, shape):
     sizes = peps_cell_gauge._bond_sizes([t.shape for t in _leaves(env)], *shape)
     rng = np.random.default_rng(5)
     if dtype is complex:
-        factors = [np.exp(2j * np.pi * rng.random(n)) for n in sizes]
+        factors = [np.diag(np.exp(2j * np.pi * rng.random(n))) for n in sizes]
     else:
-        factors = [rng.choice([-1.0, 1.0], n) for n in sizes]
+        factors = [np.diag(rng.choice([-1.0, 1.0], n)) for n in sizes]
     changed = peps_cell_gauge.regauged(env, factors)
     assert residual_of(_leaves(changed), _leaves(env)) > 0.5
     energy = peps_cell.energy_per_site(cell, env, HEISENBERG)
@@ -34,3 +34,34 @@ def test_a_gauge_of_signs_or_phases_is_found_and_undone(dtype, shape):
     found = peps_cell_gauge.relative_gauge(changed, env)
     assert residual_of(_leaves(peps_cell_gauge.regauged(changed, found)), _leaves(env)) \
         < 1e-13
+
+
+def _turns(rng, n: int, dtype, largest: float) -> np.ndarray:
+    """Signs, and each pair of states turned by an angle up to ``largest``."""
+    u = np.diag(rng.choice([-1.0, 1.0], n)).astype(dtype)
+    for i in range(0, n - 1, 2):
+        angle = (rng.random() - 0.5) * 2 * largest
+        u[i:i + 2, i:i + 2] = u[i:i + 2, i:i + 2] @ np.array(
+            [[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+    return u
+
+
+@pytest.mark.parametrize("dtype, shape", [(float, (2, 2)), (float, (2, 1)), (float, (1, 1)),
+                                          (complex, (2, 2))])
+def test_rotations_inside_pairs_are_found_and_undone(dtype, shape):
+    """What signs cannot undo (pairs turned by up to 0.5 rad) the refinement to
+    unitaries does; for a complex cell also a random unitary on every bond."""
+    cell = peps_cell.random_cell(*shape, seed=4, dtype=dtype)
+    layers = peps_cell.double_layers(peps_cell.normalized_cell(cell))
+    env = peps_cell._as_tree(peps_cell.grown_environment(layers, 6))
+    sizes = peps_cell_gauge._bond_sizes([t.shape for t in _leaves(env)], *shape)
+    rng = np.random.default_rng(6)
+    changes = [[_turns(rng, n, dtype, 0.5) for n in sizes]]
+    if dtype is complex:
+        changes.append([np.linalg.qr(rng.standard_normal((n, n))
+                                     + 1j * rng.standard_normal((n, n)))[0] for n in sizes])
+    for factors in changes:
+        changed = peps_cell_gauge.regauged(env, factors)
+        found = [np.asarray(f) for f in peps_cell_gauge.relative_gauge(changed, env)]
+        assert residual_of(_leaves(peps_cell_gauge.regauged(changed, found)),
+                           _leaves(env)) < 1e-12

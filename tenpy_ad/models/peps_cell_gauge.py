@@ -1,6 +1,7 @@
 """The relative gauge of two environments of a unit cell (:mod:`tenpy_ad.models.peps_cell`):
-the signs (phases, for a complex cell) per state of every boundary bond that map one onto
-the other, and the environment changed by them -- the constant gauge of the cell's
+the unitary of every boundary bond -- signs (phases, for a complex cell) per state, and
+rotations inside a multiplet that a step turns -- that maps one onto the other, and the
+environment changed by them -- the constant gauge of the cell's
 element-wise fixed point, as :func:`tenpy_ad.models.peps.relative_gauge` is the C4v one.
 
 A step pins each new state to a pivot row of its input's basis, so it carries each
@@ -17,6 +18,11 @@ site ``(x, y)``'s environment, ``top`` (of its row's upper boundary, right of ``
 ``T2[x][y+1].u``, ``C3[x][y].u``.  A diagonal unitary ``diag(z)`` on a bond multiplies the
 legs before the bar by ``z`` and those after it by ``conj(z)`` (contractions pair the two
 sides), so the network is unchanged.
+
+**Finding it.**  The signs (phases) first, along a maximum spanning tree of the entries'
+overlaps over the bond states (the strongest relations decide); where they leave a
+mismatch (a step that turned the states of a pair: the real pairs of a real environment
+that represents a complex one), alternating polar factors refine them to unitaries.
 """
 from __future__ import annotations
 
@@ -28,6 +34,7 @@ import tenpy_ad as tp
 from tenpy_ad.param_schema import SIZE, Struct
 from tenpy_ad.primitive import bind, code_of_value, shape_of
 from tenpy_ad.rules import per_output_count
+from tenpy_ad.solvers import residual_of
 
 TOP, LEFT, BOTTOM, RIGHT = range(4)
 #: per tensor of a site (C1, C2, C3, C4, T1, T2, T3, T4), its first and its last leg: the
@@ -50,9 +57,9 @@ def legs(lx: int, ly: int) -> list:
 
 
 def relative_gauge(new, old) -> list:
-    """The bonds' factors ``z`` (one vector per bond, in :func:`legs`' numbering) that
-    map the environment ``new`` onto ``old`` (``regauged(new, z) = old``) for two that
-    differ so (any mode; treated as constant: it is read off values, and what is
+    """The bonds' unitaries (one k x k matrix per bond, in :func:`legs`' numbering) that
+    map the environment ``new`` onto ``old`` (``regauged(new, factors) = old``) for two
+    that differ so (any mode; treated as constant: it is read off values, and what is
     computed from a fixed point of the regauged step does not depend on it)."""
     lx, ly = len(new), len(new[0])
     flat = [t for env in (new, old) for column in env for site in column for t in site]
@@ -60,7 +67,8 @@ def relative_gauge(new, old) -> list:
 
 
 def regauged(env, factors: list) -> list:
-    """``env`` (a list of columns of site tuples) with each bond's ``factors`` applied."""
+    """``env`` (a list of columns of site tuples) with each bond's unitary ``factors``
+    applied (``U`` on the legs before the bar, ``conj(U)`` on those after it)."""
     lx, ly = len(env), len(env[0])
     table, out = legs(lx, ly), []
     for x in range(lx):
@@ -70,16 +78,15 @@ def regauged(env, factors: list) -> list:
             for k, t in enumerate(env[x][y]):
                 (b0, s0), (b1, s1) = table[8 * (x * ly + y) + k]
                 first, last = _side(factors[b0], s0), _side(factors[b1], s1)
-                middle = (None,) * (t.ndim - 2)
-                site.append(t * first[(slice(None),) + middle + (None,)]
-                            * last[(None,) + middle + (slice(None),)])
+                site.append(first @ t @ last.T if t.ndim == 2 else
+                            tp.einsum("ia,amb,jb->imj", first, t, last))
             column.append(tuple(site))
         out.append(tuple(column))
     return out
 
 
-def _side(z, side: int):
-    return z if side > 0 else tp.conj(z)
+def _side(u, side: int):
+    return u if side > 0 else tp.conj(u)
 
 
 def _relative_gauge(params, *tensors):
@@ -93,7 +100,69 @@ def _relative_gauge(params, *tensors):
     a, b, weight, phase, side_a, side_b = (np.concatenate(e) for e in zip(*edges))
     z = _solve_tree(int(starts[-1]), a, b, weight, phase, side_a, side_b,
                     np.result_type(*new))
-    return tuple(z[starts[i]:starts[i + 1]] for i in range(len(sizes)))
+    factors = [np.diag(z[starts[i]:starts[i + 1]]) for i in range(len(sizes))]
+    if _mismatch(new, old, factors, table) > PHASES_ONLY:
+        factors = _rotations(new, old, factors, table)
+    return tuple(factors)
+
+
+#: a diagonal gauge (signs, phases) that leaves a larger mismatch is refined to unitaries
+PHASES_ONLY = 1e-9
+#: the most sweeps of that refinement, and how often it checks whether it has converged
+SWEEPS, CHECK_EVERY = 3000, 25
+
+
+def _mismatch(new, old, factors, table) -> float:
+    moved = [_applied(t, factors, leg0, leg1) for t, (leg0, leg1) in zip(new, table)]
+    return residual_of(moved, list(old))
+
+
+def _applied(t, factors, leg0, leg1):
+    """``t`` with its first leg's factor applied from the left and its last leg's."""
+    (b0, s0), (b1, s1) = leg0, leg1
+    first = factors[b0] if s0 > 0 else np.conj(factors[b0])
+    last = factors[b1] if s1 > 0 else np.conj(factors[b1])
+    return np.tensordot(np.tensordot(first, t, axes=(1, 0)), last, axes=(t.ndim - 1, 1))
+
+
+def _rotations(new, old, factors, table) -> list:
+    """The unitary per bond (inside the multiplets of a state that a step turns, not only
+    signs) that maps ``new`` onto ``old``: alternating polar factors, each bond's the one
+    that best matches every tensor on it with the other legs' factors fixed, from the
+    diagonal gauge, until the mismatch stops falling."""
+    best, factors = _mismatch(new, old, factors, table), list(factors)
+    for sweep in range(1, SWEEPS + 1):
+        for bond in range(len(factors)):
+            pull = sum(_pull(t_new, t_old, factors, legs_of, bond)
+                       for t_new, t_old, legs_of in zip(new, old, table))
+            w, _, vh = np.linalg.svd(pull)
+            factors[bond] = w @ vh
+        if sweep % CHECK_EVERY == 0:
+            mismatch = _mismatch(new, old, factors, table)
+            if mismatch > 0.9 * best:
+                break
+            best = mismatch
+    return factors
+
+
+def _pull(t_new, t_old, factors, legs_of, bond):
+    """The matrix whose polar factor maximises this tensor's overlap with ``old`` over the
+    factor of ``bond`` (0 when no leg of the tensor is on it)."""
+    total = 0.0
+    for position, ((b, side), (other, other_side)) in enumerate((legs_of, legs_of[::-1])):
+        if b != bond:
+            continue
+        factor = factors[other] if other_side > 0 else np.conj(factors[other])
+        if position == 0:                      # the bond on the first leg
+            y = np.tensordot(t_new, factor, axes=(t_new.ndim - 1, 1))
+            y, o = y.reshape(y.shape[0], -1), t_old.reshape(t_old.shape[0], -1)
+        else:                                  # on the last leg
+            y = np.moveaxis(np.tensordot(factor, t_new, axes=(1, 0)), -1, 0)
+            o = np.moveaxis(t_old, -1, 0)
+            y, o = y.reshape(y.shape[0], -1), o.reshape(o.shape[0], -1)
+        pull = o @ y.conj().T
+        total = total + (pull if side > 0 else np.conj(pull))
+    return total
 
 
 def _bond_sizes(shapes, lx: int, ly: int) -> list:
@@ -154,7 +223,7 @@ def _relative_gauge_rule(params, *tensors):
     lx, ly = params
     shapes = [shape_of(t) for t in tensors[:len(tensors) // 2]]
     code = code_of_value(tensors[0])
-    return [(code, (size,)) for size in _bond_sizes(shapes, lx, ly)]
+    return [(code, (size, size)) for size in _bond_sizes(shapes, lx, ly)]
 
 
 # read off values and held constant (module docstring): no tangent, no cotangent

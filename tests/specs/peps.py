@@ -30,10 +30,10 @@ def _pinned(u):
 
 
 def _cell_signed(c):
-    """A 1 x 1 cell's environment of corners ``c`` against itself: the factors are ones."""
+    """A 1 x 1 cell's environment of corners ``c`` against itself: the identities."""
     site = (c, c, c, c) + (EDGE,) * 4
     factors = peps_cell_gauge.relative_gauge([[site]], [[site]])
-    return c * factors[0][:, None] * factors[1][None, :]
+    return factors[0] @ c @ factors[1].T
 
 
 SPECS = [

@@ -190,33 +190,26 @@ def _edges(t_new, t_old, leg0, leg1, starts) -> tuple:
 def _solve_tree(size, a, b, weight, phase, side_a, side_b, dtype) -> np.ndarray:
     """The factors along the maximum spanning tree of the overlaps (the strongest
     relations decide; each connected part's first state keeps 1)."""
-    strongest = np.lexsort((-weight, np.minimum(a, b) * size + np.maximum(a, b)))
-    pair = (np.minimum(a, b) * size + np.maximum(a, b))[strongest]
-    first = strongest[np.r_[True, pair[1:] != pair[:-1]]]       # one edge per pair
+    keys = np.minimum(a, b) * size + np.maximum(a, b)
+    strongest = np.lexsort((-weight, keys))
+    unique = np.r_[True, keys[strongest][1:] != keys[strongest][:-1]]
+    first, first_keys = strongest[unique], keys[strongest][unique]   # one edge per pair
     graph = np.zeros((size, size))
     graph[a[first], b[first]] = -weight[first]
     tree = minimum_spanning_tree(graph)            # of -weight: the maximum spanning tree
-    relation = {}
-    for k in first:
-        relation[(a[k], b[k])] = (phase[k], side_a[k], side_b[k])
     z = np.ones(size, dtype=np.result_type(dtype, phase.dtype))
     count, labels = connected_components(tree, directed=False)
     for part in range(count):
         root = int(np.flatnonzero(labels == part)[0])
         order, parent = breadth_first_order(tree, root, directed=False)
-        for node in order[1:]:
-            z[node] = _across(relation, int(parent[node]), int(node), z)
+        nodes, known = order[1:], parent[order[1:]]
+        edges = first[np.searchsorted(first_keys, np.minimum(nodes, known) * size
+                                      + np.maximum(nodes, known))]
+        for node, up, k in zip(nodes.tolist(), known.tolist(), edges.tolist()):
+            sides = (side_a[k], side_b[k]) if a[k] == up else (side_b[k], side_a[k])
+            value = phase[k] / (z[up] if sides[0] > 0 else np.conj(z[up]))
+            z[node] = value if sides[1] > 0 else np.conj(value)
     return z.astype(dtype, copy=False)
-
-
-def _across(relation: dict, known: int, node: int, z) -> complex:
-    """``z[node]`` from ``z[known]`` by the relation of their edge."""
-    if (known, node) in relation:
-        phase, side_known, side_node = relation[(known, node)]
-    else:
-        phase, side_node, side_known = relation[(node, known)]
-    value = phase / (z[known] if side_known > 0 else np.conj(z[known]))
-    return value if side_node > 0 else np.conj(value)
 
 
 def _relative_gauge_rule(params, *tensors):

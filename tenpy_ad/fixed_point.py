@@ -396,7 +396,9 @@ def fixed_point(f: Callable, x0, *args, tol: float = 1e-12, max_iter: int = 10_0
 
     When a solve stalls (``max_iter`` iterations, or GMRES's; or a plain iteration that
     alternates between two iterates, ``f(f(x)) = x`` while ``f(x) != x``, five steps in a
-    row -- a gauge that flips at every step: it stops there), ``on_stall="raise"``
+    row -- a gauge that flips at every step; or one whose tol is out of reach by
+    ``max_iter`` even at the rate of one halving of its residual per as many iterations
+    as it has gone without one: it stops there), ``on_stall="raise"``
     raises ConvergenceError; ``"warn"`` issues a
     :class:`~tenpy_ad.errors.ConvergenceWarning` with the residual reached and returns the
     best iterate (of the smallest change; a truncated solve), whose derivative is

@@ -85,6 +85,10 @@ def solve_by_iteration(problem, step, x: list) -> list:
             progress = (criterion, n)
         elif accepting and n - progress[1] >= PATIENCE and best[0] <= problem.accepted:
             break                                 # a floor: not halved for a while
+        elif _out_of_reach(problem, n, n - progress[1], best[0]):
+            return _stalled(problem, n, best, monitor, "no progress (at its best rate "
+                            f"since the last halving, {n - progress[1]} iterations, tol "
+                            "is beyond max_iter)")
         if mixer is None:             # (a criterion still falling is no cycle: not checked)
             returns = returns + 1 if criterion > 0.9 * last and _returned(
                 y, earlier, min(problem.tol, CYCLE_RATIO * residual)) else 0
@@ -96,6 +100,16 @@ def solve_by_iteration(problem, step, x: list) -> list:
         else:
             x = mixer.mix(x, y)
     return _stalled(problem, n, best, monitor, "no convergence")
+
+
+def _out_of_reach(problem, n: int, since: int, best: float) -> bool:
+    """Whether tol is out of reach by ``max_iter`` even if the criterion, which has not
+    halved in the last ``since`` iterations, halved from now on every ``since``
+    iterations (it needs ``log2(best / tol)`` halvings): a solve that makes no progress
+    stops early instead of after ``max_iter`` iterations."""
+    if since < PATIENCE or not best > problem.tol:
+        return False
+    return since * (math.log2(best / problem.tol) - 1.0) > problem.max_iter - n
 
 
 def _returned(y: list, earlier: list | None, tol: float) -> bool:

@@ -230,7 +230,7 @@ def test_adjoint_non_convergence_is_an_error():
                               solver="iterate", max_iter=100).sum()
 
     assert np.allclose(loss(np.ones(2)), 400.0)
-    with pytest.raises(ConvergenceError, match="adjoint.*after 100 iterations"):
+    with pytest.raises(ConvergenceError, match="adjoint: no progress"):   # (predicted)
         tp.grad(loss)(np.ones(2))
     b = tp.input((2,), name="b")
     program = tp.compile(tp.ad.grad(loss(b), b), inputs=[b])      # raises when it runs

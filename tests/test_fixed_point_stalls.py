@@ -41,6 +41,31 @@ def test_an_iteration_in_a_2_cycle_stops_within_a_few_steps():
     assert error.value.residual == pytest.approx(2.0)
 
 
+def _turning(x, theta):
+    """A rotation by theta of the plane: |x| stays, the iterate never settles."""
+    c, s = tp.cos(theta), tp.sin(theta)
+    return tp.stack([c * x[0] - s * x[1], s * x[0] + c * x[1]])
+
+
+@pytest.mark.parametrize("max_iter", [2000, 100_000])
+def test_an_iteration_without_progress_stops_long_before_max_iter(max_iter):
+    """At residual ~1 a tol of 1e-10 needs 33 halvings: after m iterations without one,
+    33 m more are out of reach once 33 m > max_iter (m ~ max_iter / 34)."""
+    with pytest.raises(ConvergenceError, match="no progress") as error:
+        tp.fixed_point(_turning, np.array([1.0, 0.0]), 1.0, tol=1e-10, max_iter=max_iter)
+    assert error.value.iterations < max_iter / 20
+
+
+def test_a_slow_steady_contraction_is_not_cut_short():
+    """x -> 0.999 x + theta halves its residual every ~700 steps and needs ~27000 to
+    reach 1e-12: within max_iter, so it runs to the end and converges."""
+    stats = {}
+    x = tp.fixed_point(lambda x, theta: 0.999 * x + theta, np.array([0.0]), THETA,
+                       tol=1e-12, max_iter=40_000, stats=stats)
+    assert float(x[0]) == pytest.approx(1000 * THETA, rel=1e-8)
+    assert stats["converged"] is True and stats["iterations"] > 20_000
+
+
 def test_an_oscillating_contraction_is_not_taken_for_a_2_cycle():
     """x -> -0.99 x + theta: every second iterate is within tol of the one before the last
     long before the step's own change is (by 1 - 0.99 of it), and it still converges."""

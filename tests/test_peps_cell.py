@@ -306,6 +306,31 @@ def test_the_compiled_gradient_is_the_eager_one():
             np.testing.assert_allclose(np.asarray(gt), np.asarray(ge), atol=1e-8)
 
 
+def _checked_implicit_gradient(cell, chi: int, direction) -> dict:
+    """The compiled energy and implicit gradient of ``cell`` from its grown environment,
+    checked against the energy evaluated anew and against central differences along
+    ``direction``; returns the solve's stats."""
+    env0 = peps_cell.grown_environment(peps_cell.double_layers(
+        peps_cell.normalized_cell(cell)), chi)
+    stats = {}
+
+    def energy(c, e):
+        return peps_cell.cell_energy(c, chi, HEISENBERG, env0=e, stats=stats)[0]
+
+    value, grad = tp.jit(tp.value_and_grad(energy))(cell, env0)
+
+    def along(step):
+        return float(peps_cell.cell_energy([[a + step * d for a, d in zip(ca, cd)]
+                                            for ca, cd in zip(cell, direction)], chi,
+                                           HEISENBERG, env0=env0)[0])
+
+    assert float(value) == pytest.approx(along(0.0), abs=1e-12)
+    projected = sum(float(np.sum(np.asarray(g) * d))
+                    for cg, cd in zip(grad, direction) for g, d in zip(cg, cd))
+    assert projected == pytest.approx((along(1e-5) - along(-1e-5)) / 2e-5, abs=1e-7)
+    return stats
+
+
 @pytest.mark.slow
 def test_states_weaker_than_the_cutoff_leave_an_element_wise_fixed_point():
     """A perturbed Neel cell whose cuts keep states at 1e-9 of the projector spectrum
@@ -316,26 +341,9 @@ def test_states_weaker_than_the_cutoff_leave_an_element_wise_fixed_point():
     cell = [[a + 0.02 * rng.standard_normal(a.shape) for a in column]
             for column in peps_cell.neel_cell(peps.random_tensor(2, 2, seed=3))]
     cell = [[a + 1e-3 * rng.standard_normal(a.shape) for a in column] for column in cell]
-    env0 = peps_cell.grown_environment(peps_cell.double_layers(
-        peps_cell.normalized_cell(cell)), 16)
-    stats = {}
-
-    def energy(c, e):
-        return peps_cell.cell_energy(c, 16, HEISENBERG, env0=e, stats=stats)[0]
-
-    value, grad = tp.jit(tp.value_and_grad(energy))(cell, env0)
-    assert stats["spectrum_iterations"] >= 1 and stats["residual"] < 1e-7
     direction = [[rng.standard_normal(a.shape) for a in column] for column in cell]
-
-    def along(step):
-        return float(peps_cell.cell_energy([[a + step * d for a, d in zip(ca, cd)]
-                                            for ca, cd in zip(cell, direction)], 16,
-                                           HEISENBERG, env0=env0)[0])
-
-    assert float(value) == pytest.approx(along(0.0), abs=1e-12)
-    projected = sum(float(np.sum(np.asarray(g) * d))
-                    for cg, cd in zip(grad, direction) for g, d in zip(cg, cd))
-    assert projected == pytest.approx((along(1e-5) - along(-1e-5)) / 2e-5, abs=1e-7)
+    stats = _checked_implicit_gradient(cell, 16, direction)
+    assert stats["spectrum_iterations"] >= 1 and stats["residual"] < 1e-7
 
 
 def test_a_boundary_of_paired_states_moves_only_by_signs():
@@ -373,28 +381,11 @@ def test_the_gauge_fixed_solve_converges_where_the_signs_cycle():
     gradient equals central differences (without the gauge the solve stopped in a 2-cycle:
     no gradient at all)."""
     cell = [list(column) for column in np.load(DATA / "paired_boundary_cell.npy")]
-    env0 = peps_cell.grown_environment(peps_cell.double_layers(
-        peps_cell.normalized_cell(cell)), 8)
-    stats = {}
-
-    def energy(c, e):
-        return peps_cell.cell_energy(c, 8, HEISENBERG, env0=e, stats=stats)[0]
-
-    value, grad = tp.jit(tp.value_and_grad(energy))(cell, env0)
-    assert stats["spectrum_residual"] > 1.0                     # the steps' signs cycle
-    assert stats["converged"] is True and stats["residual"] <= 1e-10
     direction = [[np.cos(np.arange(a.size) * (1.0 + x + 2 * y)).reshape(a.shape)
                   for y, a in enumerate(column)] for x, column in enumerate(cell)]
-
-    def along(step):
-        return float(peps_cell.cell_energy([[a + step * d for a, d in zip(ca, cd)]
-                                            for ca, cd in zip(cell, direction)], 8,
-                                           HEISENBERG, env0=env0)[0])
-
-    assert float(value) == pytest.approx(along(0.0), abs=1e-12)
-    projected = sum(float(np.sum(np.asarray(g) * d))
-                    for cg, cd in zip(grad, direction) for g, d in zip(cg, cd))
-    assert projected == pytest.approx((along(1e-5) - along(-1e-5)) / 2e-5, abs=1e-7)
+    stats = _checked_implicit_gradient(cell, 8, direction)
+    assert stats["spectrum_residual"] > 1.0                     # the steps' signs cycle
+    assert stats["converged"] is True and stats["residual"] <= 1e-10
 
 
 def test_the_gauge_fixed_solve_converges_where_a_step_turns_the_pairs():
@@ -404,27 +395,10 @@ def test_the_gauge_fixed_solve_converges_where_a_step_turns_the_pairs():
     and stopped at a residual of 0.06), its implicit gradient equal to central
     differences."""
     cell = [list(column) for column in np.load(DATA / "turning_pairs_cell.npy")]
-    env0 = peps_cell.grown_environment(peps_cell.double_layers(
-        peps_cell.normalized_cell(cell)), 8)
-    stats = {}
-
-    def energy(c, e):
-        return peps_cell.cell_energy(c, 8, HEISENBERG, env0=e, stats=stats)[0]
-
-    value, grad = tp.jit(tp.value_and_grad(energy))(cell, env0)
-    assert stats["residual"] <= 1e-9
     direction = [[np.sin(np.arange(a.size) * (0.7 + x + 3 * y)).reshape(a.shape)
                   for y, a in enumerate(column)] for x, column in enumerate(cell)]
-
-    def along(step):
-        return float(peps_cell.cell_energy([[a + step * d for a, d in zip(ca, cd)]
-                                            for ca, cd in zip(cell, direction)], 8,
-                                           HEISENBERG, env0=env0)[0])
-
-    assert float(value) == pytest.approx(along(0.0), abs=1e-12)
-    projected = sum(float(np.sum(np.asarray(g) * d))
-                    for cg, cd in zip(grad, direction) for g, d in zip(cg, cd))
-    assert projected == pytest.approx((along(1e-5) - along(-1e-5)) / 2e-5, abs=1e-7)
+    stats = _checked_implicit_gradient(cell, 8, direction)
+    assert stats["residual"] <= 1e-9
 
 
 def test_a_traced_cell_needs_a_start():

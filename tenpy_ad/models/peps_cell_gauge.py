@@ -101,8 +101,9 @@ def _relative_gauge(params, *tensors):
     z = _solve_tree(int(starts[-1]), a, b, weight, phase, side_a, side_b,
                     np.result_type(*new))
     factors = [np.diag(z[starts[i]:starts[i + 1]]) for i in range(len(sizes))]
-    if _mismatch(new, old, factors, table) > PHASES_ONLY:
-        factors = _rotations(new, old, factors, table)
+    mismatch = _mismatch(new, old, factors, table)
+    if mismatch > PHASES_ONLY:
+        factors = _rotations(new, old, factors, table, mismatch)
     return tuple(factors)
 
 
@@ -119,22 +120,26 @@ def _mismatch(new, old, factors, table) -> float:
 
 def _applied(t, factors, leg0, leg1):
     """``t`` with its first leg's factor applied from the left and its last leg's."""
-    (b0, s0), (b1, s1) = leg0, leg1
-    first = factors[b0] if s0 > 0 else np.conj(factors[b0])
-    last = factors[b1] if s1 > 0 else np.conj(factors[b1])
+    first, last = _sided(factors, *leg0), _sided(factors, *leg1)
     return np.tensordot(np.tensordot(first, t, axes=(1, 0)), last, axes=(t.ndim - 1, 1))
 
 
-def _rotations(new, old, factors, table) -> list:
+def _sided(factors, bond: int, side: int) -> np.ndarray:
+    """The factor of ``bond`` as a leg on ``side`` takes it (arrays; :func:`_side`'s)."""
+    return factors[bond] if side > 0 else np.conj(factors[bond])
+
+
+def _rotations(new, old, factors, table, best: float) -> list:
     """The unitary per bond (inside the multiplets of a state that a step turns, not only
     signs) that maps ``new`` onto ``old``: alternating polar factors, each bond's the one
     that best matches every tensor on it with the other legs' factors fixed, from the
-    diagonal gauge, until the mismatch stops falling."""
-    best, factors = _mismatch(new, old, factors, table), list(factors)
+    diagonal gauge (of mismatch ``best``), until the mismatch stops falling."""
+    factors = list(factors)
+    touching = [[k for k, ((b0, _), (b1, _)) in enumerate(table) if bond in (b0, b1)]
+                for bond in range(len(factors))]
     for sweep in range(1, SWEEPS + 1):
-        for bond in range(len(factors)):
-            pull = sum(_pull(t_new, t_old, factors, legs_of, bond)
-                       for t_new, t_old, legs_of in zip(new, old, table))
+        for bond, tensors in enumerate(touching):
+            pull = sum(_pull(new[k], old[k], factors, table[k], bond) for k in tensors)
             w, _, vh = np.linalg.svd(pull)
             factors[bond] = w @ vh
         if sweep % CHECK_EVERY == 0:
@@ -147,20 +152,18 @@ def _rotations(new, old, factors, table) -> list:
 
 def _pull(t_new, t_old, factors, legs_of, bond):
     """The matrix whose polar factor maximises this tensor's overlap with ``old`` over the
-    factor of ``bond`` (0 when no leg of the tensor is on it)."""
+    factor of ``bond`` (a leg of the tensor is on it)."""
     total = 0.0
-    for position, ((b, side), (other, other_side)) in enumerate((legs_of, legs_of[::-1])):
+    for position, ((b, side), other) in enumerate((legs_of, legs_of[::-1])):
         if b != bond:
             continue
-        factor = factors[other] if other_side > 0 else np.conj(factors[other])
+        factor = _sided(factors, *other)
         if position == 0:                      # the bond on the first leg
-            y = np.tensordot(t_new, factor, axes=(t_new.ndim - 1, 1))
-            y, o = y.reshape(y.shape[0], -1), t_old.reshape(t_old.shape[0], -1)
-        else:                                  # on the last leg
+            y, o = np.tensordot(t_new, factor, axes=(t_new.ndim - 1, 1)), t_old
+        else:                                  # on the last leg: moved first
             y = np.moveaxis(np.tensordot(factor, t_new, axes=(1, 0)), -1, 0)
             o = np.moveaxis(t_old, -1, 0)
-            y, o = y.reshape(y.shape[0], -1), o.reshape(o.shape[0], -1)
-        pull = o @ y.conj().T
+        pull = o.reshape(o.shape[0], -1) @ y.reshape(y.shape[0], -1).conj().T
         total = total + (pull if side > 0 else np.conj(pull))
     return total
 

@@ -49,14 +49,15 @@ def _turns(rng, n: int, dtype, largest: float) -> np.ndarray:
 @pytest.mark.parametrize("dtype, shape", [(float, (2, 2)), (float, (2, 1)), (float, (1, 1)),
                                           (complex, (2, 2))])
 def test_rotations_inside_pairs_are_found_and_undone(dtype, shape):
-    """What signs cannot undo (pairs turned by up to 0.5 rad) the refinement to
-    unitaries does; for a complex cell also a random unitary on every bond."""
+    """What signs cannot undo (pairs turned by up to 0.5 rad, and by any angle, where
+    alternating polar factors alone stop at a local optimum for most draws) the
+    refinement to unitaries does; for a complex cell also a random unitary on every bond."""
     cell = peps_cell.random_cell(*shape, seed=4, dtype=dtype)
     layers = peps_cell.double_layers(peps_cell.normalized_cell(cell))
     env = peps_cell._as_tree(peps_cell.grown_environment(layers, 6))
     sizes = peps_cell_gauge._bond_sizes([t.shape for t in _leaves(env)], *shape)
     rng = np.random.default_rng(6)
-    changes = [[_turns(rng, n, dtype, 0.5) for n in sizes]]
+    changes = [[_turns(rng, n, dtype, largest) for n in sizes] for largest in (0.5, np.pi)]
     if dtype is complex:
         changes.append([np.linalg.qr(rng.standard_normal((n, n))
                                      + 1j * rng.standard_normal((n, n)))[0] for n in sizes])

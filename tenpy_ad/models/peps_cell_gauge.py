@@ -22,13 +22,17 @@ sides), so the network is unchanged.
 **Finding it.**  The signs (phases) first, along a maximum spanning tree of the entries'
 overlaps over the bond states (the strongest relations decide); where they leave a
 mismatch (a step that turned the states of a pair: the real pairs of a real environment
-that represents a complex one), alternating polar factors refine them to unitaries.
+that represents a complex one), the unitaries are the polar factors of the leading
+eigenvector of a linear map (:func:`_leading_pulls`) -- global, where alternating polar
+factors alone stop at local optima once pairs turn by large angles -- polished by
+alternating polar factors where the relation is only approximate.
 """
 from __future__ import annotations
 
 import numpy as np
 from scipy.sparse.csgraph import breadth_first_order, connected_components, \
     minimum_spanning_tree
+from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigs
 
 import tenpy_ad as tp
 from tenpy_ad.param_schema import SIZE, Struct
@@ -109,7 +113,7 @@ def _relative_gauge(params, *tensors):
 
 #: a diagonal gauge (signs, phases) that leaves a larger mismatch is refined to unitaries
 PHASES_ONLY = 1e-9
-#: the most sweeps of that refinement, and how often it checks whether it has converged
+#: the most sweeps of the refinement's polish, and how often it checks whether it gains
 SWEEPS, CHECK_EVERY = 3000, 25
 
 
@@ -131,17 +135,73 @@ def _sided(factors, bond: int, side: int) -> np.ndarray:
 
 def _rotations(new, old, factors, table, best: float) -> list:
     """The unitary per bond (inside the multiplets of a state that a step turns, not only
-    signs) that maps ``new`` onto ``old``: alternating polar factors, each bond's the one
-    that best matches every tensor on it with the other legs' factors fixed, from the
-    diagonal gauge (of mismatch ``best``), until the mismatch stops falling."""
-    factors = list(factors)
+    signs) that maps ``new`` onto ``old``: the polar factors of the leading eigenvector of
+    the pulls (:func:`_leading_pulls`), polished by alternating polar factors where they
+    leave a mismatch; the diagonal gauge ``factors`` (of mismatch ``best``) where that
+    does no better."""
     touching = [[k for k, ((b0, _), (b1, _)) in enumerate(table) if bond in (b0, b1)]
                 for bond in range(len(factors))]
+    leading = _leading_pulls(new, old, factors, table, touching)
+    if leading is None:
+        return list(factors)
+    rotated = [_polar(x) for x in leading]
+    mismatch = _mismatch(new, old, rotated, table)
+    if mismatch > PHASES_ONLY:          # an approximate relation: its nearest optimum
+        rotated = _polished(new, old, rotated, table, touching)
+        mismatch = _mismatch(new, old, rotated, table)
+    return rotated if mismatch < best else list(factors)
+
+
+def _leading_pulls(new, old, factors, table, touching):
+    """The leading eigenvector of the linear map ``X_b -> sum of the pulls on bond b``.
+    Where ``old`` is ``new`` in the gauge ``U``, that map takes ``U_b rho_b`` to ``U_b
+    rho'_b`` with ``rho -> rho'`` a positive map (the transfer of ``new`` with itself
+    around each bond), whose leading eigenvector is positive definite: so the polar
+    factors of this one are ``U`` -- a global answer, where alternating polar factors
+    alone stop at local optima (pairs of states turned by large angles).  A real-linear
+    map (the sides conjugate), so complex factors are iterated as real pairs.  ``None``
+    where ARPACK does not converge."""
+    shapes = [f.shape for f in factors]
+    complex_ = np.iscomplexobj(factors[0]) or any(np.iscomplexobj(t) for t in new)
+    dtype = complex if complex_ else float
+    ends = np.cumsum([0] + [int(np.prod(s)) for s in shapes])
+
+    def unpacked(v):
+        v = np.ascontiguousarray(v).view(dtype) if complex_ else v
+        return [v[ends[i]:ends[i + 1]].reshape(s) for i, s in enumerate(shapes)]
+
+    def packed(xs):
+        v = np.concatenate([np.asarray(x, dtype=dtype).ravel() for x in xs])
+        return v.view(float) if complex_ else v
+
+    def pulls(v):
+        xs = unpacked(np.asarray(v).ravel())
+        return packed([sum(_pull(new[k], old[k], xs, table[k], bond) for k in tensors)
+                       for bond, tensors in enumerate(touching)])
+
+    start = packed(factors)
+    operator = LinearOperator((start.size, start.size), matvec=pulls, dtype=float)
+    try:
+        vector = eigs(operator, k=1, which="LR", v0=start, tol=0)[1][:, 0]
+    except ArpackNoConvergence:
+        return None
+    top = vector[np.argmax(np.abs(vector))]
+    return unpacked((vector * (np.abs(top) / top)).real.copy())   # real: one real root
+
+
+def _polar(x: np.ndarray) -> np.ndarray:
+    w, _, vh = np.linalg.svd(x)
+    return w @ vh
+
+
+def _polished(new, old, factors, table, touching) -> list:
+    """Alternating polar factors, each bond's the one that best matches every tensor on
+    it with the other legs' factors fixed, until the mismatch stops falling."""
+    factors, best = list(factors), _mismatch(new, old, factors, table)
     for sweep in range(1, SWEEPS + 1):
         for bond, tensors in enumerate(touching):
-            pull = sum(_pull(new[k], old[k], factors, table[k], bond) for k in tensors)
-            w, _, vh = np.linalg.svd(pull)
-            factors[bond] = w @ vh
+            factors[bond] = _polar(sum(_pull(new[k], old[k], factors, table[k], bond)
+                                       for k in tensors))
         if sweep % CHECK_EVERY == 0:
             mismatch = _mismatch(new, old, factors, table)
             if mismatch > 0.9 * best:

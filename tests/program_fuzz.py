@@ -10,7 +10,9 @@ and branch points as well as away from them, broadcasting, slicing with negative
 integer-array and boolean indexing, reductions with axes and keepdims, einsum, tensordot
 and matmul (two operands derived from one input included), joining, sorting, and every
 ``tp.linalg`` function on well-conditioned, ill-conditioned and degenerate matrices —
-in float64 and complex128, with sizes 0 and 1.  Each candidate line is run on NumPy's
+in float64 and complex128, with sizes 0 and 1 — and fixed points (``fx.fixed_point``, in
+every program's scope: ``tp.fixed_point`` of a contraction with implicit derivatives,
+against NumPy's iteration of the same map).  Each candidate line is run on NumPy's
 values as it is drawn, so every program is valid NumPy.
 
 Write programs (seeds ``(s, i, 1)``; the programs of ``(s, i)`` are as before) add
@@ -64,6 +66,33 @@ class _ReferenceDecompositions:
 
 class _SciPy:
     special, linalg = scipy.special, scipy.linalg
+
+
+def _contraction_step(xp, x, a, b):
+    """A contraction in ``x`` (Jacobian norm <= 0.45 + 0.1) coupling every entry through
+    the mean, smooth in ``a`` and ``b``: the ``fx`` family's map."""
+    return 0.9 * xp.sin(a * x) / (1.0 + a * a) + 0.1 * xp.tanh(xp.mean(x)) + b
+
+
+class FixedPoints:
+    """``fx`` in every program's scope: the fixed point of :func:`_contraction_step` --
+    NumPy's iteration to the last bit (a rate of 0.55: ~70 steps) on arrays (the
+    reference run), ``tp.fixed_point`` (implicit derivatives) on tensors and traced
+    values."""
+
+    @staticmethod
+    def fixed_point(a, b):
+        import tenpy_ad as tp
+        shape = np.broadcast_shapes(tp.shape(a), tp.shape(b))
+        if all(isinstance(v, (np.ndarray, np.generic, float, int)) for v in (a, b)):
+            x = np.zeros(shape)
+            for _ in range(500):
+                x, last = _contraction_step(np, x, a, b), x
+                if np.max(np.abs(x - last)) <= 1e-16 * (1.0 + np.max(np.abs(x))):
+                    break
+            return x
+        return tp.fixed_point(lambda x, a, b: _contraction_step(tp, x, a, b),
+                              np.zeros(shape), a, b, tol=1e-15, max_iter=500)
 
 
 REFERENCE = {"xp": np, "sp": _SciPy, "lx": _ReferenceDecompositions}
@@ -156,7 +185,7 @@ class Program:
 
     def function(self):
         """``fn(namespaces dict, *inputs) -> tuple of outputs``."""
-        scope: dict = {"np": np}
+        scope: dict = {"np": np, "fx": FixedPoints}
         exec(compile(self.source(), "<fuzzed program>", "exec"), scope)  # noqa: S102
         program = scope["program"]
         return lambda names, *xs: program(names["xp"], names["sp"], names["lx"], *xs)
@@ -176,6 +205,9 @@ class Program:
         return ("import numpy as np\nimport tenpy_ad as tp\n\n"
                 "# xp: NumPy's names (tp, or np on tensors), sp: SciPy's (tp.scipy),\n"
                 "# lx: tp.linalg; the reference run uses xp = np, sp = scipy\n"
+                + ("import sys; sys.path.insert(0, 'tests')\n"
+                   "from program_fuzz import FixedPoints as fx   # fx.fixed_point\n"
+                   if "fx." in self.source() else "") +
                 f"{self.source()}\n{arrays}\n"
                 f"outputs = program(tp, tp.scipy, tp.linalg, {names})\n\n"
                 "if __name__ == '__main__':        # every mode, every derivative route\n"
@@ -320,7 +352,7 @@ class Generator:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
-                value = eval(expression, {"np": np}, env)  # noqa: S307
+                value = eval(expression, {"np": np, "fx": FixedPoints}, env)  # noqa: S307
             except Exception:  # noqa: BLE001 - NumPy's verdict: not a valid line
                 return None
         if not isinstance(value, (np.ndarray, np.generic)):
@@ -1081,6 +1113,20 @@ def _linalg(g: Generator):
     return expression
 
 
+def _fixed_point(g: Generator):
+    """The fixed point of a contraction of two real operands (:class:`FixedPoints`):
+    the implicit derivatives of ``tp.fixed_point`` in every mode."""
+    def moderate(v):                 # real, finite, not empty (the mean), |v| <= 10
+        return v.dtype.kind != "c" and v.size > 0 and bool(np.all(np.abs(v) <= 10.0))
+    a = g.pick(pred=moderate)
+    if a is None:
+        return None
+    b = _partner(g, a)
+    if b in g.values and not moderate(g.value(b)):
+        return None
+    return f"fx.fixed_point({a}, {b})"
+
+
 # -- in-place writes and views
 
 #: results laid out as NumPy's of a C-ordered operand of known layout (Generator._same_layouts)
@@ -1320,7 +1366,7 @@ def _write_statement(g: Generator, name: str) -> str | None:
 FAMILIES = {"unary": _unary, "binary": _binary, "select": _select,
             "reduction": _reduction, "structural": _structural, "indexing": _indexing,
             "contraction": _contraction, "joining": _joining, "sorting": _sorting,
-            "linalg": _linalg, "special": _special}
+            "linalg": _linalg, "special": _special, "fixed_point": _fixed_point}
 FAMILY_NAMES = sorted(FAMILIES)
 #: write programs (seeds ``(s, i, 1)``) draw these as well (a block of several lines)
 WRITE_FAMILIES = {"writes": _writes}

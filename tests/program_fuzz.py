@@ -81,7 +81,9 @@ class FixedPoints:
     values."""
 
     @staticmethod
-    def fixed_point(a, b):
+    def fixed_point(a, b, solver: str = "gmres", anderson: int = 0):
+        """(``solver`` and ``anderson``: tp.fixed_point's, its derivative solves and its
+        acceleration; NumPy's iteration has neither.)"""
         import tenpy_ad as tp
         shape = np.broadcast_shapes(tp.shape(a), tp.shape(b))
         if all(isinstance(v, (np.ndarray, np.generic, float, int)) for v in (a, b)):
@@ -92,7 +94,8 @@ class FixedPoints:
                     break
             return x
         return tp.fixed_point(lambda x, a, b: _contraction_step(tp, x, a, b),
-                              np.zeros(shape), a, b, tol=1e-15, max_iter=500)
+                              np.zeros(shape), a, b, tol=1e-15, max_iter=500,
+                              solver=solver, anderson=anderson)
 
 
 REFERENCE = {"xp": np, "sp": _SciPy, "lx": _ReferenceDecompositions}
@@ -1124,7 +1127,8 @@ def _fixed_point(g: Generator):
     b = _partner(g, a)
     if b in g.values and not moderate(g.value(b)):
         return None
-    return f"fx.fixed_point({a}, {b})"
+    options = g.choice(["", ", 'iterate'", ", 'gmres', 3", ", 'iterate', 2"])
+    return f"fx.fixed_point({a}, {b}{options})"
 
 
 # -- in-place writes and views

@@ -628,6 +628,8 @@ _SPECIAL_UNARY = {
     "ndtri": "0.05 + 0.9 * sp.special.expit({x})",
     "i0e": "xp.abs({x}) + 0.1", "i1e": "xp.abs({x}) + 0.1",
 }
+#: exp(-|x|) times a Bessel function: kinked at 0 (a raw argument may be 0)
+_SCALED_AT_ABS = ("i0e", "i1e")
 _SPECIAL_BINARY = {"xlogy": ("{x}", "xp.abs({y}) + 0.5"), "xlog1py": ("{x}", "xp.abs({y})"),
                    "rel_entr": ("xp.abs({x}) + 0.1", "xp.abs({y}) + 0.1"),
                    "kl_div": ("xp.abs({x}) + 0.1", "xp.abs({y}) + 0.1"),
@@ -651,6 +653,8 @@ def _special(g: Generator):
         name = g.choice(sorted(_SPECIAL_UNARY))
         argument = real(x) if g.chance(0.2) else _SPECIAL_UNARY[name].format(x=real(x))
         g.kinked = "abs" in argument
+        if name in _SCALED_AT_ABS:
+            _kinked_at_zero(g, argument)
         return f"sp.special.{name}({argument})"
     y = real(_partner(g, x))
     x = real(x)

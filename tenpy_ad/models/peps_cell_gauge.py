@@ -38,7 +38,7 @@ import tenpy_ad as tp
 from tenpy_ad.param_schema import SIZE, Struct
 from tenpy_ad.primitive import bind, code_of_value, shape_of
 from tenpy_ad.rules import per_output_count
-from tenpy_ad.solvers import residual_of
+from tenpy_ad.solvers import Packer, residual_of
 
 TOP, LEFT, BOTTOM, RIGHT = range(4)
 #: per tensor of a site (C1, C2, C3, C4, T1, T2, T3, T4), its first and its last leg: the
@@ -150,7 +150,7 @@ def _rotations(new, old, factors, table, best: float) -> list:
     rotated = [_polar(x) for x in leading]
     mismatch = _mismatch(new, old, rotated, table)
     if mismatch > PHASES_ONLY:          # an approximate relation: its nearest optimum
-        rotated = _polished(new, old, rotated, table, touching)
+        rotated = _polished(new, old, rotated, table, touching, mismatch)
         mismatch = _mismatch(new, old, rotated, table)
     return rotated if mismatch < best else list(factors)
 
@@ -164,25 +164,14 @@ def _leading_pulls(new, old, factors, table, touching):
     alone stop at local optima (pairs of states turned by large angles).  A real-linear
     map (the sides conjugate), so complex factors are iterated as real pairs.  ``None``
     where ARPACK does not converge."""
-    shapes = [f.shape for f in factors]
-    complex_ = np.iscomplexobj(factors[0]) or any(np.iscomplexobj(t) for t in new)
-    dtype = complex if complex_ else float
-    ends = np.cumsum([0] + [int(np.prod(s)) for s in shapes])
-
-    def unpacked(v):
-        v = np.ascontiguousarray(v).view(dtype) if complex_ else v
-        return [v[ends[i]:ends[i + 1]].reshape(s) for i, s in enumerate(shapes)]
-
-    def packed(xs):
-        v = np.concatenate([np.asarray(x, dtype=dtype).ravel() for x in xs])
-        return v.view(float) if complex_ else v
+    packer = Packer(factors)          # (the factors have the environments' dtype)
 
     def pulls(v):
-        xs = unpacked(np.asarray(v).ravel())
-        return packed([sum(_pull(new[k], old[k], xs, table[k], bond) for k in tensors)
-                       for bond, tensors in enumerate(touching)])
+        xs = packer.unpack(np.asarray(v).ravel())
+        return packer.pack([sum(_pull(new[k], old[k], xs, table[k], bond) for k in tensors)
+                            for bond, tensors in enumerate(touching)])
 
-    start = packed(factors)
+    start = packer.pack(factors)
     operator = LinearOperator((start.size, start.size), matvec=pulls, dtype=float)
     try:
         vector = eigs(operator, k=1, which="LR", v0=start, tol=0,
@@ -190,7 +179,7 @@ def _leading_pulls(new, old, factors, table, touching):
     except ArpackNoConvergence:
         return None
     top = vector[np.argmax(np.abs(vector))]
-    return unpacked((vector * (np.abs(top) / top)).real.copy())   # real: one real root
+    return packer.unpack((vector * (np.abs(top) / top)).real)   # real: one real root
 
 
 def _polar(x: np.ndarray) -> np.ndarray:
@@ -198,10 +187,11 @@ def _polar(x: np.ndarray) -> np.ndarray:
     return w @ vh
 
 
-def _polished(new, old, factors, table, touching) -> list:
+def _polished(new, old, factors, table, touching, best: float) -> list:
     """Alternating polar factors, each bond's the one that best matches every tensor on
-    it with the other legs' factors fixed, until the mismatch stops falling."""
-    factors, best = list(factors), _mismatch(new, old, factors, table)
+    it with the other legs' factors fixed, from ``factors`` (of mismatch ``best``) until
+    the mismatch stops falling."""
+    factors = list(factors)
     for sweep in range(1, SWEEPS + 1):
         for bond, tensors in enumerate(touching):
             factors[bond] = _polar(sum(_pull(new[k], old[k], factors, table[k], bond)

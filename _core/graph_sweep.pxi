@@ -54,7 +54,8 @@ def vjp_sweep(list outputs, list cotangents, list wrt):
 
 cdef SiblingGroups _mark_dependents(GraphWalk walk, list wrt):
     """Mark the wrt nodes (IS_WRT) and every node with a path from one (DEPENDS_ON_WRT) in
-    one pass, inputs first; group the siblings of the marked multi-output nodes."""
+    one pass, inputs first; group the siblings of the marked multi-output nodes.  Nothing
+    depends on a wrt node through a primitive that blocks derivatives (stop_gradient)."""
     cdef uint8_t* marks = _new_marks(walk)
     cdef SiblingGroups groups = SiblingGroups.__new__(SiblingGroups)
     cdef TracedTensor node, item
@@ -64,7 +65,7 @@ cdef SiblingGroups _mark_dependents(GraphWalk walk, list wrt):
             marks[walk.position(item)] = IS_WRT | DEPENDS_ON_WRT
     for i in range(walk.n):
         node = <TracedTensor>walk.order[i]
-        if not marks[i]:
+        if not marks[i] and not node.prim.blocks_derivatives:
             for item in node.inputs:
                 if marks[walk.index[item.id]] & DEPENDS_ON_WRT:
                     marks[i] = DEPENDS_ON_WRT

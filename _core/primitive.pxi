@@ -25,6 +25,10 @@ cdef class Primitive:
     ``step_facts``                       -> what compiling its program steps needs (fresh
                                             results, planned writes, C kernels, BLAS work:
                                             tenpy_ad.step_facts), or None
+    ``blocks_derivatives``               -> its derivative is zero by definition
+                                            (stop_gradient): the reverse sweeps do not count
+                                            what lies past it as depending on the inputs, so
+                                            no rule there is asked for a cotangent
 
     ``jvp`` and ``vjp`` start as :class:`MissingRule` stubs that raise MissingRuleError
     (a NotImplementedError).
@@ -38,6 +42,7 @@ cdef class Primitive:
         self.check_params = None
         self.scalar_kinds = 0
         self.step_facts = None
+        self.blocks_derivatives = False
         self.fingerprint = _mix(0x7072696D, _fp_bytes(name.encode("utf-8")))
 
     def __repr__(self):

@@ -70,6 +70,7 @@ cdef class Primitive:             # an operation with its rules (primitive.pxi)
     cdef public int scalar_kinds      # bit k: a Scalar of kind k fits (checked in C: scale...)
     cdef public int block_cotangents  # how its VJP meets a BlockCotangent (cotangents.pxi)
     cdef public object step_facts     # what compiling its steps needs (tenpy_ad.step_facts)
+    cdef public bint blocks_derivatives  # nothing past it depends differentiably on its input
     cdef readonly hash_t fingerprint  # of the name: stable across processes
 
 cdef class MissingRule:           # a JVP/VJP stand-in raising NotImplementedError (ditto)

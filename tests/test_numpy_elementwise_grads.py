@@ -155,6 +155,36 @@ def test_stop_gradient_has_derivative_zero_in_every_mode():
     np.testing.assert_allclose(tp.evaluate(hessian_diag, {x: a}), 2 * a)
 
 
+def test_no_rule_past_a_stop_gradient_is_asked_for_a_cotangent():
+    """What lies past a stop_gradient does not depend differentiably on its input: the
+    reverse sweeps skip it (counted by the engine, exactly), so a rule that cannot
+    differentiate (and says so) is never asked there, and the gradient is unchanged."""
+    a = np.array([0.5, -1.5, 2.0])
+
+    def loss(x):
+        y = tp.stop_gradient(x)
+        for _ in range(50):
+            y = tp.sin(y)
+        return tp.sum(y * x)
+
+    expected = np.sin(a)
+    for _ in range(49):
+        expected = np.sin(expected)
+    x = tp.tensor(a, requires_grad=True)
+    out = loss(x)
+    tp.reset_counters()
+    out.backward()
+    assert tp.counters()["eager_swept"] == 2               # the sum and the product
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-14)
+    (gy,) = tp.grad_of([loss(x)], [x])
+    np.testing.assert_allclose(gy.numpy(), expected, rtol=1e-14)
+    xs = tp.input((3,))
+    tp.reset_counters()
+    g = tp.ad.grad(loss(xs), xs)
+    assert tp.counters()["rules_applied"] == 2
+    np.testing.assert_allclose(tp.evaluate(g, {xs: a}), expected, rtol=1e-14)
+
+
 def test_stop_gradient_of_plain_values_is_the_value():
     a = np.arange(3.0)
     assert tp.stop_gradient(a) is a

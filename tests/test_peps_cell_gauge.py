@@ -1,9 +1,12 @@
 """The relative gauge of two environments of a unit cell (tenpy_ad.models.peps_cell_gauge):
 a change of gauge made of random signs (phases, for a complex cell) on every bond state is
 found again and undone, and the changed environment is the same network (its energy)."""
+from functools import partial
+
 import numpy as np
 import pytest
 
+import tenpy_ad as tp
 from tenpy_ad.models import peps, peps_cell, peps_cell_gauge
 from tenpy_ad.solvers import residual_of
 
@@ -66,3 +69,37 @@ def test_rotations_inside_pairs_are_found_and_undone(dtype, shape):
         found = [np.asarray(f) for f in peps_cell_gauge.relative_gauge(changed, env)]
         assert residual_of(_leaves(peps_cell_gauge.regauged(changed, found)),
                            _leaves(env)) < 1e-12
+
+
+def test_differentiating_the_relative_gauge_raises_naming_the_op():
+    """The unitaries are read off values: their phases and rotations move with the
+    tensors, so a zero derivative would be wrong.  Every mode raises instead; found from
+    environments held constant (tp.stop_gradient, as the cell's fixed point passes them)
+    they are a constant in every mode."""
+    cell = peps_cell.random_cell(1, 1, seed=4, dtype=complex)
+    layers = peps_cell.double_layers(peps_cell.normalized_cell(cell))
+    env = _leaves(peps_cell._as_tree(peps_cell.grown_environment(layers, 4)))
+
+    def weighted(corner, held):
+        site = ((tp.stop_gradient(corner) if held else corner),) + tuple(env[1:])
+        factors = peps_cell_gauge.relative_gauge([[site]], [[tuple(env)]])
+        return tp.real(tp.sum(factors[0] * corner))
+
+    corner = env[0]
+    found = np.asarray(peps_cell_gauge.relative_gauge([[tuple(env)]], [[tuple(env)]])[0])
+    constant = lambda c: tp.real(tp.sum(found * c))
+    for held in (False, True):
+        f = partial(weighted, held=held)
+        x = tp.tensor(corner, requires_grad=True)
+        routes = [lambda: tp.grad(f)(corner), lambda: tp.jit(tp.grad(f))(corner),
+                  lambda: tp.jvp(f, (corner,), (np.ones_like(corner),))[1],
+                  lambda: (f(x).backward(), x.grad)[1]]
+        for route in routes:
+            if not held:
+                with pytest.raises(tp.errors.NotDifferentiableError,
+                                   match="ipeps_cell_relative_gauge.*stop_gradient"):
+                    route()
+                continue
+            got = np.asarray(route())
+            expected = tp.grad(constant)(corner) if got.ndim else np.sum(found.real)
+            np.testing.assert_allclose(got, expected, atol=1e-12)    # grad, or jvp of ones

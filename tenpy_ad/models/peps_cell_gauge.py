@@ -35,6 +35,7 @@ from scipy.sparse.csgraph import breadth_first_order, connected_components, \
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigs
 
 import tenpy_ad as tp
+from tenpy_ad.errors import NotDifferentiableError
 from tenpy_ad.param_schema import SIZE, Struct
 from tenpy_ad.primitive import bind, code_of_value, shape_of
 from tenpy_ad.rules import per_output_count
@@ -63,8 +64,9 @@ def legs(lx: int, ly: int) -> list:
 def relative_gauge(new, old) -> list:
     """The bonds' unitaries (one k x k matrix per bond, in :func:`legs`' numbering) that
     map the environment ``new`` onto ``old`` (``regauged(new, factors) = old``) for two
-    that differ so (any mode; treated as constant: it is read off values, and what is
-    computed from a fixed point of the regauged step does not depend on it)."""
+    that differ so (any mode).  It is read off values and meant as a constant (what is
+    computed from a fixed point of the regauged step does not depend on it): pass it
+    ``tp.stop_gradient``'ed environments; differentiating it raises NotDifferentiableError."""
     lx, ly = len(new), len(new[0])
     flat = [t for env in (new, old) for column in env for site in column for t in site]
     return list(bind(_relative_gauge_p(4 * lx * ly), (lx, ly), *flat))
@@ -276,8 +278,28 @@ def _relative_gauge_rule(params, *tensors):
     return [(code, (size, size)) for size in _bond_sizes(shapes, lx, ly)]
 
 
-# read off values and held constant (module docstring): no tangent, no cotangent
-_relative_gauge_p = per_output_count(
-    "ipeps_cell_relative_gauge", _relative_gauge, _relative_gauge_rule,
-    lambda params, tangents, out, xs: (None,) * len(out),
-    lambda params, cts, out, xs, active: (None,) * len(xs), Struct(SIZE, SIZE))
+def _not_differentiable() -> None:
+    # zero would be wrong: phases and rotations inside multiplets move with the tensors
+    raise NotDifferentiableError(
+        "ipeps_cell_relative_gauge (peps_cell_gauge.relative_gauge): the unitaries are read "
+        "off values, and their continuous part (phases, rotations inside multiplets) has a "
+        "derivative this op does not compute; pass it tp.stop_gradient'ed environments "
+        "(as a constant gauge, the way the cell's fixed point uses it)")
+
+
+def _gauge_jvp(params, tangents, out, xs):
+    if any(t is not None for t in tangents):
+        _not_differentiable()
+    return (None,) * len(out)
+
+
+def _gauge_vjp(params, cts, out, xs, active):
+    if any(active):
+        _not_differentiable()
+    return (None,) * len(xs)
+
+
+# read off values, held constant by its callers; differentiated, it raises naming itself
+_relative_gauge_p = per_output_count("ipeps_cell_relative_gauge", _relative_gauge,
+                                     _relative_gauge_rule, _gauge_jvp, _gauge_vjp,
+                                     Struct(SIZE, SIZE))

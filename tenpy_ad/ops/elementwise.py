@@ -555,13 +555,15 @@ def select(mask, x, y):
 stop_gradient_p = unary("stop_gradient", lambda x: x)
 defjvp(stop_gradient_p, zero_rule)
 defvjp(stop_gradient_p, zero_rule)
+stop_gradient_p.blocks_derivatives = True       # nothing past it asks for a cotangent
 
 
 def stop_gradient(x):
     """The value of ``x`` with derivative zero, in every mode.  (An eager result stays
     on the tape, so ``.backward()`` through it runs, as ``grad`` does in JAX, and gives
-    ``x`` nothing; ``x.detach()`` is PyTorch's spelling, a tensor off the tape.)  ``x``
-    may be a pytree of tuples, lists and dicts, as in JAX: each leaf is stopped."""
+    ``x`` nothing; ``x.detach()`` is PyTorch's spelling, a tensor off the tape.)  No
+    rule past it is asked for a cotangent, in either reverse sweep.  ``x`` may be a
+    pytree of tuples, lists and dicts, as in JAX: each leaf is stopped."""
     t = type(x)
     if t is tuple or t is list or t is dict:
         return tree_map(stop_gradient, x)

@@ -1,9 +1,11 @@
 """The iPEPS toolkit's own primitives: the relative gauge of two environments (signs and a
-layer swap), the multiplets of a spectrum, the unit cell's pivot rows and relative gauge,
-piecewise constant or read off values, so their derivatives
-are zero; the specs reach them through products with a differentiable value (which the
-derivative must see alone)."""
+layer swap), the multiplets of a spectrum and the unit cell's pivot rows, piecewise
+constant, so their derivatives are zero; and the cell's relative gauge, read off constants
+(differentiated, it raises).  The specs reach them through products with a differentiable
+value (which the derivative must see alone)."""
 import numpy as np
+
+import tenpy_ad as tp
 
 from tenpy_ad.models import peps, peps_cell, peps_cell_gauge
 
@@ -30,8 +32,9 @@ def _pinned(u):
 
 
 def _cell_signed(c):
-    """A 1 x 1 cell's environment of corners ``c`` against itself: the identities."""
-    site = (c, c, c, c) + (EDGE,) * 4
+    """A 1 x 1 cell's environment of corners ``c`` against itself: the identities, found
+    from constants (differentiated, the op raises: test_peps_cell_gauge.py)."""
+    site = (tp.stop_gradient(c),) * 4 + (EDGE,) * 4
     factors = peps_cell_gauge.relative_gauge([[site]], [[site]])
     return factors[0] @ c @ factors[1].T
 

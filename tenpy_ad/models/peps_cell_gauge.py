@@ -34,7 +34,7 @@ from scipy.sparse.csgraph import breadth_first_order, connected_components, \
     minimum_spanning_tree
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigs
 
-import tenpy_ad as tp
+import tenpy_ad.numpy as tnp
 from tenpy_ad.errors import NotDifferentiableError
 from tenpy_ad.param_schema import SIZE, Struct
 from tenpy_ad.primitive import bind, code_of_value, shape_of
@@ -76,23 +76,9 @@ def regauged(env, factors: list) -> list:
     """``env`` (a list of columns of site tuples) with each bond's unitary ``factors``
     applied (``U`` on the legs before the bar, ``conj(U)`` on those after it)."""
     lx, ly = len(env), len(env[0])
-    table, out = legs(lx, ly), []
-    for x in range(lx):
-        column = []
-        for y in range(ly):
-            site = []
-            for k, t in enumerate(env[x][y]):
-                (b0, s0), (b1, s1) = table[8 * (x * ly + y) + k]
-                first, last = _side(factors[b0], s0), _side(factors[b1], s1)
-                site.append(first @ t @ last.T if t.ndim == 2 else
-                            tp.einsum("ia,amb,jb->imj", first, t, last))
-            column.append(tuple(site))
-        out.append(tuple(column))
-    return out
-
-
-def _side(u, side: int):
-    return u if side > 0 else tp.conj(u)
+    table = iter(legs(lx, ly))
+    return [tuple(tuple(_applied(t, factors, *next(table)) for t in site) for site in column)
+            for column in env]
 
 
 def _relative_gauge(params, *tensors):
@@ -128,14 +114,15 @@ def _mismatch(new, old, factors, table) -> float:
 
 
 def _applied(t, factors, leg0, leg1):
-    """``t`` with its first leg's factor applied from the left and its last leg's."""
+    """``t`` with its first leg's factor applied from the left and its last leg's (any
+    mode: NumPy's own speed on arrays, the refinement's loop)."""
     first, last = _sided(factors, *leg0), _sided(factors, *leg1)
-    return np.tensordot(np.tensordot(first, t, axes=(1, 0)), last, axes=(t.ndim - 1, 1))
+    return tnp.tensordot(tnp.tensordot(first, t, axes=(1, 0)), last, axes=(t.ndim - 1, 1))
 
 
-def _sided(factors, bond: int, side: int) -> np.ndarray:
-    """The factor of ``bond`` as a leg on ``side`` takes it (arrays; :func:`_side`'s)."""
-    return factors[bond] if side > 0 else np.conj(factors[bond])
+def _sided(factors, bond: int, side: int):
+    """The factor of ``bond`` as a leg on ``side`` takes it."""
+    return factors[bond] if side > 0 else tnp.conj(factors[bond])
 
 
 def _rotations(new, old, factors, table, best: float) -> list:

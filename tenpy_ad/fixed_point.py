@@ -176,30 +176,33 @@ class Problem:
                 self.stats[prefix + "monitor_residual"] = monitored
 
     def stalled(self, iterations: int, residual: float, reached_iterate: list,
-                monitored: float | None = None, why: str = "no convergence") -> list:
+                monitored: float | None = None, why: str = "no convergence",
+                note: str = "") -> list:
         """The end of a solve that did not reach ``tol``, given the best iterate it
         reached: ``on_stall="raise"`` raises; "warn" warns and returns it; "accept"
         returns it if its residual (or the monitored one) is within ``accepted`` -- the
-        floor the solve stalled at, reported in ``stats`` -- and raises otherwise."""
+        floor the solve stalled at, reported in ``stats`` -- and raises otherwise.
+        ``note`` (a diagnosis of the failure) ends the error or the warning."""
         reached = residual if monitored is None else monitored
         accepted = self.on_stall == "accept" and reached <= self.accepted
         if not accepted and self.on_stall != "warn":
-            raise self.fail(iterations, reached, why)
+            raise self.fail(iterations, reached, why, note)
         self.record(iterations, residual, monitored, converged=False)
         if not accepted:
             warnings.warn(ConvergenceWarning(
                 f"{self.label}: {why} after {iterations} iterations (residual "
                 f"{reached:.3g}, tol {self.tol:g}); on_stall='warn' returns the best "
-                f"iterate, whose implicit derivative is accurate to about that residual"),
-                stacklevel=2)
+                f"iterate, whose implicit derivative is accurate to about that residual"
+                + (f". {note}" if note else "")), stacklevel=2)
         return reached_iterate
 
-    def fail(self, iterations: int, residual: float, why: str):
+    def fail(self, iterations: int, residual: float, why: str, note: str = ""):
+        advice = note or ("Raise max_iter, loosen tol, or check that the map contracts "
+                          "(and, if its fixed point has a gauge freedom, fix it: "
+                          "gauge_fix=).")
         return ConvergenceError(
             f"{self.label}: {why} after {iterations} iterations (residual {residual:.3g}, "
-            f"tol {self.tol:g}); raise max_iter, loosen tol, or check that the map "
-            "contracts (and, if its fixed point has a gauge freedom, fix it: gauge_fix=)",
-            residual, iterations)
+            f"tol {self.tol:g}). {advice}", residual, iterations)
 
     def __repr__(self):
         name = getattr(self.step, "__name__", "f")
@@ -380,7 +383,9 @@ def fixed_point(f: Callable, x0, *args, tol: float = 1e-12, max_iter: int = 10_0
     ``f(x, *args)`` returns a pytree of ``x0``'s structure, shapes and dtypes.  The
     iteration stops when no leaf changes by more than ``tol`` relative to its largest
     entry; after ``max_iter`` steps it raises :class:`~tenpy_ad.errors.ConvergenceError`
-    (so does a derivative solve that does not converge).
+    (so does a derivative solve that does not converge; where the map's derivative at the
+    fixed point has an eigenvalue of modulus ~1 -- a fixed point that is not isolated or
+    does not attract, whose implicit derivative is not defined -- the error says so).
 
     ``gauge_fix(x)``, applied after every step, makes a fixed point that is only defined
     up to a gauge (signs or phases of eigenvectors) unique; it is part of the map that is

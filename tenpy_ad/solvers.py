@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, LinearOperator, eigs
 
 from .krylov import gmres
 
@@ -23,6 +24,10 @@ __all__ = ["solve_by_iteration", "solve_affine", "residual_of", "GMRES_RESTART"]
 
 #: GMRES restart length (Krylov vectors kept)
 GMRES_RESTART = 60
+#: the most products a failed GMRES solve spends on the step's leading eigenvalue
+DIAGNOSIS_PRODUCTS = 300
+#: a leading eigenvalue of at least this modulus explains the failure (I - M singular)
+NEUTRAL = 0.999
 
 
 def residual_of(new: list, old: list) -> float:
@@ -204,6 +209,36 @@ def solve_affine(problem, step, x0: list, constant: list | None = None,
     tail = last[1] if last and np.array_equal(last[0], result.x) else None
     if not result.converged:
         return problem.stalled(result.iterations, result.residual, packer.unpack(result.x),
-                               why="GMRES did not converge"), tail
+                               why="GMRES did not converge",
+                               note=_singular_note(lambda v: v - matvec(v), packer.size)), tail
     problem.record(result.iterations, result.residual)
     return packer.unpack(result.x), tail
+
+
+def _singular_note(linear_part, n: int) -> str:
+    """Why a derivative solve ``(I - M) x = b`` may fail, from ``M``'s leading eigenvalue
+    (ARPACK; dense below 3 unknowns): where its modulus is at least ``NEUTRAL``, ``I - M``
+    is (nearly) singular -- the fixed point is not isolated (a family of fixed points, or
+    a gauge the map leaves free) or not attracting -- and the note says so; else ''."""
+    try:
+        if n < 3:
+            dense = np.column_stack([linear_part(v) for v in np.eye(n)])
+            values = np.linalg.eigvals(dense) if n else np.zeros(0)
+        else:
+            operator = LinearOperator((n, n), matvec=linear_part, dtype=np.float64)
+            values = eigs(operator, k=1, which="LM", tol=1e-8, maxiter=DIAGNOSIS_PRODUCTS,
+                          return_eigenvectors=False)
+    except ArpackNoConvergence as error:
+        values = error.eigenvalues
+    except ArpackError:
+        return ""
+    if not len(values) or not np.max(np.abs(values)) >= NEUTRAL:
+        return ""
+    value = complex(values[np.argmax(np.abs(values))])
+    shown = (f"the eigenvalue {value.real:.9g}" if abs(value.imag) < 1e-12 else
+             f"an eigenvalue {value:.6g} of modulus {abs(value):.9g}")
+    return (f"The map's derivative at the fixed point has {shown}, so I - df/dx is (nearly) "
+            "singular: the fixed point is not isolated (a family of fixed points, along "
+            "which the result may change, or a gauge the map leaves free: fix it inside f "
+            "or with gauge_fix=) or does not attract, and the implicit derivative is not "
+            "defined there.")

@@ -252,6 +252,26 @@ def test_gmres_non_convergence_is_an_error(rng):
         tp.grad(loss)(b)
 
 
+def test_a_fixed_point_that_is_not_isolated_is_diagnosed():
+    """x -> x (1 + r / |x|) / 2 has a circle of fixed points (|x| = r, any angle): its
+    derivative there has the eigenvalue 1 along the circle, and x[0] changes along it, so
+    the adjoint system is singular and inconsistent.  The error says so, in every mode."""
+    def loss(r):
+        x = tp.fixed_point(lambda x, r: x * (1.0 + r / tp.linalg.norm(x)) * 0.5,
+                           np.array([0.6, 0.8]), r)
+        return x[0]
+
+    assert np.isclose(float(loss(2.0)), 1.2)
+    routes = [lambda: tp.grad(loss)(2.0), lambda: tp.jit(tp.grad(loss))(2.0)]
+    for route in routes:
+        with pytest.raises(ConvergenceError, match=r"adjoint: GMRES did not converge .*"
+                           r"the eigenvalue 1\b.*not isolated"):
+            route()
+    r = tp.tensor(2.0, requires_grad=True)
+    with pytest.raises(ConvergenceError, match="not isolated"):
+        loss(r).backward()
+
+
 def test_an_adjoint_tail_comes_from_the_last_residual_product(rng):
     """``t = B^T lam`` (outputs of a derivative step that its iterate does not read) is
     read off GMRES's last true-residual product, made at the solution with the whole

@@ -34,7 +34,12 @@ environment's next move back onto it (:func:`relative_gauge`), the move followed
 gauge (:func:`aligned_move`), whose fixed point is element-wise and whose derivative is
 the implicit one.  Near-degenerate states at the truncation leave a rounding floor in
 the element-wise residual, which ``on_stall="accept"`` takes when it is within
-``min(1e3 tol, sqrt(tol))``.
+``min(1e3 tol, sqrt(tol))``.  Some tensors have no isolated environment at all: a corner
+spectrum with two leading values of equal magnitude and opposite sign (a transfer matrix
+with dominant eigenvalues +-lambda, as for the random tensor ``random_tensor(2, 2,
+seed=106)``) comes with a line of fixed points along which the energy changes.  The
+value is then the one the start leads to, and the gradient raises ConvergenceError
+naming the move's eigenvalue 1 (the implicit derivative is not defined there).
 
 Energies come from the two-site reduced density matrix of a horizontal bond, which the
 C4v symmetry makes the same on every bond; the energy per site is twice a bond's.

@@ -388,6 +388,25 @@ def test_the_gauge_fixed_solve_converges_where_the_signs_cycle():
     assert stats["converged"] is True and stats["residual"] <= 1e-10
 
 
+def test_implicit_false_differentiated_never_gives_a_zero_derivative():
+    """``implicit=False`` skips the gauge-fixed solve.  Differentiated anyway, the
+    derivative is the spectrum solve's own: where its iterate is an element-wise fixed
+    point that is the implicit gradient; where the steps' signs cycle (the paired cell)
+    it raises.  (Before, the environment came out of stop_gradient'ed layers: the
+    environment's part of the gradient was silently zero.)"""
+    def gradient(cell, chi, implicit):
+        return tp.grad(lambda *ts: peps_cell.cell_energy(
+            [list(ts[:2]), list(ts[2:])], chi, HEISENBERG, implicit=implicit)[0],
+            argnums=(0, 1, 2, 3))(*[a for column in cell for a in column])
+
+    cell = peps_cell.random_cell(2, 2, seed=1)
+    for with_gauge, without in zip(gradient(cell, 6, True), gradient(cell, 6, False)):
+        np.testing.assert_allclose(np.asarray(without), np.asarray(with_gauge), atol=1e-9)
+    paired = [list(column) for column in np.load(DATA / "paired_boundary_cell.npy")]
+    with pytest.raises(ConvergenceError, match="the derivative needs a fixed point"):
+        gradient(paired, 8, False)
+
+
 def test_the_gauge_fixed_solve_converges_where_a_step_turns_the_pairs():
     """Another cell of that path, whose steps turn each pair of states (so consecutive
     environments differ by rotations inside the pairs, not by signs): the relative gauge

@@ -421,7 +421,9 @@ def environment(layers, chi: int, env0, tol: float = TOL, max_iter: int = 2000,
     asked for (``implicit``; by default when a layer is traced or an eager tensor that
     requires grad) -- the step followed by the constant gauge that maps the last step's
     result onto its operand (:func:`aligned_step`) to its element-wise fixed point, which
-    :func:`tenpy_ad.fixed_point` differentiates implicitly.  A truncation that
+    :func:`tenpy_ad.fixed_point` differentiates implicitly (with ``implicit=False`` a
+    derivative is that of the first solve, which raises ConvergenceError where its
+    iterate is no element-wise fixed point, as when the steps flip signs).  A truncation that
     splits a multiplet leaves no element-wise fixed point: that solve then raises
     ConvergenceError (``on_stall``) rather than return a wrong derivative.  ``stats``
     receives the last solve's ``iterations``, ``residual``, ... and the first's as
@@ -429,7 +431,10 @@ def environment(layers, chi: int, env0, tol: float = TOL, max_iter: int = 2000,
     is taken as complex."""
     if implicit is None:
         implicit = any(is_traced(a) or needs_grad(a) for column in layers for a in column)
-    fixed = [[tp.stop_gradient(a) for a in column] for column in layers]
+    # implicit=False differentiated: the spectrum solve's own implicit derivative, which
+    # refuses an iterate that is no element-wise fixed point (never a zero derivative)
+    fixed = [[tp.stop_gradient(a) for a in column] for column in layers] if implicit \
+        else layers
     # the first solve's stats as spectrum_..., and as they are when it is the only one
     first = None if stats is None else \
         peps._Prefixed(stats, "spectrum_", *(() if implicit else ("",)))

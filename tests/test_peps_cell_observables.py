@@ -5,7 +5,8 @@ the transfer operator and the dense spectrum agreeing); decoupled
 real and complex chains have their exact MPS site density matrices, spins (<S^y> too)
 and correlation lengths (0 across the chains); a product state's spins are its spinors';
 the magnetisation's implicit gradient matches central differences, and arrays, eager
-tensors and tp.jit agree."""
+tensors and tp.jit agree; the correlation lengths, read off values, refuse tensors that
+require grad."""
 import numpy as np
 import pytest
 
@@ -64,6 +65,25 @@ def test_the_neel_cell_has_the_c4v_correlation_length(neel):
     horizontal, vertical = peps_cell.correlation_lengths(env)
     assert horizontal == pytest.approx(xi, rel=1e-6)
     assert vertical == pytest.approx(xi, rel=1e-6)
+
+
+def test_the_correlation_lengths_refuse_an_environment_that_requires_grad():
+    """They are read off values (floats): taken from tensors that carry a derivative, a
+    loss built on them would have a silent zero gradient (tp.grad gave zeros before).
+    Arrays and detached tensors give the value; the rest raises, naming the function."""
+    a, h = peps.random_tensor(2, 2, seed=0), peps.heisenberg()
+    xi = peps.correlation_length(peps.energy(a, 6, h)[1])
+    with pytest.raises(tp.errors.NotDifferentiableError, match="peps.correlation_length"):
+        tp.grad(lambda q: peps.correlation_length(peps.energy(q, 6, h)[1]))(a)
+    env = peps.energy(tp.tensor(a, requires_grad=True), 6, h)[1]
+    with pytest.raises(tp.errors.NotDifferentiableError, match="t.detach()"):
+        peps.correlation_length(env)
+    assert peps.correlation_length(tuple(t.detach() for t in env)) == pytest.approx(xi)
+    cell = [[tp.tensor(t, requires_grad=True) for t in column]
+            for column in peps_cell.random_cell(1, 1, seed=0)]
+    _, env = peps_cell.cell_energy(cell, 4, HEISENBERG)
+    with pytest.raises(tp.errors.NotDifferentiableError, match="correlation_lengths"):
+        peps_cell.correlation_lengths(env)
 
 
 def test_eigs_on_the_transfer_operator_agrees_with_the_dense_spectrum(neel, monkeypatch):

@@ -58,7 +58,7 @@ from tenpy_ad.errors import ArgumentError
 from tenpy_ad.param_schema import EPS
 from tenpy_ad.primitive import bind, code_of_value, primitive, shape_of
 from tenpy_ad.rules import defrules
-from tenpy_ad.models.values import is_traced, values_of
+from tenpy_ad.models.values import is_traced, observed_values, values_of
 
 #: the eight symmetries of the square, as permutations of the bond axes (u, l, d, r)
 SQUARE_SYMMETRIES = ((0, 1, 2, 3), (1, 2, 3, 0), (2, 3, 0, 1), (3, 0, 1, 2),
@@ -457,10 +457,11 @@ def magnetization(a, env):
 
 def correlation_length(env) -> float:
     """The correlation length (in sites) of the environment's edge transfer matrix
-    ``sum_m T[a,m,b] T[a',m,b']``: ``-1 / ln|lambda_2 / lambda_1|`` (arrays; inf for a
-    degenerate leading eigenvalue)."""
+    ``sum_m T[a,m,b] T[a',m,b']``: ``-1 / ln|lambda_2 / lambda_1|`` (arrays or detached
+    tensors -- an environment that requires grad raises NotDifferentiableError, as the
+    value has no derivative here; inf for a degenerate leading eigenvalue)."""
     from scipy.sparse.linalg import LinearOperator, eigs
-    t = np.asarray(values_of(env[1]))
+    t = np.asarray(observed_values(env[1], "peps.correlation_length"))
     k = t.shape[0]
 
     def apply(v):

@@ -114,7 +114,7 @@ from tenpy_ad import dtypes
 from tenpy_ad.errors import ArgumentError
 from tenpy_ad.models import peps
 from tenpy_ad.models.peps_cell_gauge import regauged, relative_gauge
-from tenpy_ad.models.values import is_traced, values_of
+from tenpy_ad.models.values import is_traced, observed_values, values_of
 from tenpy_ad.primitive import bind, needs_grad, primitive, shape_of
 from tenpy_ad.rules import defrules
 
@@ -672,9 +672,10 @@ def correlation_lengths(env, layers=None) -> tuple:
     (a product-state boundary) they give 0 where the channel gives the chains' length.
     Zero for a rank-one transfer matrix, inf for a degenerate leading eigenvalue (as
     :func:`peps.correlation_length`, which a C4v state's edges reproduce)."""
-    env = [[[np.asarray(values_of(t)) for t in site] for site in column] for column in env]
+    read = partial(observed_values, what="peps_cell.correlation_lengths")
+    env = [[[np.asarray(read(t)) for t in site] for site in column] for column in env]
     if layers is not None:
-        layers = [[np.asarray(values_of(a)) for a in column] for column in layers]
+        layers = [[np.asarray(read(a)) for a in column] for column in layers]
     turned = None if layers is None else rotated(layers, None)[0]
     return (_correlation_along_rows(env, layers),
             _correlation_along_rows(_rotated_environment(env), turned))

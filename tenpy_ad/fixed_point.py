@@ -177,14 +177,16 @@ class Problem:
 
     def stalled(self, iterations: int, residual: float, reached_iterate: list,
                 monitored: float | None = None, why: str = "no convergence",
-                note: str = "") -> list:
+                note: Callable[[], str] | None = None) -> list:
         """The end of a solve that did not reach ``tol``, given the best iterate it
         reached: ``on_stall="raise"`` raises; "warn" warns and returns it; "accept"
         returns it if its residual (or the monitored one) is within ``accepted`` -- the
         floor the solve stalled at, reported in ``stats`` -- and raises otherwise.
-        ``note`` (a diagnosis of the failure) ends the error or the warning."""
+        ``note()`` (a diagnosis of the failure, computed only then) ends the error or the
+        warning."""
         reached = residual if monitored is None else monitored
         accepted = self.on_stall == "accept" and reached <= self.accepted
+        note = "" if accepted or note is None else note()
         if not accepted and self.on_stall != "warn":
             raise self.fail(iterations, reached, why, note)
         self.record(iterations, residual, monitored, converged=False)

@@ -210,7 +210,8 @@ def solve_affine(problem, step, x0: list, constant: list | None = None,
     if not result.converged:
         return problem.stalled(result.iterations, result.residual, packer.unpack(result.x),
                                why="GMRES did not converge",
-                               note=_singular_note(lambda v: v - matvec(v), packer.size)), tail
+                               note=lambda: _singular_note(lambda v: v - matvec(v),
+                                                           packer.size)), tail
     problem.record(result.iterations, result.residual)
     return packer.unpack(result.x), tail
 

@@ -270,6 +270,10 @@ def test_a_fixed_point_that_is_not_isolated_is_diagnosed():
     r = tp.tensor(2.0, requires_grad=True)
     with pytest.raises(ConvergenceError, match="not isolated"):
         loss(r).backward()
+    warned = lambda r: tp.fixed_point(lambda x, r: x * (1.0 + r / tp.linalg.norm(x)) * 0.5,
+                                      np.array([0.6, 0.8]), r, on_stall="warn", max_iter=200)[0]
+    with pytest.warns(tp.errors.ConvergenceWarning, match="the eigenvalue 1.*not isolated"):
+        tp.grad(warned)(2.0)
 
 
 def test_an_adjoint_tail_comes_from_the_last_residual_product(rng):

@@ -185,6 +185,67 @@ def test_no_rule_past_a_stop_gradient_is_asked_for_a_cotangent():
     np.testing.assert_allclose(tp.evaluate(g, {xs: a}), expected, rtol=1e-14)
 
 
+_UNARY = (tp.sin, lambda x: tp.exp(x * 0.3), lambda x: x * x, lambda x: tp.tanh(x) + x)
+_BINARY = (lambda a, b: a * b, lambda a, b: a - 0.5 * b, lambda a, b: tp.sin(a) * tp.cos(b))
+
+
+def _random_program(rng: np.random.Generator, n_ops: int) -> list:
+    """Lines ``(kind, op, operands)`` over two inputs: unary, binary, or a stop_gradient."""
+    lines = []
+    for i in range(n_ops):
+        kind = rng.choice(["unary", "binary", "stop"], p=[0.4, 0.4, 0.2])
+        size = len(_UNARY) if kind == "unary" else len(_BINARY)
+        lines.append((kind, int(rng.integers(size)), rng.integers(i + 2, size=2).tolist()))
+    return lines
+
+
+def _run_program(lines, x, y, held=None):
+    """The program's loss; with ``held`` (a list), each stop_gradient line is either
+    recorded into it (first run, arrays) or replaced by its recorded value."""
+    values, stops = [x, y], 0
+    for kind, op, (i, j) in lines:
+        if kind == "unary":
+            values.append(_UNARY[op](values[i]))
+        elif kind == "binary":
+            values.append(_BINARY[op](values[i], values[j]))
+        elif held is not None and stops < len(held):
+            values.append(held[stops])
+            stops += 1
+        else:
+            values.append(tp.stop_gradient(values[i]))
+            if held is not None:
+                held.append(np.asarray(values[-1]))
+                stops += 1
+    return tp.sum(values[-1] * values[-1]) + tp.sum(values[-2]) + tp.sum(x * y)
+
+
+def test_stop_gradient_in_random_programs_equals_its_value_held_constant():
+    """Random programs with stop_gradient lines: the gradient (eager function transform,
+    tp.jit, traced tp.ad.grad, Tensor.backward) and the Hessian-vector product equal
+    those of the same program with each stopped value replaced by a constant."""
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        lines = _random_program(rng, int(rng.integers(3, 12)))
+        x, y, v = rng.standard_normal((3, 3))
+        held = []
+        _run_program(lines, x, y, held)                   # records the stopped values
+        loss = lambda x, y: _run_program(lines, x, y)
+        constant = lambda x, y: _run_program(lines, x, y, list(held))
+        expected = tp.grad(constant)(x, y)
+        a = tp.tensor(x, requires_grad=True)
+        loss(a, y).backward()
+        xs = tp.input((3,))
+        traced = tp.ad.grad(loss(xs, y), xs)
+        got = {"grad": tp.grad(loss)(x, y), "jit": tp.jit(tp.grad(loss))(x, y),
+               "backward": a.grad.numpy(), "traced": tp.evaluate(traced, {xs: x})}
+        for route, gradient in got.items():
+            np.testing.assert_allclose(gradient, expected, rtol=1e-12, atol=1e-12,
+                                       err_msg=f"seed {seed}, {route}")
+        hvp = tp.jvp(lambda x: tp.grad(loss)(x, y), (x,), (v,))[1]
+        np.testing.assert_allclose(hvp, tp.jvp(lambda x: tp.grad(constant)(x, y), (x,), (v,))[1],
+                                   rtol=1e-10, atol=1e-10, err_msg=f"seed {seed}")
+
+
 def test_stop_gradient_of_plain_values_is_the_value():
     a = np.arange(3.0)
     assert tp.stop_gradient(a) is a

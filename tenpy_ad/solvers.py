@@ -227,7 +227,9 @@ def _singular_note(linear_part, n: int) -> str:
             values = np.linalg.eigvals(dense) if n else np.zeros(0)
         else:
             operator = LinearOperator((n, n), matvec=linear_part, dtype=np.float64)
-            values = eigs(operator, k=1, which="LM", tol=1e-8, maxiter=DIAGNOSIS_PRODUCTS,
+            basis = min(n, 20)                 # ARPACK's restarts cost ~basis products each
+            values = eigs(operator, k=1, which="LM", tol=1e-8, ncv=basis,
+                          maxiter=max(1, DIAGNOSIS_PRODUCTS // basis),
                           return_eigenvectors=False)
     except ArpackNoConvergence as error:
         values = error.eigenvalues

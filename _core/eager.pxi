@@ -578,6 +578,7 @@ cdef Tensor _recorded_unary(Primitive prim, object params, object parent, int sl
     node.prim = prim
     node.params = params
     node.parents = (parent,)
+    node.cut_off = _cut_off(prim, node.parents)
     node.parent_slots = _ZERO_SLOTS[1] if slot == 0 else (slot,)
     node.saved_inputs = (array,)
     node.saved_outputs = out
@@ -704,6 +705,7 @@ cpdef object eager_apply(Primitive prim, object params, tuple args):
     node.prim = prim
     node.params = params
     node.parents = parents
+    node.cut_off = _cut_off(prim, parents)
     node.parent_slots = slots
     node.saved_inputs = arrays
     node.saved_outputs = result
@@ -712,6 +714,19 @@ cpdef object eager_apply(Primitive prim, object params, tuple args):
         return tuple([_wrap(result[j], node if _inexact(result[j]) else None, <int>j)
                       for j in range(prim.n_outputs)])
     return _wrap(result, node, 0)
+
+
+cdef inline bint _cut_off(Primitive prim, tuple parents):
+    """Whether an entry of ``prim`` with these parents has no grad-requiring leaf behind
+    it along a path through no primitive that blocks derivatives (``stop_gradient``): the
+    reverse sweep then asks no rule at it or past it for a cotangent."""
+    if prim.blocks_derivatives:
+        return True
+    for parent in parents:
+        if parent is not None and (type(parent) is Tensor
+                                   or not (<TapeNode>parent).cut_off):
+            return False
+    return True
 
 
 cdef inline bint _inexact(object array):
@@ -735,6 +750,7 @@ def record_tape(Primitive prim, object params, tuple args, tuple outputs) -> tup
     node.prim = prim
     node.params = params
     node.parents = tuple(parents)
+    node.cut_off = _cut_off(prim, node.parents)
     node.parent_slots = tuple(slots)
     node.saved_inputs = tuple([_data_of(x) for x in args])
     node.saved_outputs = outputs if prim.n_outputs > 1 else outputs[0]

@@ -112,7 +112,7 @@ cdef dict _sweep_tape(Tensor root, object seed, bint retain_graph, bint create_g
     cdef dict leaves = {}
     cdef dict index = {}
     cdef list order, cts
-    cdef bytearray relevant = None, live = None
+    cdef bytearray relevant = None
     cdef TapeNode node
     cdef Py_ssize_t i
     if root._node is None:
@@ -123,8 +123,6 @@ cdef dict _sweep_tape(Tensor root, object seed, bint retain_graph, bint create_g
     cts = _seed_tape(order, root, seed)
     if wanted is not None:
         relevant = _depends_on_wanted(order, index, wanted)
-    else:
-        live = _live_entries(order, index)
     for i in range(len(order) - 1, -1, -1):
         node = <TapeNode>order[i]
         ct = cts[i]
@@ -135,15 +133,14 @@ cdef dict _sweep_tape(Tensor root, object seed, bint retain_graph, bint create_g
             _capture(node, ct, wanted, captured)
             if not relevant[i]:
                 continue               # no wanted tensor lies behind this entry
-        elif live is not None and not live[i]:
+        elif node.cut_off:
             continue                   # a stop_gradient lies between it and every leaf
         if node.prim.n_outputs > 1:
             ct = _nonzero_tuple(<list>ct)
             if ct is None:
                 continue
-        mask = (_wanted_mask(node, relevant, index, wanted) if wanted is not None
-                else _parent_mask(node.parents) if live is None
-                else _live_mask(node, live, index))
+        mask = (_parent_mask(node.parents) if wanted is None
+                else _wanted_mask(node, relevant, index, wanted))
         input_cts = _run_tape_vjp(node, ct, create_graph, api, mask)
         _send_cotangents(node, input_cts, cts, index, leaves)
         if not retain_graph:
@@ -151,37 +148,6 @@ cdef dict _sweep_tape(Tensor root, object seed, bint retain_graph, bint create_g
             node.saved_outputs = None
             node.released = True
     return leaves
-
-
-cdef bytearray _live_entries(list order, dict index):
-    """Per tape position, whether a grad-requiring leaf lies behind the entry along a path
-    through no primitive that blocks derivatives (stop_gradient); None when no entry
-    blocks (then every entry is live, and the sweep needs no such pass)."""
-    cdef TapeNode node
-    cdef Py_ssize_t i
-    for node in order:
-        if node.prim.blocks_derivatives:
-            break
-    else:
-        return None
-    cdef bytearray live = bytearray(len(order))
-    for i in range(len(order)):
-        node = <TapeNode>order[i]
-        if node.prim.blocks_derivatives:
-            continue
-        for parent in node.parents:
-            if parent is not None and (type(parent) is Tensor
-                                       or live[<Py_ssize_t>index[_address(parent)]]):
-                live[i] = 1
-                break
-    return live
-
-
-cdef tuple _live_mask(TapeNode node, bytearray live, dict index):
-    """The inputs of ``node`` with a grad-requiring leaf behind them (``_live_entries``)."""
-    return tuple([parent is not None and (type(parent) is Tensor
-                                          or bool(live[<Py_ssize_t>index[_address(parent)]]))
-                  for parent in node.parents])
 
 
 cdef bint _leads_to_wanted(TapeNode node, Py_ssize_t j, bytearray relevant, dict index,
@@ -378,15 +344,21 @@ cdef list _eager_toposort(list roots, dict index):
     return order
 
 
+cdef inline bint _reaches_a_leaf(object parent):
+    """Whether a cotangent sent to ``parent`` can reach a leaf (not past a stop_gradient)."""
+    return parent is not None and (type(parent) is Tensor
+                                   or not (<TapeNode>parent).cut_off)
+
+
 cdef inline tuple _parent_mask(tuple parents):
     cdef Py_ssize_t n = len(parents), j
     cdef int mask = 0
     if n <= 3:
         for j in range(n):
-            if parents[j] is not None:
+            if _reaches_a_leaf(parents[j]):
                 mask |= 1 << j
         return <tuple>_ACTIVE_MASKS[_MASK_OFFSET[n] + mask]
-    return tuple([p is not None for p in parents])
+    return tuple([_reaches_a_leaf(p) for p in parents])
 
 
 cdef object _as_tensor_input(object array, object parent, int slot):

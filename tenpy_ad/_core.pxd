@@ -121,6 +121,7 @@ cdef class TapeNode:              # one recorded eager operation (eager.pxi)
     cdef tuple saved_inputs           # input arrays; None once released
     cdef object saved_outputs         # output array (tuple if multi-output)
     cdef readonly bint released
+    cdef readonly bint cut_off        # a stop_gradient lies between it and every leaf
 
 cdef class Tensor(ArraySurface):  # an eager tensor (eager.pxi)
     cdef object data                  # the ndarray (a read-only property, eager.pxi)

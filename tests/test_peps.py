@@ -214,3 +214,17 @@ def test_stats_of_a_compiled_energy_are_each_calls():
     assert energy.trace_count == 1
     assert stats["spectrum_iterations"] < first[0]
     assert stats["spectrum_converged"] and stats["converged"]
+
+
+def test_a_tensor_without_an_isolated_environment_raises_on_its_gradient():
+    """random_tensor(2, 2, seed=106): its corner spectrum pairs every value with its
+    negative (+-1 leading), and the gauge-fixed move has a line of fixed points (its
+    Jacobian the eigenvalue 1; the energy changes along the line).  The value is the one
+    the start leads to; the gradient does not exist, and the error says why."""
+    a = peps.random_tensor(2, 2, seed=106)
+    h = peps.heisenberg()
+    _, env = peps.energy(a, 8, h)
+    w = peps.corner_spectrum_of(env)
+    np.testing.assert_allclose(np.sort(w), np.sort(-w), atol=1e-8)       # +-lambda pairs
+    with pytest.raises(tp.errors.ConvergenceError, match="eigenvalue 1\\b.*not isolated"):
+        tp.grad(lambda q: peps.energy(q, 8, h)[0])(a)

@@ -6,6 +6,11 @@ sizes of a CTMRG environment (~10^3 unknowns, a ~0.3 ms product) that is a fifth
 adjoint solve.  Here the Arnoldi step is classical Gram-Schmidt applied twice (two
 matrix-vector products with the basis, as stable as modified Gram-Schmidt) and the
 rotations act on Python floats: a few us per iteration besides the product.
+
+A residual below the rounding of the products proves nothing: where ``|x|`` has grown so
+large that ``eps |A| |x|`` exceeds ``max(tol, sqrt(eps)) |b|`` (``A`` singular to rounding,
+e.g. the derivative of a fixed point that is not isolated), the solve stops unconverged
+with ``rounding`` set and that rounding as its residual, whatever residual it computed.
 """
 from __future__ import annotations
 
@@ -26,11 +31,13 @@ _SINGULAR = 16 * _EPS
 @dataclass
 class GmresResult:
     """``x``; whether ``|b - A x| <= tol |b|`` holds for the true residual; the number of
-    products with A in Arnoldi steps; that relative residual (NaN once A gave one)."""
+    products with A in Arnoldi steps; that relative residual (NaN once A gave one);
+    whether the solve stopped because that residual was below the rounding of ``A x``."""
     x: np.ndarray
     converged: bool
     iterations: int
     residual: float
+    rounding: bool = False
 
 
 def gmres(matvec: Callable, b: np.ndarray, x0: np.ndarray | None = None, *, tol: float,
@@ -51,18 +58,24 @@ def gmres(matvec: Callable, b: np.ndarray, x0: np.ndarray | None = None, *, tol:
     target = tol * b_norm
     r = b - matvec(x) if x.any() else b.copy()
     r_norm = float(np.linalg.norm(r))
-    iterations = 0
+    iterations, scale = 0, 0.0
+    noise = max(target, math.sqrt(_EPS) * b_norm) / _EPS   # |A| |x| beyond it: rounding
     basis = np.empty((restart + 1, b.shape[0]))
     for _ in range(max_restarts):
         if not r_norm > target:                  # (converged, or NaN: stop either way)
             break
         basis[0] = r / r_norm
-        columns, rhs, steps = _arnoldi_cycle(matvec, basis, r_norm, target, restart)
-        iterations += steps
+        columns, rhs, steps, cycle_scale = _arnoldi_cycle(matvec, basis, r_norm, target,
+                                                          restart)
+        iterations, scale = iterations + steps, max(scale, cycle_scale)
         if columns:
             x += _least_squares(columns, rhs) @ basis[:len(columns)]
         r = b - residual_matvec(x)
         r_norm = float(np.linalg.norm(r))
+        floor = scale * float(np.linalg.norm(x))
+        if floor > noise:                        # (the residual is known to floor at best)
+            return GmresResult(x, False, iterations, max(r_norm, _EPS * floor) / b_norm,
+                               rounding=True)
         if len(columns) < steps:                 # a singular least-squares problem
             break
     return GmresResult(x, r_norm <= target, iterations, r_norm / b_norm)
@@ -70,14 +83,16 @@ def gmres(matvec: Callable, b: np.ndarray, x0: np.ndarray | None = None, *, tol:
 
 def _arnoldi_cycle(matvec, basis, r_norm: float, target: float, restart: int) -> tuple:
     """One GMRES cycle from ``basis[0]``: the columns of the triangular factor of the
-    Hessenberg matrix (rotated), the rotated right-hand side, and the iterations done.
+    Hessenberg matrix (rotated), the rotated right-hand side, the iterations done, and
+    the largest ``|A v|`` of its unit vectors (a lower bound on ``|A|``).
     Stops when the residual estimate reaches ``target``, at an invariant subspace, or at
     a pivot that is zero to rounding (that column left out: the solution is then the
     least-squares one of the columns before, not a division by rounding)."""
-    columns, rotations, rhs = [], [], [r_norm]
+    columns, rotations, rhs, scale = [], [], [r_norm], 0.0
     for j in range(restart):
         w = matvec(basis[j])
         first_norm = float(np.linalg.norm(w))
+        scale = max(scale, first_norm)
         used = basis[:j + 1]
         h = used @ w
         w -= h @ used
@@ -90,7 +105,7 @@ def _arnoldi_cycle(matvec, basis, r_norm: float, target: float, restart: int) ->
                 c * column[i + 1] - s * column[i]
         pivot = math.hypot(column[j], column[j + 1])
         if not pivot > _SINGULAR * first_norm:   # A singular on this space (or NaN)
-            return columns, rhs[:len(columns)], j + 1
+            return columns, rhs[:len(columns)], j + 1, scale
         c, s = column[j] / pivot, column[j + 1] / pivot
         rotations.append((c, s))
         column[j] = pivot
@@ -101,8 +116,8 @@ def _arnoldi_cycle(matvec, basis, r_norm: float, target: float, restart: int) ->
         if not invariant:
             basis[j + 1] = w / h_next
         if not abs(rhs[j + 1]) > target or invariant:
-            return columns, rhs[:-1], j + 1
-    return columns, rhs[:-1], restart
+            return columns, rhs[:-1], j + 1, scale
+    return columns, rhs[:-1], restart, scale
 
 
 def _least_squares(columns: list, rhs: list) -> np.ndarray:

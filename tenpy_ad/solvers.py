@@ -209,7 +209,10 @@ def solve_affine(problem, step, x0: list, constant: list | None = None,
     tail = last[1] if last and np.array_equal(last[0], result.x) else None
     if not result.converged:
         return problem.stalled(result.iterations, result.residual, packer.unpack(result.x),
-                               why="GMRES did not converge",
+                               why="GMRES's solution grew beyond what its products "
+                               "resolve (eps |A| |x| above the tolerance times |b|: the "
+                               "system is singular to rounding)"
+                               if result.rounding else "GMRES did not converge",
                                note=lambda: _singular_note(lambda v: v - matvec(v),
                                                            packer.size)), tail
     problem.record(result.iterations, result.residual)

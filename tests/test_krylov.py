@@ -69,3 +69,24 @@ def test_gmres_reports_what_it_did_not_reach():
     miss = gmres(lambda v: singular @ v, np.array([1.0, 1.0, 1.0]), None, tol=1e-10,
                  restart=3, max_restarts=4)
     assert not miss.converged and miss.residual == pytest.approx(1 / np.sqrt(3))
+
+
+def test_gmres_refuses_a_solution_beyond_the_rounding_of_its_products():
+    """``diag(1, 1e-14)`` is singular to rounding: the exact solution ``(1, 1e14)`` of
+    ``b = (1, 1)`` has a residual no product resolves (``eps |A| |x| ~ 0.02 |b|``), so the
+    solve stops unconverged with ``rounding`` set and that rounding as its residual, not
+    the tiny one it computed.  A smaller pivot is singular to the Arnoldi step itself
+    (unconverged, the least-squares solution); a well-conditioned solve is unaffected."""
+    b = np.ones(2)
+
+    def solved(tiny):
+        return gmres(lambda v: np.array([1.0, tiny]) * v, b, tol=1e-12, restart=2,
+                     max_restarts=50)
+    rounded = solved(1e-14)
+    assert not rounded.converged and rounded.rounding and rounded.residual > 1e-3
+    singular = solved(1e-20)
+    assert not singular.converged and not singular.rounding
+    np.testing.assert_allclose(singular.x, [1.0, 1.0], rtol=1e-12)
+    fine = solved(1e-3)
+    assert fine.converged and not fine.rounding
+    np.testing.assert_allclose(fine.x, [1.0, 1e3], rtol=1e-10)

@@ -98,9 +98,13 @@ def _assert_close(actual, expected, rtol, atol, what):
 
 def check_grads(fn: Callable, args: Sequence[np.ndarray], order: int = 1, *,
                 rng: np.random.Generator | None = None, step: float = 1e-6,
-                rtol: float = 1e-5, atol: float = 1e-7, eager: bool = False) -> None:
+                rtol: float = 1e-5, atol: float = 1e-7, eager: bool = False,
+                modes_tol: float = 1e-12) -> None:
     """Check the traced JVP and VJP of ``fn`` at ``args`` (and higher orders); raise
-    ``AssertionError`` naming the failing check."""
+    ``AssertionError`` naming the failing check.  ``rtol``/``atol`` hold the JVP to finite
+    differences; ``eager`` also checks eager ``backward()`` against the traced VJP, to
+    ``modes_tol`` (relative and absolute: the two modes agree to rounding, or to the
+    tolerance of an iterative solve inside ``fn``, whose iterates rounding moves)."""
     rng = np.random.default_rng(0) if rng is None else rng
     args = [np.asarray(a) for a in args]
     xs = [placeholder(a.shape, a.dtype) for a in args]
@@ -132,7 +136,7 @@ def check_grads(fn: Callable, args: Sequence[np.ndarray], order: int = 1, *,
             out.backward(cotangent)
         for k, (leaf, expected) in enumerate(zip(leaves, vjps0)):
             got = np.zeros_like(expected) if leaf.grad is None else np.asarray(leaf.grad)
-            _assert_close(got, expected, 1e-12, 1e-12, f"eager grad of input {k}")
+            _assert_close(got, expected, modes_tol, modes_tol, f"eager grad of input {k}")
     if order > 1:
         for k in range(len(args)):
             def gradient_map(*zs, k=k):
@@ -141,7 +145,7 @@ def check_grads(fn: Callable, args: Sequence[np.ndarray], order: int = 1, *,
                 return _eager_vjp(fn, zs, cotangent, k)
             gradient_map.__name__ = f"vjp_{k}({getattr(fn, '__name__', 'fn')})"
             check_grads(gradient_map, args, order - 1, rng=rng, step=step, rtol=rtol,
-                        atol=atol, eager=eager)
+                        atol=atol, eager=eager, modes_tol=modes_tol)
 
 
 def _eager_vjp(fn, zs, cotangent, k):

@@ -414,7 +414,9 @@ def fixed_point(f: Callable, x0, *args, tol: float = 1e-12, max_iter: int = 10_0
     ``min(1e3 tol, sqrt(tol))`` (a rounding floor: a map whose result is sensitive, as
     a CTMRG move's weakest states are), else raises -- ``stats["converged"]`` is False
     and ``stats["residual"]`` the accuracy reached.  The derivative solves follow the
-    same rule.
+    same rule; a derivative solve whose solution grows beyond what its products resolve
+    (``I - df/dx`` singular to rounding, as at a fixed point that is not isolated) stalls
+    at once, that rounding its residual, however small the residual it computed.
 
     ``stats``, a dict, receives ``iterations``, ``residual`` (element-wise, of the
     iterate), ``converged`` (and ``monitor_residual``) of each solve (the derivative

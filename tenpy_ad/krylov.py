@@ -32,7 +32,8 @@ _SINGULAR = 16 * _EPS
 class GmresResult:
     """``x``; whether ``|b - A x| <= tol |b|`` holds for the true residual; the number of
     products with A in Arnoldi steps; that relative residual (NaN once A gave one);
-    whether the solve stopped because that residual was below the rounding of ``A x``."""
+    whether the solve stopped because ``x`` grew beyond what the products resolve (then
+    ``residual`` is that rounding: the accuracy a product can tell)."""
     x: np.ndarray
     converged: bool
     iterations: int
